@@ -1,0 +1,70 @@
+/** Database housekeeping for the bench: recreate a scratch database, read pg_stat_database. */
+import pg from 'pg';
+
+const PROTECTED = [/^test$/, /^postgres$/, /^durable_dev$/, /^durable_test/, /^template[01]$/];
+
+export function databaseName(url: string): string {
+  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  if (!name) throw new Error(`no database name in ${url}`);
+  return name;
+}
+
+function maintenanceUrl(url: string): string {
+  const u = new URL(url);
+  u.pathname = '/postgres';
+  return u.toString();
+}
+
+/** Drop (if present) and create the database named in `url`. Refuses protected names. */
+export async function recreateDatabase(url: string): Promise<void> {
+  const name = databaseName(url);
+  if (PROTECTED.some((re) => re.test(name)) || !/^[a-z_][a-z0-9_]*$/.test(name)) {
+    throw new Error(`refusing to recreate database "${name}": protected or unusual name`);
+  }
+  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface DbStats {
+  xactCommit: number;
+  tupWritten: number;
+}
+
+/**
+ * pg_stat_database counters for `dbName`, read over a connection to the
+ * maintenance database so the read itself does not count against `dbName`.
+ * Backends flush their counters at most once a second and on exit, so read
+ * "after" once the peer's connections are closed.
+ */
+export async function readDbStats(url: string, dbName = databaseName(url)): Promise<DbStats> {
+  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT xact_commit::bigint AS c, (tup_inserted + tup_updated + tup_deleted)::bigint AS w
+         FROM pg_stat_database WHERE datname = $1`,
+      [dbName],
+    );
+    if (rows.length === 0) throw new Error(`no pg_stat_database row for ${dbName}`);
+    return { xactCommit: Number(rows[0].c), tupWritten: Number(rows[0].w) };
+  } finally {
+    await client.end();
+  }
+}
+
+export async function serverVersion(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SHOW server_version');
+    return rows[0].server_version as string;
+  } finally {
+    await client.end();
+  }
+}

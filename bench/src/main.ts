@@ -1,0 +1,116 @@
+/**
+ * npm start -- --workflows 1000 --steps 3 --payload 0 --concurrency 10 [--db-write]
+ * Runs the Postgres limit, DBOS and ours on the same Postgres, prints the
+ * table (stdout) and writes results/latest.json. Progress goes to stderr.
+ */
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { serverVersion } from './db.js';
+import type { RunOpts } from './figures.js';
+import { measureLimit } from './limit.js';
+import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
+import { runOurs } from './peers/ours.js';
+import { renderTable, writeJson, type Report } from './report.js';
+
+const { values: a } = parseArgs({
+  options: {
+    workflows: { type: 'string', default: '1000' },
+    steps: { type: 'string', default: '3' },
+    payload: { type: 'string', default: '0' },
+    concurrency: { type: 'string', default: '10' },
+    'db-write': { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
+    'idle-runs': { type: 'string', default: '50' },
+    'dbos-poll-ms': { type: 'string', default: String(DBOS_DEFAULT_POLL_MS) },
+    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'limit-clients': { type: 'string', default: '16' },
+    'limit-seconds': { type: 'string', default: '3' },
+    'skip-limit': { type: 'boolean', default: false },
+    'skip-dbos': { type: 'boolean', default: false },
+    'skip-ours': { type: 'boolean', default: false },
+    out: { type: 'string', default: fileURLToPath(new URL('../results/latest.json', import.meta.url)) },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+if (a.help) {
+  process.stdout.write(
+    'usage: npm start -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C] [--db-write]\n' +
+      '       [--workers W] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
+      '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n',
+  );
+  process.exit(0);
+}
+
+const int = (name: string, v: string | undefined) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got ${v}`);
+  return n;
+};
+const log = (m: string) => process.stderr.write(`${m}\n`);
+const dbUrl = (db: string) => `${a['pg-url']!.replace(/\/+$/, '')}/${db}`;
+
+const base: Omit<RunOpts, 'databaseUrl'> = {
+  workflows: int('workflows', a.workflows),
+  steps: int('steps', a.steps),
+  payloadBytes: int('payload', a.payload),
+  concurrency: int('concurrency', a.concurrency),
+  dbWrite: a['db-write']!,
+};
+const workers = int('workers', a.workers);
+const idleRuns = int('idle-runs', a['idle-runs']);
+const pollMs = int('dbos-poll-ms', a['dbos-poll-ms']);
+
+const report: Report = {
+  meta: {
+    date: new Date().toISOString(),
+    command: `npm start -- ${process.argv.slice(2).join(' ')}`.trim(),
+    workload: { ...base, workers, idleRuns },
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    postgres: await serverVersion(dbUrl('postgres')),
+    dbos: { version: dbosVersion(), queueMinPollingIntervalMs: pollMs },
+  },
+};
+
+const t0 = performance.now();
+if (!a['skip-limit']) {
+  log(`[limit] single-row INSERT commit rate, ${a['limit-clients']} clients, ${a['limit-seconds']} s`);
+  report.limit = await measureLimit({
+    databaseUrl: dbUrl('bench_limit'),
+    clients: int('limit-clients', a['limit-clients']),
+    seconds: int('limit-seconds', a['limit-seconds']),
+  });
+}
+
+if (!a['skip-dbos']) {
+  try {
+    report.dbos = await runDbos({ ...base, databaseUrl: dbUrl('bench_dbos'), pollIntervalMs: pollMs, idleRuns, log: (m) => log(`[dbos] ${m}`) });
+  } catch (e) {
+    report.dbosError = (e as Error).stack ?? String(e);
+    log(`[dbos] FAILED: ${report.dbosError}`);
+  }
+}
+
+if (!a['skip-ours']) {
+  try {
+    report.ours = await runOurs({ ...base, databaseUrl: dbUrl('bench_ours'), workers, idleRuns, log: (m) => log(`[ours] ${m}`) });
+  } catch (e) {
+    report.oursError = (e as Error).message;
+    log(`[ours] ${report.oursError}`);
+  }
+}
+
+report.meta.durationS = Math.round((performance.now() - t0) / 1000);
+process.stdout.write(
+  `\nnestjs-durable bench: ${base.workflows} workflows x ${base.steps} steps, payload ${base.payloadBytes} B, ` +
+    `concurrency ${base.concurrency}${base.dbWrite ? ', db write per step' : ''}; ` +
+    `${report.meta.cpus} x ${report.meta.cpuModel}, Node ${report.meta.node}, PostgreSQL ${report.meta.postgres}\n\n`,
+);
+process.stdout.write(renderTable(report) + '\n');
+writeJson(a.out!, report);
+log(`\nwrote ${a.out}`);
+process.exit(0);

@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DurableError } from './errors/index.js';
+import { DurableEngine } from './engine/engine.js';
+import { silentLogger } from './engine/options.js';
+import { WorkflowRegistry } from './engine/registry.js';
+import { isTransactionalPrisma, type TransactionalPrisma } from './engine/services.js';
+import { WorkflowExplorer } from './discovery/workflow-explorer.js';
+import { DURABLE_OPTIONS, type DurableModuleOptions } from './module-definition.js';
+
+/**
+ * The Nest side of the engine: builds it when the module initialises (the app's PrismaClient
+ * exists by then), registers discovered workflows and starts the worker at bootstrap, and
+ * shuts down gracefully (drain, then hand back) when the app closes.
+ */
+@Injectable()
+export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private current: DurableEngine | null = null;
+  readonly registry = new WorkflowRegistry();
+
+  constructor(
+    @Inject(DURABLE_OPTIONS) private readonly options: DurableModuleOptions,
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+    @Inject(WorkflowExplorer) private readonly explorer: WorkflowExplorer,
+  ) {}
+
+  get engine(): DurableEngine {
+    if (!this.current) throw new DurableError('NOT_READY', 'nestjs-durable is not initialised yet: use WorkflowClient after the app module has initialised (e.g. not in a constructor).');
+    return this.current;
+  }
+
+  onModuleInit(): void {
+    const { prisma, connection, poolSize, logging, ...engineOptions } = this.options;
+    const client = this.resolvePrisma(prisma);
+    const url = connection === undefined ? process.env.DATABASE_URL : connection;
+    this.current = new DurableEngine({
+      registry: this.registry,
+      prisma: client,
+      connection: url || undefined,
+      poolSize,
+      options: { ...engineOptions, logger: logging === false ? silentLogger : new Logger('Durable') },
+    });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.explorer.explore(this.registry);
+    await this.engine.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.current?.stop();
+  }
+
+  private resolvePrisma(prisma: DurableModuleOptions['prisma']): TransactionalPrisma {
+    if (prisma === undefined || prisma === null) {
+      throw new DurableError('INVALID_OPTIONS', 'DurableModule.forRoot() needs `prisma`: the provider token of your PrismaClient (e.g. { prisma: PrismaService }).');
+    }
+    if (isTransactionalPrisma(prisma)) return prisma;
+    let instance: unknown;
+    try {
+      instance = this.moduleRef.get(prisma as never, { strict: false });
+    } catch {
+      instance = undefined;
+    }
+    if (!isTransactionalPrisma(instance)) {
+      const name = typeof prisma === 'function' ? prisma.name : String(prisma);
+      throw new DurableError(
+        'INVALID_OPTIONS',
+        `DurableModule option \`prisma\` (${name}) must resolve to a PrismaClient instance provided in the app ` +
+          `(a class extending PrismaClient, registered as a provider), got ${instance === undefined ? 'nothing' : typeof instance}.`,
+      );
+    }
+    return instance;
+  }
+}

@@ -1,0 +1,344 @@
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { DurableError, IdempotencyConflictError, IllegalTransitionError, RunNotFoundError, SchemaMissingError } from '../errors/index.js';
+import { runStore, type NewRun, type RunRow, type RunStatus } from '../store/run-store.js';
+import { pgSqlClient, prismaSqlClient, type PrismaLike, type SqlClient } from '../store/sql-client.js';
+import { decode, encode } from './codec.js';
+import { createPool, pgConfigFromUrl } from './connection.js';
+import { WorkflowHandle, type HandleBackend } from './handle.js';
+import { Notifier } from './notifier.js';
+import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from './options.js';
+import type { WorkflowRegistry } from './registry.js';
+import type { ExecutionServices, TransactionalPrisma } from './services.js';
+import { Sweeper } from './sweeper.js';
+import { Worker } from './worker.js';
+
+export interface DurableEngineConfig {
+  registry: WorkflowRegistry;
+  /**
+   * The engine's own connection: a Postgres URL (Prisma's `?schema=` is understood) or a pg Pool.
+   * Without it every statement goes through `prisma` and wake-ups fall back to polling.
+   */
+  connection?: string | pg.Pool;
+  /** Size of the pool the engine creates from a URL. Default 10. */
+  poolSize?: number;
+  /** The app's PrismaClient: transactional steps, and statements when there is no connection. */
+  prisma?: TransactionalPrisma | null;
+  options?: EngineOptions;
+}
+
+/** Options of start(). */
+export interface StartOptions {
+  /** A Prisma interactive-transaction client: the run exists if and only if that transaction commits. */
+  tx?: PrismaLike;
+  /** Idempotency key: starting an existing id returns the existing run. Default: a random UUID. */
+  id?: string;
+  /** Overrides the workflow's queue. */
+  queue?: string;
+  /** Not before this time. */
+  runAt?: Date;
+  /** Not before this many ms from now. */
+  delayMs?: number;
+  /** Overrides the workflow's priority (lower runs first). */
+  priority?: number;
+  /** Overrides the workflow's timeoutMs (deadline from now); null = no deadline. */
+  timeoutMs?: number | null;
+}
+
+/** A run as WorkflowClient.getRun returns it: decoded values, steps in order. */
+export interface RunView {
+  id: string;
+  workflowName: string;
+  queue: string;
+  status: RunStatus;
+  input: unknown;
+  output: unknown;
+  error: unknown;
+  priority: number;
+  attempt: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: Date | null;
+  leaseEpoch: number;
+  parentId: string | null;
+  appVersion: string | null;
+  deadlineAt: Date | null;
+  availableAt: Date;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  updatedAt: Date;
+  steps: Array<{ seq: number; name: string; status: string; output: unknown; error: unknown; attempts: number; startedAt: Date | null; finishedAt: Date }>;
+}
+
+const MAX_ID_LENGTH = 256;
+
+/**
+ * The durable-execution engine, independent of Nest: starts runs, executes the ones its
+ * worker claims, and answers questions about them.
+ */
+export class DurableEngine implements HandleBackend {
+  readonly options: ResolvedEngineOptions;
+  readonly registry: WorkflowRegistry;
+  private readonly sql: SqlClient;
+  private readonly pool: pg.Pool | null;
+  private readonly ownsPool: boolean;
+  private readonly prisma: TransactionalPrisma | null;
+  private readonly worker: Worker;
+  private readonly sweeper: Sweeper;
+  private readonly notifier: Notifier | null;
+  private readonly localWaiters = new Map<string, Set<() => void>>();
+  private started = false;
+
+  constructor(config: DurableEngineConfig) {
+    this.options = resolveEngineOptions(config.options);
+    this.registry = config.registry;
+    this.prisma = config.prisma ?? null;
+    const { logger } = this.options;
+    const conn = config.connection;
+    if (typeof conn === 'string') {
+      const pgConfig = pgConfigFromUrl(conn);
+      this.pool = createPool(pgConfig, config.poolSize ?? 10, logger);
+      this.ownsPool = true;
+      this.notifier = this.options.worker ? new Notifier(pgConfig, this.notifierHandlers(), logger) : null;
+    } else if (conn) {
+      this.pool = conn;
+      this.ownsPool = false;
+      const o = conn.options as pg.PoolConfig;
+      this.notifier = this.options.worker ? new Notifier({ ...o }, this.notifierHandlers(), logger) : null;
+    } else {
+      this.pool = null;
+      this.ownsPool = false;
+      this.notifier = null;
+    }
+    if (this.pool) this.sql = pgSqlClient(this.pool);
+    else if (this.prisma) this.sql = prismaSqlClient(this.prisma);
+    else throw new DurableError('NO_CONNECTION', 'nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
+    const services: ExecutionServices = { sql: this.sql, prisma: this.prisma, options: this.options };
+    this.worker = new Worker(this.registry, services);
+    this.worker.onRunFinished((id) => this.resolveLocal(id));
+    this.sweeper = new Sweeper(this.sql, this.options);
+  }
+
+  private notifierHandlers() {
+    return {
+      wake: (queue: string) => this.worker.wake(queue),
+      cancelled: (runId: string) => this.worker.cancelled(runId),
+      reconnected: () => this.worker.wakeAll(),
+    };
+  }
+
+  /** Checks the schema, then (unless `worker: false`) starts claiming, heartbeats, the sweeper and the listener. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    const missing = await runStore.schemaCheck(this.sql);
+    if (missing.length) throw new SchemaMissingError(missing);
+    this.started = true;
+    if (!this.options.worker) return;
+    if (this.notifier) await this.notifier.start();
+    else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
+    this.worker.start();
+    this.sweeper.start();
+    this.options.logger.log(
+      `worker ${this.options.workerId} serving ${this.worker.queueNames().map((q) => `"${q}"`).join(', ') || 'no queues'}; ` +
+        `workflows: ${this.registry.names().join(', ') || '(none)'}`,
+    );
+  }
+
+  /** Graceful: drain in-flight runs up to shutdownGraceMs, hand back the rest, close connections. */
+  async stop(): Promise<void> {
+    if (!this.started) {
+      if (this.ownsPool) await this.pool!.end().catch(() => {});
+      return;
+    }
+    this.started = false;
+    await this.worker.stop(this.options.shutdownGraceMs);
+    await this.sweeper.stop();
+    if (this.notifier) await this.notifier.stop();
+    if (this.ownsPool) await this.pool!.end().catch(() => {});
+  }
+
+  /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */
+  async startRun<T = unknown>(workflowName: string, input: unknown, opts: StartOptions = {}): Promise<WorkflowHandle<T>> {
+    const run = this.newRun(workflowName, input, opts);
+    const immediate = !opts.tx && !opts.runAt && !opts.delayMs;
+    if (immediate && this.worker.reserveSlot(run.queue)) {
+      // In-process fast path: the row is inserted already leased to this worker, and executes now.
+      let claimed;
+      try {
+        claimed = await runStore.insertRunClaimed(this.sql, run, this.options.workerId, this.options.leaseMs);
+      } catch (err) {
+        this.worker.releaseSlot(run.queue);
+        throw err;
+      }
+      if (claimed) this.worker.execute(claimed, run.queue);
+      else {
+        this.worker.releaseSlot(run.queue);
+        await this.checkExisting(this.sql, [run]);
+      }
+    } else {
+      const sql = opts.tx ? prismaSqlClient(opts.tx) : this.sql;
+      if (!(await runStore.insertRun(sql, run))) await this.checkExisting(sql, [run]);
+    }
+    return new WorkflowHandle<T>(run.id, run.workflowName, this);
+  }
+
+  /** Starts many runs with one INSERT (optionally inside the caller's Prisma transaction). */
+  async startMany(items: Array<{ workflow: string; input: unknown; options?: Omit<StartOptions, 'tx'> }>, opts: { tx?: PrismaLike } = {}): Promise<WorkflowHandle[]> {
+    if (!Array.isArray(items)) throw new DurableError('INVALID_ARGUMENT', 'startMany expects an array of { workflow, input, options? }.');
+    if (!items.length) return [];
+    const runs = items.map((it, i) => {
+      if (!it || typeof it.workflow !== 'string') throw new DurableError('INVALID_ARGUMENT', `startMany: item ${i} needs a "workflow" name.`);
+      return this.newRun(it.workflow, it.input, it.options ?? {});
+    });
+    const ids = new Set<string>();
+    for (const r of runs) {
+      if (ids.has(r.id)) throw new DurableError('INVALID_ARGUMENT', `startMany: id "${r.id}" appears twice in one call.`);
+      ids.add(r.id);
+    }
+    const sql = opts.tx ? prismaSqlClient(opts.tx) : this.sql;
+    const inserted = await runStore.insertRuns(sql, runs, this.options.appVersion);
+    const existing = runs.filter((r) => !inserted.has(r.id));
+    if (existing.length) await this.checkExisting(sql, existing);
+    return runs.map((r) => new WorkflowHandle(r.id, r.workflowName, this));
+  }
+
+  /** A handle to an existing run (no query). */
+  handle<T = unknown>(id: string, workflowName = ''): WorkflowHandle<T> {
+    return new WorkflowHandle<T>(id, workflowName, this);
+  }
+
+  async getRun(id: string): Promise<RunView | null> {
+    if (typeof id !== 'string' || !id || id.length > MAX_ID_LENGTH) return null;
+    const row = await runStore.getRun(this.sql, id);
+    return row ? toRunView(row) : null;
+  }
+
+  /** Cancels an unfinished run (idempotent for a CANCELLED one). */
+  async cancel(id: string): Promise<void> {
+    if (await runStore.cancel(this.sql, id)) {
+      this.worker.cancelled(id);
+      this.resolveLocal(id);
+      return;
+    }
+    const status = await runStore.status(this.sql, id);
+    if (!status) throw new RunNotFoundError(id);
+    if (status !== 'CANCELLED') throw new IllegalTransitionError(id, status, 'cancel', ['PENDING', 'RUNNING', 'WAITING']);
+  }
+
+  /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
+  async resume(id: string): Promise<void> {
+    if (await runStore.resume(this.sql, id)) return;
+    const status = await runStore.status(this.sql, id);
+    if (!status) throw new RunNotFoundError(id);
+    throw new IllegalTransitionError(id, status, 'resume', ['CANCELLED', 'FAILED']);
+  }
+
+  /** Runs one sweep now (tests, admin). */
+  sweepNow() {
+    return this.sweeper.sweepOnce();
+  }
+
+  // --- HandleBackend -------------------------------------------------------
+
+  fetchResult(id: string) {
+    return runStore.getResult(this.sql, id);
+  }
+
+  waitLocal(id: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.localWaiters.get(id);
+      if (!set) this.localWaiters.set(id, (set = new Set()));
+      const done = () => {
+        clearTimeout(timer);
+        set!.delete(done);
+        if (!set!.size) this.localWaiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      set.add(done);
+    });
+  }
+
+  private resolveLocal(id: string): void {
+    const set = this.localWaiters.get(id);
+    if (set) for (const done of [...set]) done();
+  }
+
+  // --- helpers ---------------------------------------------------------------
+
+  private newRun(workflowName: string, input: unknown, opts: StartOptions): NewRun {
+    if (typeof workflowName !== 'string') throw new DurableError('INVALID_ARGUMENT', 'The workflow name must be a string.');
+    const def = this.registry.get(workflowName);
+    const id = opts.id ?? randomUUID();
+    if (typeof id !== 'string' || !id.length || id.length > MAX_ID_LENGTH) {
+      throw new DurableError('INVALID_ARGUMENT', `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`);
+    }
+    const timeoutMs = opts.timeoutMs === undefined ? def.options.timeoutMs ?? null : opts.timeoutMs;
+    checkNumber('timeoutMs', timeoutMs, 1);
+    checkNumber('delayMs', opts.delayMs ?? null, 0);
+    checkNumber('priority', opts.priority ?? null, -1_000_000, 1_000_000);
+    if (opts.runAt !== undefined && !(opts.runAt instanceof Date && !Number.isNaN(opts.runAt.getTime()))) {
+      throw new DurableError('INVALID_ARGUMENT', 'runAt must be a valid Date.');
+    }
+    if (opts.queue !== undefined && (typeof opts.queue !== 'string' || !opts.queue)) {
+      throw new DurableError('INVALID_ARGUMENT', 'queue must be a non-empty string.');
+    }
+    return {
+      id,
+      workflowName: def.name,
+      queue: opts.queue ?? def.queue,
+      input: encode(input, { where: `input of workflow "${def.name}"`, maxBytes: this.options.maxPayloadBytes }),
+      priority: opts.priority ?? def.options.priority ?? 0,
+      runAt: opts.runAt ?? null,
+      delayMs: opts.delayMs ?? null,
+      timeoutMs,
+      parentId: null,
+      appVersion: this.options.appVersion,
+    };
+  }
+
+  private async checkExisting(sql: SqlClient, runs: NewRun[]): Promise<void> {
+    const found = await runStore.runIdentities(sql, runs.map((r) => r.id));
+    for (const r of runs) {
+      const f = found.get(r.id);
+      if (f && f.workflowName !== r.workflowName) throw new IdempotencyConflictError(r.id, f.workflowName, r.workflowName);
+    }
+  }
+}
+
+function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (v === null) return;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw new DurableError('INVALID_ARGUMENT', `${name} must be a number between ${min} and ${max} (got ${JSON.stringify(v)}).`);
+  }
+}
+
+function toRunView(r: RunRow): RunView {
+  const date = (v: unknown) => (v == null ? null : new Date(v as string));
+  return {
+    id: r.id,
+    workflowName: r.workflow_name,
+    queue: r.queue,
+    status: r.status,
+    input: decode(r.input),
+    output: decode(r.output),
+    error: r.error,
+    priority: r.priority,
+    attempt: r.attempt,
+    leaseOwner: r.lease_owner,
+    leaseExpiresAt: r.lease_expires_at,
+    leaseEpoch: r.lease_epoch,
+    parentId: r.parent_id,
+    appVersion: r.app_version,
+    deadlineAt: r.deadline_at,
+    availableAt: r.available_at,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    updatedAt: r.updated_at,
+    steps: r.steps.map((s) => ({
+      seq: s.seq, name: s.name, status: s.status, output: decode(s.output), error: s.error, attempts: s.attempts,
+      startedAt: date(s.startedAt), finishedAt: date(s.finishedAt)!,
+    })),
+  };
+}

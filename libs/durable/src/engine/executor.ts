@@ -1,0 +1,66 @@
+import { DurableError } from '../errors/index.js';
+import { runStore, type ClaimedRun } from '../store/run-store.js';
+import { decode, encode, errorToJson } from './codec.js';
+import type { WorkflowRegistry } from './registry.js';
+import { durableScope, ExecutionStopped, RunContext } from './run-context.js';
+import type { ExecutionServices } from './services.js';
+
+export type ExecutionOutcome = 'SUCCEEDED' | 'FAILED' | 'stopped';
+
+/**
+ * Executes one claimed run: replays the workflow from the top inside a run context, then
+ * writes its end (fenced). Never throws: database errors leave the run RUNNING and the
+ * sweeper hands it to another worker when the lease expires.
+ */
+export async function executeRun(
+  run: ClaimedRun,
+  ctx: RunContext,
+  registry: WorkflowRegistry,
+  services: ExecutionServices,
+): Promise<ExecutionOutcome> {
+  const { logger, maxPayloadBytes, maxRecoveryAttempts } = services.options;
+  const where = `run ${run.id} (${run.workflowName})`;
+  let status: 'SUCCEEDED' | 'FAILED';
+  let output: string | null = null;
+  let error: string | null = null;
+  try {
+    if (run.attempt > maxRecoveryAttempts) {
+      throw new DurableError(
+        'TOO_MANY_RECOVERIES',
+        `${where} was claimed ${run.attempt} times without finishing (its executions kept dying); it is failed to ` +
+          `protect the workers. Fix the cause, then resume it (maxRecoveryAttempts = ${maxRecoveryAttempts}).`,
+      );
+    }
+    const def = registry.get(run.workflowName);
+    const result = await durableScope.run({ run: ctx }, () => def.run(decode(run.input)));
+    if (ctx.fatal) throw ctx.fatal;
+    ctx.throwIfStopped();
+    output = encode(result, { where: `output of ${where}`, maxBytes: maxPayloadBytes });
+    status = 'SUCCEEDED';
+  } catch (thrown) {
+    const err = ctx.fatal ?? thrown;
+    if (ctx.stopped || err instanceof ExecutionStopped) {
+      logger.debug?.(`${where} stopped: ${ctx.stopped ?? (err as ExecutionStopped).reason}`);
+      return 'stopped';
+    }
+    status = 'FAILED';
+    error = JSON.stringify(errorToJson(err));
+  }
+  try {
+    return await finish(run, ctx, services, status, output, error);
+  } catch (writeErr) {
+    logger.error(`${where}: could not record its end (${(writeErr as Error).message}); another worker will replay it after the lease expires`);
+    return 'stopped';
+  }
+}
+
+async function finish(run: ClaimedRun, ctx: RunContext, services: ExecutionServices, status: 'SUCCEEDED' | 'FAILED', output: string | null, error: string | null): Promise<ExecutionOutcome> {
+  const written = await runStore.finishRun(services.sql, run.id, run.epoch, status, output, error);
+  if (!written) {
+    ctx.stop('lease-lost');
+    services.options.logger.warn(`run ${run.id}: lease lost before it could be marked ${status}; its new owner decides`);
+    return 'stopped';
+  }
+  if (status === 'FAILED') services.options.logger.warn(`run ${run.id} (${run.workflowName}) FAILED: ${JSON.parse(error!).message}`);
+  return status;
+}

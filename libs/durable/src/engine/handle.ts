@@ -1,0 +1,49 @@
+import { ResultTimeoutError, RunNotFoundError, WorkflowCancelledError, WorkflowFailedError } from '../errors/index.js';
+import type { RunStatus } from '../store/run-store.js';
+import { decode } from './codec.js';
+
+/** What a handle needs from the engine. */
+export interface HandleBackend {
+  fetchResult(id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null>;
+  /** Resolves when the run finishes in this process, or after `ms` — whichever is first. */
+  waitLocal(id: string, ms: number): Promise<void>;
+}
+
+const TERMINAL: ReadonlySet<RunStatus> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
+/** A started run. `result()` waits for it to finish; the run goes on whether or not anyone waits. */
+export class WorkflowHandle<TOutput = unknown> {
+  constructor(
+    readonly id: string,
+    readonly workflowName: string,
+    private readonly backend: HandleBackend,
+  ) {}
+
+  async status(): Promise<RunStatus> {
+    const r = await this.backend.fetchResult(this.id);
+    if (!r) throw new RunNotFoundError(this.id);
+    return r.status;
+  }
+
+  /**
+   * The run's output once it SUCCEEDED. Throws WorkflowFailedError (FAILED, with the stored
+   * error), WorkflowCancelledError, or ResultTimeoutError after `timeoutMs` (default: wait forever).
+   */
+  async result(opts: { timeoutMs?: number } = {}): Promise<TOutput> {
+    const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+    let pause = 10;
+    for (;;) {
+      const r = await this.backend.fetchResult(this.id);
+      if (!r) throw new RunNotFoundError(this.id);
+      if (TERMINAL.has(r.status)) {
+        if (r.status === 'SUCCEEDED') return decode(r.output) as TOutput;
+        if (r.status === 'CANCELLED') throw new WorkflowCancelledError(this.id);
+        throw new WorkflowFailedError(this.id, r.error);
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);
+      await this.backend.waitLocal(this.id, Math.min(pause, left));
+      pause = Math.min(pause * 2, 1_000);
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import pg from 'pg';
+import { CANCEL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql.js';
+import type { DurableLogger } from './options.js';
+import { OutageLog } from './outage.js';
+
+export interface NotifierHandlers {
+  wake(queue: string): void;
+  cancelled(runId: string): void;
+  /** After (re)connecting: hints may have been missed meanwhile. */
+  reconnected(): void;
+}
+
+/**
+ * One dedicated connection LISTENing for wake-up and cancel hints. Hints only make things
+ * faster: if the connection drops, polling keeps everything correct while it reconnects
+ * with back-off.
+ */
+export class Notifier {
+  private client: pg.Client | null = null;
+  private stopped = false;
+  private retryTimer?: NodeJS.Timeout;
+  private readonly outage: OutageLog;
+
+  constructor(
+    private readonly config: pg.ClientConfig,
+    private readonly handlers: NotifierHandlers,
+    logger: DurableLogger,
+  ) {
+    this.outage = new OutageLog('wake-up listener (LISTEN)', logger);
+  }
+
+  async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client(this.config);
+    client.on('error', (err) => this.lost(client, err));
+    client.on('end', () => this.lost(client, new Error('connection ended')));
+    client.on('notification', (msg) => {
+      if (msg.channel === WAKEUP_CHANNEL && msg.payload) this.handlers.wake(msg.payload);
+      else if (msg.channel === CANCEL_CHANNEL && msg.payload) this.handlers.cancelled(msg.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
+      if (this.stopped) {
+        await client.end().catch(() => {});
+        return;
+      }
+      this.client = client;
+      this.outage.ok();
+      this.handlers.reconnected();
+    } catch (err) {
+      client.removeAllListeners('end');
+      await client.end().catch(() => {});
+      this.lost(client, err);
+    }
+  }
+
+  private lost(client: pg.Client, err: unknown): void {
+    if (this.stopped || (this.client && this.client !== client)) return;
+    this.client = null;
+    this.outage.failed(err);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.connect(), this.outage.backoffMs());
+    this.retryTimer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    const c = this.client;
+    this.client = null;
+    if (c) await c.end().catch(() => {});
+  }
+}

@@ -1,0 +1,70 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { RecordedStep } from '../store/run-store.js';
+import type { ExecutionServices } from './services.js';
+
+/** Why an execution stopped before its workflow returned. */
+export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended';
+
+/**
+ * Thrown into workflow code when its execution must stop (lease lost, cancelled, shutting
+ * down). The executor recognises it and writes nothing more for the run.
+ */
+export class ExecutionStopped extends Error {
+  constructor(readonly reason: StopReason) {
+    super(`Execution stopped: ${reason}`);
+    this.name = 'ExecutionStopped';
+  }
+}
+
+/** State of one execution of one run (one claim). */
+export class RunContext {
+  private nextSeq = 0;
+  private readonly recorded: Map<number, RecordedStep>;
+  /** Set once: the reason the execution stopped; no write is made after it. */
+  stopped: StopReason | null = null;
+  /** An error that must fail the run even if workflow code catches it (e.g. non-determinism). */
+  fatal: Error | null = null;
+  /** Aborted when the execution stops; steps receive it through Durable.signal(). */
+  readonly abort = new AbortController();
+
+  constructor(
+    readonly runId: string,
+    readonly epoch: number,
+    readonly workflowName: string,
+    readonly attempt: number,
+    steps: RecordedStep[],
+    readonly services: ExecutionServices,
+  ) {
+    this.recorded = new Map(steps.map((s) => [s.seq, s]));
+  }
+
+  /** The next step sequence number; assigned synchronously at call time, so Promise.all is deterministic. */
+  takeSeq(): number {
+    return this.nextSeq++;
+  }
+
+  recordedStep(seq: number): RecordedStep | undefined {
+    return this.recorded.get(seq);
+  }
+
+  stop(reason: StopReason): void {
+    if (this.stopped) return;
+    this.stopped = reason;
+    this.abort.abort(new ExecutionStopped(reason));
+  }
+
+  /** Throws ExecutionStopped if the execution must not go on. */
+  throwIfStopped(): void {
+    if (this.stopped) throw new ExecutionStopped(this.stopped);
+  }
+}
+
+/** What is in scope while code runs: the run, and the step being executed (if any). */
+export interface DurableScope {
+  run: RunContext;
+  step?: { name: string; seq: number; tx?: unknown };
+}
+
+export const durableScope = new AsyncLocalStorage<DurableScope>();
+
+export const currentScope = (): DurableScope | undefined => durableScope.getStore();

@@ -1,0 +1,248 @@
+import { runStore, type ClaimedRun } from '../store/run-store.js';
+import { executeRun, type ExecutionOutcome } from './executor.js';
+import { OutageLog } from './outage.js';
+import type { WorkflowRegistry } from './registry.js';
+import { RunContext, type StopReason } from './run-context.js';
+import type { ExecutionServices } from './services.js';
+
+interface QueueState {
+  name: string;
+  concurrency: number;
+  /** Slots in use (including runs reserved for an in-process start). */
+  busy: number;
+  claiming: boolean;
+  /** Work is probably waiting: claim again as soon as a slot frees up. */
+  more: boolean;
+  /** A wake-up arrived while a claim was in flight: claim again after it. */
+  wokenDuringClaim: boolean;
+  pollTimer?: NodeJS.Timeout;
+  outage: OutageLog;
+}
+
+interface ActiveRun {
+  run: ClaimedRun;
+  ctx: RunContext;
+  queue: QueueState;
+  done: Promise<ExecutionOutcome>;
+}
+
+/**
+ * Claims runs of its queues (batch claim, SKIP LOCKED), executes them within per-queue
+ * concurrency slots, keeps their leases alive with one heartbeat statement, and on
+ * shutdown drains, then hands back what is left.
+ */
+export class Worker {
+  private readonly queues = new Map<string, QueueState>();
+  private readonly active = new Map<string, ActiveRun>();
+  private heartbeatTimer?: NodeJS.Timeout;
+  private running = false;
+  private lastHeartbeatOk = Date.now();
+  private readonly heartbeatOutage: OutageLog;
+  private readonly finishedListeners = new Set<(runId: string, outcome: ExecutionOutcome) => void>();
+
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly services: ExecutionServices,
+  ) {
+    this.heartbeatOutage = new OutageLog('lease heartbeat', services.options.logger);
+  }
+
+  get id(): string {
+    return this.services.options.workerId;
+  }
+
+  queueNames(): string[] {
+    return [...this.queues.keys()];
+  }
+
+  /** Serves the queues of the registered workflows and those named in the options. */
+  start(): void {
+    if (this.running) return;
+    const o = this.services.options;
+    for (const name of new Set([...this.registry.queues(), ...Object.keys(o.queues)])) {
+      if (this.queues.has(name)) continue;
+      this.queues.set(name, {
+        name, concurrency: o.queues[name]?.concurrency ?? o.concurrency, busy: 0, claiming: false, more: true, wokenDuringClaim: false,
+        outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
+      });
+    }
+    this.running = true;
+    for (const q of this.queues.values()) this.schedulePoll(q, 0);
+    this.scheduleHeartbeat();
+  }
+
+  onRunFinished(listener: (runId: string, outcome: ExecutionOutcome) => void): () => void {
+    this.finishedListeners.add(listener);
+    return () => this.finishedListeners.delete(listener);
+  }
+
+  /** A wake-up hint for a queue (pg_notify, or a run finished here). */
+  wake(queue: string): void {
+    const q = this.queues.get(queue);
+    if (!q) return;
+    q.more = true;
+    if (q.claiming) q.wokenDuringClaim = true;
+    this.claim(q);
+  }
+
+  /** Wake every queue (e.g. after the wake-up listener reconnected and may have missed hints). */
+  wakeAll(): void {
+    for (const q of this.queues.keys()) this.wake(q);
+  }
+
+  /** The run was cancelled: stop it at the next step boundary (its fenced writes fail anyway). */
+  cancelled(runId: string): void {
+    this.active.get(runId)?.ctx.stop('cancelled');
+  }
+
+  /** Reserves a slot for a run this process is about to insert already claimed. */
+  reserveSlot(queue: string): boolean {
+    const q = this.queues.get(queue);
+    if (!this.running || !q || q.busy >= q.concurrency) return false;
+    q.busy++;
+    return true;
+  }
+
+  releaseSlot(queue: string): void {
+    const q = this.queues.get(queue);
+    if (q) {
+      q.busy--;
+      this.claim(q);
+    }
+  }
+
+  /** Executes a run this worker holds the lease of (claimed, or inserted claimed into a reserved slot). */
+  execute(run: ClaimedRun, queue: string): void {
+    const q = this.queues.get(queue)!;
+    const ctx = new RunContext(run.id, run.epoch, run.workflowName, run.attempt, run.steps, this.services);
+    const entry = { run, ctx, queue: q } as ActiveRun;
+    this.active.set(run.id, entry);
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    if (run.deadlineAt) {
+      // The sweeper fails the run at its deadline; stop executing it then.
+      deadlineTimer = setTimeout(() => ctx.stop('deadline'), Math.max(0, run.deadlineAt.getTime() - Date.now()));
+    }
+    entry.done = executeRun(run, ctx, this.registry, this.services).then((outcome) => {
+      clearTimeout(deadlineTimer);
+      this.active.delete(run.id);
+      q.busy--;
+      for (const l of this.finishedListeners) l(run.id, outcome);
+      if (q.more) this.claim(q);
+      return outcome;
+    });
+  }
+
+  /** Claims as many runs as there are free slots, in one statement. */
+  private claim(q: QueueState): void {
+    if (!this.running || q.claiming || q.busy >= q.concurrency || !q.more) return;
+    q.claiming = true;
+    const want = q.concurrency - q.busy;
+    q.busy += want; // hold the slots while the claim is in flight
+    runStore
+      .claim(this.services.sql, q.name, want, this.id, this.services.options.leaseMs)
+      .then(
+        (runs) => {
+          q.outage.ok();
+          q.busy -= want - runs.length;
+          q.more = runs.length === want || q.wokenDuringClaim;
+          for (const run of runs) {
+            if (this.running) this.execute(run, q.name);
+            else q.busy--; // stopping: the lease is released below or expires
+          }
+          if (!this.running && runs.length) void this.release(runs.map((r) => ({ id: r.id, epoch: r.epoch })));
+        },
+        (err) => {
+          q.busy -= want;
+          q.outage.failed(err);
+        },
+      )
+      .finally(() => {
+        q.claiming = false;
+        q.wokenDuringClaim = false;
+        const backoff = q.outage.backoffMs();
+        if (backoff) this.schedulePoll(q, backoff);
+        else if (q.more) setImmediate(() => this.claim(q));
+      });
+  }
+
+  private schedulePoll(q: QueueState, ms?: number): void {
+    clearTimeout(q.pollTimer);
+    if (!this.running) return;
+    const poll = this.services.options.pollIntervalMs;
+    const wait = ms ?? Math.round(poll * (0.8 + Math.random() * 0.4));
+    q.pollTimer = setTimeout(() => {
+      q.more = true;
+      this.claim(q);
+      this.schedulePoll(q);
+    }, wait);
+    q.pollTimer.unref?.();
+  }
+
+  private scheduleHeartbeat(): void {
+    if (!this.running) return;
+    this.heartbeatTimer = setTimeout(() => void this.heartbeat().finally(() => this.scheduleHeartbeat()), this.services.options.heartbeatMs);
+    this.heartbeatTimer.unref?.();
+  }
+
+  /** One statement extends every lease this worker holds; runs missing from the answer stop. */
+  private async heartbeat(): Promise<void> {
+    const held = [...this.active.values()].map((a) => ({ id: a.run.id, epoch: a.run.epoch }));
+    if (!held.length) {
+      this.lastHeartbeatOk = Date.now();
+      return;
+    }
+    try {
+      const kept = await runStore.heartbeat(this.services.sql, held, this.services.options.leaseMs);
+      this.heartbeatOutage.ok();
+      this.lastHeartbeatOk = Date.now();
+      for (const h of held) if (!kept.has(h.id)) this.active.get(h.id)?.ctx.stop('lease-lost');
+    } catch (err) {
+      this.heartbeatOutage.failed(err);
+      if (Date.now() - this.lastHeartbeatOk > this.services.options.leaseMs) {
+        // Our leases have expired by now: another worker may own these runs. Stop them.
+        this.stopAll('lease-lost');
+      }
+    }
+  }
+
+  private stopAll(reason: StopReason): void {
+    for (const a of this.active.values()) a.ctx.stop(reason);
+  }
+
+  /**
+   * Stops claiming, lets in-flight runs finish for up to graceMs, then stops the rest at their
+   * next step boundary and hands their leases back so another instance resumes them at once.
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    for (const q of this.queues.values()) clearTimeout(q.pollTimer);
+    clearTimeout(this.heartbeatTimer);
+    const drained = Promise.all([...this.active.values()].map((a) => a.done));
+    const timedOut = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref?.()),
+    ]);
+    if (!timedOut) return;
+    const left = [...this.active.values()];
+    const held = left.map((a) => ({ id: a.run.id, epoch: a.run.epoch }));
+    this.stopAll('shutdown');
+    const released = await this.release(held);
+    this.services.options.logger.log(
+      `shutdown: ${left.length} run(s) still executing after ${graceMs} ms; ${released} handed back for another instance`,
+    );
+  }
+
+  private async release(held: { id: string; epoch: number }[]): Promise<number> {
+    try {
+      return await runStore.releaseRuns(this.services.sql, held);
+    } catch (err) {
+      this.services.options.logger.error(`could not hand back ${held.length} run(s) (${(err as Error).message}); they resume when their leases expire`);
+      return 0;
+    }
+  }
+
+  activeRunIds(): string[] {
+    return [...this.active.keys()];
+  }
+}

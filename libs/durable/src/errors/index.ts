@@ -1,0 +1,1 @@
+export * from './durable-error.js';

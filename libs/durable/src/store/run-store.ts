@@ -1,0 +1,209 @@
+import type { SqlClient } from './sql-client.js';
+import * as SQL from './sql.js';
+
+/** A step as recorded (loaded once per execution for replay). */
+export interface RecordedStep {
+  seq: number;
+  name: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  output: unknown;
+  error: unknown;
+}
+
+/** A run this worker has just claimed. */
+export interface ClaimedRun {
+  id: string;
+  workflowName: string;
+  input: unknown;
+  epoch: number;
+  attempt: number;
+  parentId: string | null;
+  deadlineAt: Date | null;
+  steps: RecordedStep[];
+}
+
+export interface NewRun {
+  id: string;
+  workflowName: string;
+  queue: string;
+  input: string; // JSON text
+  priority: number;
+  runAt: Date | null;
+  delayMs: number | null;
+  timeoutMs: number | null;
+  parentId: string | null;
+  appVersion: string | null;
+}
+
+export type RunStatus = 'PENDING' | 'RUNNING' | 'WAITING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+
+export interface RunRow {
+  id: string;
+  workflow_name: string;
+  queue: string;
+  status: RunStatus;
+  input: unknown;
+  output: unknown;
+  error: unknown;
+  priority: number;
+  available_at: Date;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  lease_epoch: number;
+  attempt: number;
+  parent_id: string | null;
+  app_version: string | null;
+  deadline_at: Date | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  updated_at: Date;
+  steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
+}
+
+const toDate = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
+/** json columns may come back as text from some drivers; jsonb/json from pg and Prisma are parsed. */
+const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
+
+/**
+ * Typed access to the statements in sql.ts. Every method is one statement; `sql` is the pool
+ * for the engine's own work, or a caller's transaction when a write must join it.
+ */
+export const runStore = {
+  async schemaCheck(sql: SqlClient): Promise<string[]> {
+    const [row] = await sql.query<Record<string, boolean>>(SQL.SCHEMA_CHECK);
+    const names: Record<string, string> = {
+      runs: 'table durable_runs',
+      steps: 'table durable_steps',
+      messages: 'table durable_messages',
+      events: 'table durable_events',
+      run_events: 'table durable_run_events',
+      claim_idx: 'index durable_runs_claim_idx',
+    };
+    return Object.keys(names).filter((k) => !row[k]).map((k) => names[k]);
+  },
+
+  /** Inserts a PENDING run; returns false when the id already existed. */
+  async insertRun(sql: SqlClient, r: NewRun): Promise<boolean> {
+    const rows = await sql.query(SQL.INSERT_RUN, [
+      r.id, r.workflowName, r.queue, r.input, r.priority, r.runAt, r.delayMs, r.timeoutMs, r.parentId, r.appVersion,
+    ]);
+    return rows.length === 1;
+  },
+
+  /** Inserts a run already leased to `owner`; null when the id already existed. */
+  async insertRunClaimed(sql: SqlClient, r: NewRun, owner: string, leaseMs: number): Promise<ClaimedRun | null> {
+    const rows = await sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown }>(
+      SQL.INSERT_RUN_CLAIMED,
+      [r.id, r.workflowName, r.queue, r.input, r.priority, owner, leaseMs, r.timeoutMs, r.parentId, r.appVersion],
+    );
+    if (!rows.length) return null;
+    return {
+      id: r.id, workflowName: r.workflowName, input: JSON.parse(r.input), epoch: rows[0].lease_epoch,
+      attempt: rows[0].attempt, parentId: r.parentId, deadlineAt: toDate(rows[0].deadline_at), steps: [],
+    };
+  },
+
+  /** Inserts many PENDING runs in one statement; returns the ids that were new. */
+  async insertRuns(sql: SqlClient, runs: NewRun[], appVersion: string | null): Promise<Set<string>> {
+    const rows = await sql.query<{ id: string }>(SQL.INSERT_RUNS, [
+      runs.map((r) => r.id),
+      runs.map((r) => r.workflowName),
+      runs.map((r) => r.queue),
+      runs.map((r) => r.input),
+      runs.map((r) => r.priority),
+      runs.map((r) => (r.runAt ? r.runAt.toISOString() : r.delayMs ? new Date(Date.now() + r.delayMs).toISOString() : null)),
+      runs.map((r) => r.timeoutMs),
+      runs.map((r) => r.parentId),
+      appVersion,
+    ]);
+    return new Set(rows.map((r) => r.id));
+  },
+
+  async runIdentities(sql: SqlClient, ids: string[]): Promise<Map<string, { workflowName: string; status: RunStatus }>> {
+    const rows = await sql.query<{ id: string; workflow_name: string; status: RunStatus }>(SQL.SELECT_RUN_IDENTITY, [ids]);
+    return new Map(rows.map((r) => [r.id, { workflowName: r.workflow_name, status: r.status }]));
+  },
+
+  async claim(sql: SqlClient, queue: string, limit: number, owner: string, leaseMs: number): Promise<ClaimedRun[]> {
+    const rows = await sql.query<Record<string, unknown>>(SQL.CLAIM, [queue, limit, owner, leaseMs]);
+    return rows.map((r) => ({
+      id: r.id as string,
+      workflowName: r.workflow_name as string,
+      input: r.input,
+      epoch: Number(r.lease_epoch),
+      attempt: Number(r.attempt),
+      parentId: (r.parent_id as string | null) ?? null,
+      deadlineAt: toDate(r.deadline_at),
+      steps: parsed<RecordedStep[]>(r.steps),
+    }));
+  },
+
+  /** Returns the ids whose lease was extended. */
+  async heartbeat(sql: SqlClient, held: { id: string; epoch: number }[], leaseMs: number): Promise<Set<string>> {
+    const rows = await sql.query<{ id: string }>(SQL.HEARTBEAT, [held.map((h) => h.id), held.map((h) => h.epoch), leaseMs]);
+    return new Set(rows.map((r) => r.id));
+  },
+
+  /** Fenced checkpoint; false = the lease is lost (or the step already exists). */
+  async insertStep(
+    sql: SqlClient,
+    s: { runId: string; epoch: number; seq: number; name: string; status: 'SUCCEEDED' | 'FAILED'; output: string | null; error: string | null; attempts: number; durationMs: number },
+  ): Promise<boolean> {
+    const rows = await sql.query(SQL.INSERT_STEP, [s.runId, s.epoch, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.durationMs]);
+    return rows.length === 1;
+  },
+
+  /** Fenced end of a run; false = the lease is lost. */
+  async finishRun(sql: SqlClient, runId: string, epoch: number, status: 'SUCCEEDED' | 'FAILED', output: string | null, error: string | null): Promise<boolean> {
+    const rows = await sql.query(SQL.FINISH_RUN, [runId, epoch, status, output, error]);
+    return rows.length === 1;
+  },
+
+  async releaseRuns(sql: SqlClient, held: { id: string; epoch: number }[]): Promise<number> {
+    if (!held.length) return 0;
+    const rows = await sql.query<{ n: number }>(SQL.RELEASE_RUNS, [held.map((h) => h.id), held.map((h) => h.epoch)]);
+    return rows.reduce((a, r) => a + Number(r.n), 0);
+  },
+
+  async sweepExpiredLeases(sql: SqlClient, batch: number): Promise<number> {
+    const rows = await sql.query<{ n: number }>(SQL.SWEEP_EXPIRED_LEASES, [batch]);
+    return rows.reduce((a, r) => a + Number(r.n), 0);
+  },
+
+  async sweepDeadlines(sql: SqlClient, batch: number): Promise<string[]> {
+    return (await sql.query<{ id: string }>(SQL.SWEEP_DEADLINES, [batch])).map((r) => r.id);
+  },
+
+  async sweepRetention(sql: SqlClient, olderThanMs: number, batch: number): Promise<number> {
+    const [row] = await sql.query<{ n: number }>(SQL.SWEEP_RETENTION, [olderThanMs, batch]);
+    return Number(row?.n ?? 0);
+  },
+
+  async getRun(sql: SqlClient, id: string): Promise<RunRow | null> {
+    const [row] = await sql.query<RunRow>(SQL.SELECT_RUN, [id]);
+    if (!row) return null;
+    row.steps = parsed(row.steps);
+    return row;
+  },
+
+  async getResult(sql: SqlClient, id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null> {
+    const [row] = await sql.query<{ status: RunStatus; output: unknown; error: unknown }>(SQL.SELECT_RUN_RESULT, [id]);
+    return row ?? null;
+  },
+
+  async status(sql: SqlClient, id: string): Promise<RunStatus | null> {
+    const [row] = await sql.query<{ status: RunStatus }>(SQL.SELECT_RUN_STATUS, [id]);
+    return row?.status ?? null;
+  },
+
+  /** true if the run was unfinished and is now CANCELLED. */
+  async cancel(sql: SqlClient, id: string): Promise<boolean> {
+    return (await sql.query(SQL.CANCEL_RUN, [id])).length === 1;
+  },
+
+  /** true if the run was CANCELLED/FAILED and is now PENDING again. */
+  async resume(sql: SqlClient, id: string): Promise<boolean> {
+    return (await sql.query(SQL.RESUME_RUN, [id])).length === 1;
+  },
+};

@@ -1,0 +1,239 @@
+/**
+ * Every SQL statement nestjs-durable sends, in one place. Each is a single statement (one
+ * round trip, one commit in autocommit mode). Writes an executor makes carry the run's
+ * lease epoch and match zero rows once the lease has moved on ("fencing").
+ * Time always comes from the database clock (now()), never from the app's.
+ */
+
+/** Channel of wake-up hints; the payload is the queue name. Polling remains the truth. */
+export const WAKEUP_CHANNEL = 'durable_wakeup';
+/** Channel telling the executing worker that a run was cancelled; the payload is the run id. */
+export const CANCEL_CHANNEL = 'durable_cancel';
+
+const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
+  lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at`;
+
+/** Recorded steps of a run, in seq order, as one json array (loaded once per execution). */
+const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
+    'output', s.output, 'error', s.error) ORDER BY s.seq), '[]'::json) FROM durable_steps s WHERE s.run_id = r.id)`;
+
+/** Checks that the tables and the claim index exist (startup). */
+export const SCHEMA_CHECK = `
+SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_steps') IS NOT NULL AS steps,
+       to_regclass('durable_messages') IS NOT NULL AS messages, to_regclass('durable_events') IS NOT NULL AS events,
+       to_regclass('durable_run_events') IS NOT NULL AS run_events,
+       to_regclass('durable_runs_claim_idx') IS NOT NULL AS claim_idx`;
+
+/**
+ * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
+ * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
+ * $9 parent id, $10 app version. Existing id → no row (idempotent start).
+ * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
+ */
+export const INSERT_RUN = `
+WITH ins AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5,
+          coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
+          now() + $8::float8 * interval '1 millisecond', $9, $10)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, queue, available_at <= now() AS due)
+SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`;
+
+/**
+ * Enqueue one run already claimed by this worker (it has a free slot; it executes the run
+ * right after this statement returns, with no claim round trip and no wake-up).
+ * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms.
+ */
+export const INSERT_RUN_CLAIMED = `
+INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
+                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at)
+VALUES ($1, $2, $3, 'RUNNING', $4::jsonb, $5, now(), now() + $8::float8 * interval '1 millisecond', $9, $10,
+        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now())
+ON CONFLICT (id) DO NOTHING
+RETURNING id, lease_epoch, attempt, deadline_at`;
+
+/**
+ * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
+ * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
+ * $8 parent ids, $9 app version (one value). Returns the ids actually inserted; one wake-up per queue.
+ */
+export const INSERT_RUNS = `
+WITH ins AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[])
+       AS t(id, wf, q, inp, pr, ra, tmo, par)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, queue),
+woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM ins) q)
+SELECT ins.id FROM ins CROSS JOIN woken`;
+
+/** Existing runs by id: workflow name and status (idempotent start resolves conflicts with it). */
+export const SELECT_RUN_IDENTITY = `SELECT id, workflow_name, status FROM durable_runs WHERE id = ANY($1::text[])`;
+
+/**
+ * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
+ * (lowest number) and oldest first. One statement: SKIP LOCKED lets every worker claim at once
+ * without waiting on each other. Index: durable_runs_claim_idx (partial: claimable rows only).
+ * Returns the recorded steps too, so an execution needs no other read.
+ */
+export const CLAIM = `
+WITH c AS (
+  SELECT id FROM durable_runs
+  WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= now()
+  ORDER BY priority, available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED)
+UPDATE durable_runs r
+SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
+    lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+    started_at = coalesce(r.started_at, now()), updated_at = now()
+FROM c WHERE r.id = c.id
+RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, ${STEPS_OF_R} AS steps`;
+
+/**
+ * Heartbeat: extend, in one statement, the leases this worker still holds. $1 ids, $2 epochs,
+ * $3 lease ms. Returns the ids still held; a run missing from the answer was lost (swept,
+ * cancelled, or claimed by another worker) and its execution must stop.
+ */
+export const HEARTBEAT = `
+UPDATE durable_runs r SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+FROM unnest($1::text[], $2::int[]) AS h(id, epoch)
+WHERE r.id = h.id AND r.lease_epoch = h.epoch AND r.status = 'RUNNING'
+RETURNING r.id`;
+
+/**
+ * Checkpoint one finished step, fenced: inserted only while the run is RUNNING under epoch $2.
+ * FOR SHARE holds the run row until this statement commits, so a concurrent sweep or claim
+ * either sees this step or makes the insert match nothing — never a lost or duplicate step.
+ * $1 run, $2 epoch, $3 seq, $4 name, $5 status, $6 output, $7 error, $8 attempts, $9 duration ms.
+ */
+export const INSERT_STEP = `
+INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
+SELECT r.id, $3, $4, $5, $6::jsonb, $7::jsonb, $8, now() - $9::float8 * interval '1 millisecond', now()
+FROM durable_runs r
+WHERE r.id = $1 AND r.lease_epoch = $2 AND r.status = 'RUNNING'
+FOR SHARE OF r
+ON CONFLICT (run_id, seq) DO NOTHING
+RETURNING seq`;
+
+/** Finish a run, fenced. $1 run, $2 epoch, $3 status (SUCCEEDED|FAILED), $4 output, $5 error. */
+export const FINISH_RUN = `
+UPDATE durable_runs
+SET status = $3, output = $4::jsonb, error = $5::jsonb, finished_at = now(), updated_at = now(),
+    lease_owner = NULL, lease_expires_at = NULL
+WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
+RETURNING id`;
+
+/**
+ * Hand runs back (graceful shutdown, or a worker that stops them): claimable again at once,
+ * and a wake-up per queue so another instance takes them without waiting for a poll.
+ * $1 ids, $2 epochs.
+ */
+export const RELEASE_RUNS = `
+WITH u AS (
+  UPDATE durable_runs r
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
+  FROM unnest($1::text[], $2::int[]) AS h(id, epoch)
+  WHERE r.id = h.id AND r.lease_epoch = h.epoch AND r.status = 'RUNNING'
+  RETURNING r.queue)
+SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
+FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`;
+
+/**
+ * Sweeper: runs whose lease expired (their worker died or froze) become claimable again,
+ * at most $1 per statement; a wake-up per queue. Index: durable_runs_lease_idx.
+ * SKIP LOCKED makes it safe on every instance at once.
+ */
+export const SWEEP_EXPIRED_LEASES = `
+WITH x AS (
+  SELECT id FROM durable_runs
+  WHERE status = 'RUNNING' AND lease_expires_at < now()
+  ORDER BY lease_expires_at LIMIT $1
+  FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE durable_runs r
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
+  FROM x WHERE r.id = x.id
+  RETURNING r.queue)
+SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
+FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`;
+
+/**
+ * Sweeper: unfinished runs past their deadline end FAILED with a timeout error, at most $1 per
+ * statement, even when no process is executing them. Index: durable_runs_deadline_idx.
+ */
+export const SWEEP_DEADLINES = `
+WITH x AS (
+  SELECT id FROM durable_runs
+  WHERE deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING') AND deadline_at < now()
+  ORDER BY deadline_at LIMIT $1
+  FOR UPDATE SKIP LOCKED)
+UPDATE durable_runs r
+SET status = 'FAILED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+    error = jsonb_build_object('name', 'DeadlineExceededError', 'code', 'DEADLINE_EXCEEDED',
+      'message', 'The run exceeded its deadline (' || to_char(r.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
+                 '); raise the workflow option timeoutMs or the start option timeoutMs.')
+FROM x WHERE r.id = x.id
+RETURNING r.id`;
+
+/**
+ * Sweeper: delete finished runs older than $1 ms, at most $2 per statement, with everything
+ * that belongs to them (steps by cascade). Index: durable_runs_finished_idx.
+ */
+export const SWEEP_RETENTION = `
+WITH d AS (
+  DELETE FROM durable_runs WHERE id IN (
+    SELECT id FROM durable_runs
+    WHERE finished_at IS NOT NULL AND finished_at < now() - $1::float8 * interval '1 millisecond'
+    ORDER BY finished_at LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+  RETURNING id),
+m AS (DELETE FROM durable_messages WHERE run_id IN (SELECT id FROM d)),
+e AS (DELETE FROM durable_events WHERE run_id IN (SELECT id FROM d)),
+h AS (DELETE FROM durable_run_events WHERE run_id IN (SELECT id FROM d))
+SELECT count(*)::int AS n FROM d`;
+
+/** One run with its steps (WorkflowClient.getRun). */
+export const SELECT_RUN = `
+SELECT ${RUN_COLUMNS},
+  (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'output', s.output,
+     'error', s.error, 'attempts', s.attempts, 'startedAt', s.started_at, 'finishedAt', s.finished_at) ORDER BY s.seq), '[]'::json)
+   FROM durable_steps s WHERE s.run_id = r.id) AS steps
+FROM durable_runs r WHERE r.id = $1`;
+
+/** Status and result of one run (WorkflowHandle.result polls it). */
+export const SELECT_RUN_RESULT = `SELECT status, output, error FROM durable_runs WHERE id = $1`;
+
+/**
+ * Cancel an unfinished run; the executing worker (if any) is told through CANCEL_CHANNEL and
+ * its fenced writes match nothing from now on. $1 run id.
+ */
+export const CANCEL_RUN = `
+WITH u AS (
+  UPDATE durable_runs
+  SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+  WHERE id = $1 AND status IN ('PENDING','RUNNING','WAITING')
+  RETURNING id)
+SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified FROM u`;
+
+/**
+ * Resume a CANCELLED or FAILED run from its last checkpoint: the final failed step (if the run
+ * failed in one) is forgotten so that it runs again; an expired deadline is lifted. $1 run id.
+ */
+export const RESUME_RUN = `
+WITH u AS (
+  UPDATE durable_runs
+  SET status = 'PENDING', available_at = now(), updated_at = now(), finished_at = NULL, error = NULL,
+      deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
+  WHERE id = $1 AND status IN ('CANCELLED','FAILED')
+  RETURNING id, queue),
+f AS (
+  DELETE FROM durable_steps s
+  WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
+    AND s.seq = (SELECT max(seq) FROM durable_steps WHERE run_id = $1))
+SELECT id, pg_notify('${WAKEUP_CHANNEL}', queue) IS NULL AS notified FROM u`;
+
+/** Status of one run (to explain why cancel/resume changed nothing). */
+export const SELECT_RUN_STATUS = `SELECT status FROM durable_runs WHERE id = $1`;
