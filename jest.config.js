@@ -11,6 +11,7 @@ export default {
   roots: ['<rootDir>/libs', '<rootDir>/test', '<rootDir>/src'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60_000,
   maxWorkers: 2,
 };

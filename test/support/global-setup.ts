@@ -5,7 +5,8 @@ import pg from 'pg';
 
 /** Server the tests run against; each test file gets a fresh database cloned from the template. */
 export const SERVER_URL = process.env.TEST_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432';
-export const TEMPLATE_DB = 'durable_test_template';
+/** One template per test run (several runs may share the server), named after the jest process. */
+export const TEMPLATE_DB = process.env.DURABLE_TEST_TEMPLATE ?? `durable_test_tpl_${process.pid}`;
 export const urlFor = (db: string) => `${SERVER_URL}/${db}`;
 
 /** Tables only the tests use: execution counters and a ledger without unique constraints. */
@@ -45,5 +46,6 @@ export async function buildTemplate(): Promise<void> {
 
 /** Once per test run: a migrated template database that every test file clones. */
 export default async function globalSetup(): Promise<void> {
+  process.env.DURABLE_TEST_TEMPLATE = TEMPLATE_DB; // inherited by the test workers
   await buildTemplate();
 }
