@@ -36,6 +36,8 @@ export class Worker {
   private readonly active = new Map<string, ActiveRun>();
   private heartbeatTimer?: NodeJS.Timeout;
   private running = false;
+  /** Workflows this worker has code for: the only ones it claims. */
+  private workflowNames: string[] = [];
   private lastHeartbeatOk = Date.now();
   private readonly heartbeatOutage: OutageLog;
   private readonly finishedListeners = new Set<(runId: string, outcome: ExecutionOutcome) => void>();
@@ -59,6 +61,7 @@ export class Worker {
   start(): void {
     if (this.running) return;
     const o = this.services.options;
+    this.workflowNames = this.registry.names();
     for (const name of new Set([...this.registry.queues(), ...Object.keys(o.queues)])) {
       if (this.queues.has(name)) continue;
       this.queues.set(name, {
@@ -139,7 +142,7 @@ export class Worker {
     const want = q.concurrency - q.busy;
     q.busy += want; // hold the slots while the claim is in flight
     runStore
-      .claim(this.services.sql, q.name, want, this.id, this.services.options.leaseMs)
+      .claim(this.services.sql, q.name, want, this.id, this.services.options.leaseMs, this.workflowNames)
       .then(
         (runs) => {
           q.outage.ok();

@@ -125,8 +125,8 @@ export const runStore = {
     return new Map(rows.map((r) => [r.id, { workflowName: r.workflow_name, status: r.status }]));
   },
 
-  async claim(sql: SqlClient, queue: string, limit: number, owner: string, leaseMs: number): Promise<ClaimedRun[]> {
-    const rows = await sql.query<Record<string, unknown>>(SQL.CLAIM, [queue, limit, owner, leaseMs]);
+  async claim(sql: SqlClient, queue: string, limit: number, owner: string, leaseMs: number, workflows: string[]): Promise<ClaimedRun[]> {
+    const rows = await sql.query<Record<string, unknown>>(SQL.CLAIM, [queue, limit, owner, leaseMs, workflows]);
     return rows.map((r) => ({
       id: r.id as string,
       workflowName: r.workflow_name as string,

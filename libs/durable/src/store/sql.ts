@@ -74,14 +74,16 @@ export const SELECT_RUN_IDENTITY = `SELECT id, workflow_name, status FROM durabl
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
- * (lowest number) and oldest first. One statement: SKIP LOCKED lets every worker claim at once
- * without waiting on each other. Index: durable_runs_claim_idx (partial: claimable rows only).
+ * (lowest number) and oldest first, among the workflows $5 this worker has code for (during a
+ * rolling deploy an older instance leaves newer workflows to the instances that know them).
+ * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
+ * Index: durable_runs_claim_idx (partial: claimable rows only).
  * Returns the recorded steps too, so an execution needs no other read.
  */
 export const CLAIM = `
 WITH c AS (
   SELECT id FROM durable_runs
-  WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= now()
+  WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= now() AND workflow_name = ANY($5::text[])
   ORDER BY priority, available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED)

@@ -1,0 +1,55 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+
+/** A worker child process running test/support/worker-main.ts (a real Nest application context). */
+export class WorkerProcess {
+  output = '';
+  private exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    child.stdout!.on('data', (d) => (this.output += d));
+    child.stderr!.on('data', (d) => (this.output += d));
+    this.exited = new Promise((r) => child.on('exit', (code) => r(code)));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  static async start(databaseUrl: string, env: Record<string, string> = {}, script = 'test/support/worker-main.ts'): Promise<WorkerProcess> {
+    const child = spawn(process.execPath, [join(process.cwd(), 'node_modules', 'tsx', 'dist', 'cli.mjs'), script], {
+      env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: databaseUrl, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const w = new WorkerProcess(child);
+    await w.waitFor('ready', 60_000);
+    return w;
+  }
+
+  async waitFor(text: string, timeoutMs = 30_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!this.output.includes(text)) {
+      if (this.child.exitCode !== null) throw new Error(`worker ${this.pid} exited (${this.child.exitCode}) before "${text}":\n${this.output}`);
+      if (Date.now() > end) throw new Error(`worker ${this.pid}: no "${text}" within ${timeoutMs} ms:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** SIGTERM and wait for a graceful exit (SIGKILL after timeoutMs). */
+  async stop(timeoutMs = 15_000): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
+    this.child.kill('SIGTERM');
+    const t = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    const code = await this.exited;
+    clearTimeout(t);
+    return code;
+  }
+
+  async exit(): Promise<number | null> {
+    return this.exited;
+  }
+}
