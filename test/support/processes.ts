@@ -17,7 +17,9 @@ export class WorkerProcess {
   }
 
   static async start(databaseUrl: string, env: Record<string, string> = {}, script = 'test/support/worker-main.ts'): Promise<WorkerProcess> {
-    const child = spawn(process.execPath, [join(process.cwd(), 'node_modules', 'tsx', 'dist', 'cli.mjs'), script], {
+    // `--import tsx` runs TypeScript in this one process (the tsx CLI would fork a grandchild that
+    // signals sent to the child would not reach).
+    const child = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), script)], {
       env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: databaseUrl, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
