@@ -238,6 +238,11 @@ export class DurableEngine implements HandleBackend {
     return this.sweeper.sweepOnce();
   }
 
+  /** The connection the engine sends its statements through, for the library's own tools (the admin API). */
+  get sqlClient(): SqlClient {
+    return this.sql;
+  }
+
   // --- HandleBackend -------------------------------------------------------
 
   fetchResult(id: string) {
