@@ -1,6 +1,7 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { DurableError } from '../errors/index.js';
-import type { RunView, StartOptions } from '../engine/engine.js';
+import type { RunView, SendOptions, StartOptions } from '../engine/engine.js';
+import type { RunEvent } from '../engine/run-events.js';
 import type { WorkflowHandle } from '../engine/handle.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { WORKFLOW_METADATA } from '../decorators/metadata.js';
@@ -50,6 +51,29 @@ export class WorkflowClient {
   /** Resumes a CANCELLED or FAILED run from its last checkpoint. */
   resume(runId: string): Promise<void> {
     return this.runtime.engine.resume(runId);
+  }
+
+  /**
+   * Sends a message to a run; its `Durable.recv(topic)` receives it exactly once, in send order per
+   * topic, even if sent before the run reaches the recv. With `{ tx }` (a Prisma interactive
+   * transaction) the message exists iff the transaction commits; `{ idempotencyKey }` drops
+   * duplicates. A run waiting for a message wakes at once.
+   */
+  send(runId: string, topic: string, payload: unknown, opts?: SendOptions): Promise<void> {
+    return this.runtime.engine.send(runId, topic, payload, opts);
+  }
+
+  /**
+   * The latest value a run published with `Durable.setEvent(key, …)`, waiting up to `timeoutMs`
+   * (default 60 s) for it to appear; null on timeout, or at once if the run ended without it.
+   */
+  getEvent<T = unknown>(runId: string, key: string, opts?: { timeoutMs?: number }): Promise<T | null> {
+    return this.runtime.engine.getEvent<T>(runId, key, opts);
+  }
+
+  /** The run's history (created, claimed, suspended, woken, step_failed, completed, cancelled, …), oldest first. */
+  getRunEvents(runId: string, opts?: { limit?: number }): Promise<RunEvent[]> {
+    return this.runtime.engine.getRunEvents(runId, opts);
   }
 }
 

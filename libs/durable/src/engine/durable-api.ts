@@ -3,6 +3,9 @@ import { NotInWorkflowError } from '../errors/index.js';
 import type { StepDefinition } from './definitions.js';
 import { currentScope } from './run-context.js';
 import { currentStepTransaction, invokeStep } from './step-runner.js';
+import { startChild, type ChildOptions, type ChildWorkflowHandle } from './children.js';
+import { setEvent } from './events.js';
+import { durableRecv, durableSleep } from './waits.js';
 
 const recorded = (name: string): StepDefinition => ({ name, options: { retries: 0 } });
 const NOW = recorded('durable.now');
@@ -54,5 +57,46 @@ export const Durable = {
   /** A random UUID, recorded once. */
   async uuid(): Promise<string> {
     return (await invokeStep(UUID, () => randomUUID())) as string;
+  },
+
+  /**
+   * Pauses the workflow for `ms` milliseconds, durably: the wake time is recorded (database clock)
+   * the first time, so a replay after a crash waits only for what is left. A pause longer than the
+   * engine option `inMemoryWaitMaxMs` (default 5 s) suspends the run: it goes to WAITING, frees its
+   * worker slot, lease and connection, and is replayed from its checkpoints when due — a run may
+   * sleep for days and survive any number of restarts. Inside a step it is a plain (non-durable) pause.
+   */
+  sleep(ms: number): Promise<void> {
+    return durableSleep(ms);
+  },
+
+  /**
+   * Receives the next message sent to this run on `topic` (WorkflowClient.send), exactly once and in
+   * send order; messages sent before the run got here wait for it. Without a message it waits — up
+   * to `timeoutMs` if given (then returns null; the deadline is recorded, so a replay keeps it),
+   * otherwise until one arrives. A long wait suspends the run like `sleep`; a message wakes it at
+   * once. The result is recorded: a replay returns the same message.
+   */
+  recv<T = unknown>(topic: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
+    return durableRecv<T>(topic, opts);
+  },
+
+  /**
+   * Publishes `value` under `key` for this run (latest value wins); clients read it with
+   * WorkflowClient.getEvent(runId, key). Recorded as a step: a replay does not publish it again.
+   */
+  setEvent(key: string, value: unknown): Promise<void> {
+    return setEvent(key, value);
+  },
+
+  /**
+   * Starts a child workflow run, recorded as a step (the child is created iff the step is
+   * recorded; its id is deterministic, `${runId}:child:${seq}` unless `opts.id` is given). The
+   * returned handle's `result()` is a durable wait: the parent suspends until the child ends, and
+   * is woken when it does. Cancelling the parent cancels its children (engine option cancelChildren).
+   * Start children in parallel with Promise.all over startChild calls.
+   */
+  startChild<T = unknown>(workflowName: string, input?: unknown, opts?: ChildOptions): Promise<ChildWorkflowHandle<T>> {
+    return startChild<T>(workflowName, input, opts);
   },
 };

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { DurableError, IdempotencyConflictError, IllegalTransitionError, RunNotFoundError, SchemaMissingError } from '../errors/index.js';
-import { runStore, type NewRun, type RunRow, type RunStatus } from '../store/run-store.js';
+import { runStore, withHistory, type NewRun, type RunRow, type RunStatus } from '../store/run-store.js';
+import { waitStore } from '../store/wait-store.js';
 import { pgSqlClient, prismaSqlClient, type PrismaLike, type SqlClient } from '../store/sql-client.js';
 import { decode, encode } from './codec.js';
+import { getEvent } from './events.js';
+import { getRunEvents, type RunEvent } from './run-events.js';
 import { createPool, pgConfigFromUrl } from './connection.js';
 import { WorkflowHandle, type HandleBackend } from './handle.js';
 import { Notifier } from './notifier.js';
@@ -43,6 +46,14 @@ export interface StartOptions {
   priority?: number;
   /** Overrides the workflow's timeoutMs (deadline from now); null = no deadline. */
   timeoutMs?: number | null;
+}
+
+/** Options of send(). */
+export interface SendOptions {
+  /** A Prisma interactive-transaction client: the message exists iff that transaction commits. */
+  tx?: PrismaLike;
+  /** Deduplication key per run: a second send with the same key is ignored. */
+  idempotencyKey?: string;
 }
 
 /** A run as WorkflowClient.getRun returns it: decoded values, steps in order. */
@@ -110,10 +121,13 @@ export class DurableEngine implements HandleBackend {
       this.ownsPool = false;
       this.notifier = null;
     }
-    if (this.pool) this.sql = pgSqlClient(this.pool);
-    else if (this.prisma) this.sql = prismaSqlClient(this.prisma);
+    if (this.pool) this.sql = withHistory(pgSqlClient(this.pool), this.options.history);
+    else if (this.prisma) this.sql = withHistory(prismaSqlClient(this.prisma), this.options.history);
     else throw new DurableError('NO_CONNECTION', 'nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
-    const services: ExecutionServices = { sql: this.sql, prisma: this.prisma, options: this.options };
+    const services: ExecutionServices = {
+      sql: this.sql, prisma: this.prisma, options: this.options,
+      newRun: (name, input, opts) => this.newRun(name, input, opts),
+    };
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.resolveLocal(id));
     this.sweeper = new Sweeper(this.sql, this.options);
@@ -123,6 +137,7 @@ export class DurableEngine implements HandleBackend {
     return {
       wake: (queue: string) => this.worker.wake(queue),
       cancelled: (runId: string) => this.worker.cancelled(runId),
+      signal: (runId: string) => this.worker.signal(runId),
       reconnected: () => this.worker.wakeAll(),
     };
   }
@@ -176,7 +191,7 @@ export class DurableEngine implements HandleBackend {
         await this.checkExisting(this.sql, [run]);
       }
     } else {
-      const sql = opts.tx ? prismaSqlClient(opts.tx) : this.sql;
+      const sql = opts.tx ? this.txClient(opts.tx) : this.sql;
       if (!(await runStore.insertRun(sql, run))) await this.checkExisting(sql, [run]);
     }
     return new WorkflowHandle<T>(run.id, run.workflowName, this);
@@ -195,7 +210,7 @@ export class DurableEngine implements HandleBackend {
       if (ids.has(r.id)) throw new DurableError('INVALID_ARGUMENT', `startMany: id "${r.id}" appears twice in one call.`);
       ids.add(r.id);
     }
-    const sql = opts.tx ? prismaSqlClient(opts.tx) : this.sql;
+    const sql = opts.tx ? this.txClient(opts.tx) : this.sql;
     const inserted = await runStore.insertRuns(sql, runs, this.options.appVersion);
     const existing = runs.filter((r) => !inserted.has(r.id));
     if (existing.length) await this.checkExisting(sql, existing);
@@ -213,13 +228,18 @@ export class DurableEngine implements HandleBackend {
     return row ? toRunView(row) : null;
   }
 
-  /** Cancels an unfinished run (idempotent for a CANCELLED one). */
+  /**
+   * Cancels an unfinished run (idempotent for a CANCELLED one), and its unfinished child runs
+   * unless the option cancelChildren is false. An executing run stops at its next step boundary;
+   * its running step sees Durable.signal() abort.
+   */
   async cancel(id: string): Promise<void> {
-    if (await runStore.cancel(this.sql, id)) {
-      this.worker.cancelled(id);
-      this.resolveLocal(id);
-      return;
+    const ids = await runStore.cancelTree(this.sql, id, this.options.cancelChildren);
+    for (const c of ids) {
+      this.worker.cancelled(c);
+      this.resolveLocal(c);
     }
+    if (ids.includes(id)) return;
     const status = await runStore.status(this.sql, id);
     if (!status) throw new RunNotFoundError(id);
     if (status !== 'CANCELLED') throw new IllegalTransitionError(id, status, 'cancel', ['PENDING', 'RUNNING', 'WAITING']);
@@ -227,10 +247,48 @@ export class DurableEngine implements HandleBackend {
 
   /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
   async resume(id: string): Promise<void> {
-    if (await runStore.resume(this.sql, id)) return;
+    if (await runStore.resume(this.sql, id, this.options.cancelChildren)) return;
     const status = await runStore.status(this.sql, id);
     if (!status) throw new RunNotFoundError(id);
     throw new IllegalTransitionError(id, status, 'resume', ['CANCELLED', 'FAILED']);
+  }
+
+  /**
+   * Sends a message to a run: its Durable.recv(topic) receives it, exactly once, in send order per
+   * topic (it may be sent before the run reaches recv). With `tx` (a Prisma interactive-transaction
+   * client) the message exists iff that transaction commits. A repeated `idempotencyKey` for the
+   * same run is ignored. A run waiting for a message wakes at once. Unknown run → RunNotFoundError.
+   */
+  async send(runId: string, topic: string, payload: unknown, opts: SendOptions = {}): Promise<void> {
+    if (typeof runId !== 'string' || !runId || runId.length > MAX_ID_LENGTH) throw new RunNotFoundError(String(runId));
+    if (typeof topic !== 'string' || !topic || topic.length > 256) {
+      throw new DurableError('INVALID_ARGUMENT', `send(): the topic must be a non-empty string of at most 256 characters (got ${JSON.stringify(topic)}).`);
+    }
+    const key = opts.idempotencyKey ?? null;
+    if (key !== null && (typeof key !== 'string' || !key || key.length > MAX_ID_LENGTH)) {
+      throw new DurableError('INVALID_ARGUMENT', `send(): idempotencyKey must be a non-empty string of at most ${MAX_ID_LENGTH} characters.`);
+    }
+    const encoded = encode(payload, { where: `message "${topic}" to run ${runId}`, maxBytes: this.options.maxPayloadBytes });
+    const sql = opts.tx ? this.txClient(opts.tx) : this.sql;
+    const r = await waitStore.send(sql, { runId, topic, payload: encoded, idempotencyKey: key });
+    if (!r.found) throw new RunNotFoundError(runId);
+  }
+
+  /**
+   * The latest value the run published with Durable.setEvent(key); if none yet, waits for it up to
+   * `timeoutMs` (default 60 s) and returns null then — or at once when the run ended without it.
+   */
+  getEvent<T = unknown>(runId: string, key: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
+    return getEvent<T>(this.sql, runId, key, opts.timeoutMs ?? 60_000);
+  }
+
+  /** The run's history (created, claimed, suspended, woken, step_failed, completed, …), oldest first. */
+  getRunEvents(runId: string, opts: { limit?: number } = {}): Promise<RunEvent[]> {
+    return getRunEvents(this.sql, runId, Math.max(1, Math.min(opts.limit ?? 1000, 10_000)));
+  }
+
+  private txClient(tx: PrismaLike): SqlClient {
+    return withHistory(prismaSqlClient(tx), this.options.history);
   }
 
   /** Runs one sweep now (tests, admin). */

@@ -32,7 +32,8 @@ export async function executeRun(
       );
     }
     const def = registry.get(run.workflowName);
-    const result = await durableScope.run({ run: ctx }, () => def.run(decode(run.input)));
+    // Pending durable waits end with the workflow (a statement still in flight may suspend the run).
+    const result = await durableScope.run({ run: ctx }, () => def.run(decode(run.input))).finally(() => ctx.waits?.close());
     if (ctx.fatal) throw ctx.fatal;
     ctx.throwIfStopped();
     output = encode(result, { where: `output of ${where}`, maxBytes: maxPayloadBytes });

@@ -1,11 +1,13 @@
 import pg from 'pg';
-import { CANCEL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql.js';
+import { CANCEL_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql.js';
 import type { DurableLogger } from './options.js';
 import { OutageLog } from './outage.js';
 
 export interface NotifierHandlers {
   wake(queue: string): void;
   cancelled(runId: string): void;
+  /** Something a RUNNING run may wait for arrived (a message, a finished child). */
+  signal?(runId: string): void;
   /** After (re)connecting: hints may have been missed meanwhile. */
   reconnected(): void;
 }
@@ -41,10 +43,11 @@ export class Notifier {
     client.on('notification', (msg) => {
       if (msg.channel === WAKEUP_CHANNEL && msg.payload) this.handlers.wake(msg.payload);
       else if (msg.channel === CANCEL_CHANNEL && msg.payload) this.handlers.cancelled(msg.payload);
+      else if (msg.channel === SIGNAL_CHANNEL && msg.payload) this.handlers.signal?.(msg.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`);
+      await client.query(`LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${SIGNAL_CHANNEL}`);
       if (this.stopped) {
         await client.end().catch(() => {});
         return;

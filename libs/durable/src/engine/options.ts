@@ -48,6 +48,32 @@ export interface EngineOptions {
   stepRetries?: RetryPolicy;
   /** A run claimed more often than this without finishing is failed (it keeps killing its worker). Default 50. */
   maxRecoveryAttempts?: number;
+  /**
+   * Durable waits (Durable.sleep, a recv timeout) this short or shorter stay in memory: the run
+   * keeps its slot and lease (the wait is still recorded, so a replay waits only the remainder).
+   * Longer waits suspend the run (WAITING, no slot, no connection). Default 5 000 ms.
+   */
+  inMemoryWaitMaxMs?: number;
+  /**
+   * A run that starts waiting for a message or a child's result stays in memory (holding its slot)
+   * this long before it suspends: an answer within it costs no suspend/replay round trip.
+   * Default 500 ms; 0 suspends at once.
+   */
+  suspendGraceMs?: number;
+  /**
+   * A run suspended on a wait without a timer (a message without timeout, a child's result) is
+   * re-checked at least this often, as a safety net; messages and finished children wake it at
+   * once anyway. Default 15 minutes.
+   */
+  waitRecheckMs?: number;
+  /** cancel() of a run also cancels its unfinished child runs (recursively); resume() resumes them. Default true. */
+  cancelChildren?: boolean;
+  /**
+   * Write the run history (durable_run_events: created, claimed, suspended, woken, completed, …).
+   * It costs no extra statement on the normal path (rows are written by the statements that change
+   * the run), about 3 rows per run. Default true.
+   */
+  history?: boolean;
   logger?: DurableLogger;
 }
 
@@ -80,6 +106,11 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     appVersion: o.appVersion ?? null,
     stepRetries: o.stepRetries ?? {},
     maxRecoveryAttempts: o.maxRecoveryAttempts ?? 50,
+    inMemoryWaitMaxMs: o.inMemoryWaitMaxMs ?? 5_000,
+    suspendGraceMs: o.suspendGraceMs ?? 500,
+    waitRecheckMs: o.waitRecheckMs ?? 15 * 60_000,
+    cancelChildren: o.cancelChildren ?? true,
+    history: o.history ?? true,
     logger: o.logger ?? silentLogger,
   };
   const problems: string[] = [];
@@ -97,6 +128,11 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('shutdownGraceMs', r.shutdownGraceMs, 0);
   int('maxPayloadBytes', r.maxPayloadBytes, 1);
   int('maxRecoveryAttempts', r.maxRecoveryAttempts, 1);
+  int('inMemoryWaitMaxMs', r.inMemoryWaitMaxMs, 0);
+  int('suspendGraceMs', r.suspendGraceMs, 0);
+  int('waitRecheckMs', r.waitRecheckMs, 100);
+  if (typeof r.cancelChildren !== 'boolean') problems.push('cancelChildren must be true or false');
+  if (typeof r.history !== 'boolean') problems.push('history must be true or false');
   if (r.retentionMs !== null) int('retentionMs', r.retentionMs, 1);
   if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
   if (typeof r.heartbeatMs === 'number' && typeof r.leaseMs === 'number' && r.heartbeatMs >= r.leaseMs) {

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { RecordedStep } from '../store/run-store.js';
 import type { ExecutionServices } from './services.js';
+import { recordRunEvent } from './run-events.js';
 
 /** Why an execution stopped before its workflow returned. */
 export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended';
@@ -26,6 +27,17 @@ export class RunContext {
   fatal: Error | null = null;
   /** Aborted when the execution stops; steps receive it through Durable.signal(). */
   readonly abort = new AbortController();
+  /**
+   * available_at of the run as this execution last saw it: durable waits suspend the run only
+   * while it is unchanged (a message or a finished child changes it). See store/wait-sql.ts.
+   */
+  token: Date | null = null;
+  /** Set when the execution stopped because the run suspended (WAITING until then), and its queue. */
+  suspended: { until: Date; queue: string } | null = null;
+  /** Pending durable waits of this execution (created on first use; see waits.ts). */
+  waits: { signal(): void; idle(): void; close(): Promise<void> } | null = null;
+  /** Step executions in flight: a run suspends only when none is (its waits are all it has left). */
+  private busyCount = 0;
 
   constructor(
     readonly runId: string,
@@ -51,6 +63,23 @@ export class RunContext {
     if (this.stopped) return;
     this.stopped = reason;
     this.abort.abort(new ExecutionStopped(reason));
+    if (reason === 'lease-lost') recordRunEvent(this.services, this.runId, 'lease_lost', { epoch: this.epoch, worker: this.services.options.workerId });
+  }
+
+  /** Number of step executions in flight. */
+  get busy(): number {
+    return this.busyCount;
+  }
+
+  /** Marks work (a step execution) in flight until the returned function is called. */
+  enterWork(): () => void {
+    this.busyCount++;
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      if (--this.busyCount === 0) this.waits?.idle();
+    };
   }
 
   /** Throws ExecutionStopped if the execution must not go on. */

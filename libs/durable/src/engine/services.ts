@@ -1,3 +1,4 @@
+import type { NewRun } from '../store/run-store.js';
 import type { SqlClient, PrismaLike } from '../store/sql-client.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { StepTransactionOptions } from './definitions.js';
@@ -12,6 +13,15 @@ export interface ExecutionServices {
   sql: SqlClient;
   prisma: TransactionalPrisma | null;
   options: ResolvedEngineOptions;
+  /**
+   * Builds a validated run to insert (child workflows): the engine's checks and defaults for
+   * workflow name, queue, priority, timeout and input encoding.
+   */
+  newRun?: (
+    workflowName: string,
+    input: unknown,
+    opts: { id: string; queue?: string; priority?: number; timeoutMs?: number | null; delayMs?: number },
+  ) => NewRun;
 }
 
 export function isTransactionalPrisma(x: unknown): x is TransactionalPrisma {

@@ -7,6 +7,7 @@ import { decode, encode, errorToJson, reviveError } from './codec.js';
 import type { StepDefinition } from './definitions.js';
 import { backoffDelay, resolveRetryPolicy, shouldRetry } from './retry.js';
 import { currentScope, durableScope, ExecutionStopped, type RunContext } from './run-context.js';
+import { recordRunEvent } from './run-events.js';
 
 /**
  * Called by every @Step() method. Outside a workflow, or inside another step, the method
@@ -34,7 +35,13 @@ async function runStep(ctx: RunContext, def: StepDefinition, seq: number, call: 
     if (recorded.status === 'SUCCEEDED') return decode(recorded.output);
     throw reviveError((recorded.error ?? { message: 'step failed' }) as Record<string, unknown>);
   }
-  return executeStep(ctx, def, seq, call);
+  // A step executing: the run cannot suspend on its other waits meanwhile (see wait-set.ts).
+  const done = ctx.enterWork();
+  try {
+    return await executeStep(ctx, def, seq, call);
+  } finally {
+    done();
+  }
 }
 
 async function executeStep(ctx: RunContext, def: StepDefinition, seq: number, call: () => unknown): Promise<unknown> {
@@ -54,6 +61,7 @@ async function executeStep(ctx: RunContext, def: StepDefinition, seq: number, ca
       const final = err instanceof SerializationError || err instanceof PayloadTooLargeError || !shouldRetry(policy, attempt, err);
       if (!final) {
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${messageOf(err)}`);
+        recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: messageOf(err) });
         await delay(backoffDelay(policy, attempt), undefined, { signal: ctx.abort.signal }).catch(() => ctx.throwIfStopped());
         continue;
       }

@@ -19,6 +19,9 @@ interface QueueState {
   outage: OutageLog;
 }
 
+/** How far ahead a worker keeps a local timer for a run it suspended. */
+const WAKE_HORIZON_MS = 10 * 60_000;
+
 interface ActiveRun {
   run: ClaimedRun;
   ctx: RunContext;
@@ -41,6 +44,8 @@ export class Worker {
   private lastHeartbeatOk = Date.now();
   private readonly heartbeatOutage: OutageLog;
   private readonly finishedListeners = new Set<(runId: string, outcome: ExecutionOutcome) => void>();
+  /** Local wake-ups of runs this worker suspended until a near time (polling is the fallback). */
+  private readonly wakeTimers = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly registry: WorkflowRegistry,
@@ -98,6 +103,11 @@ export class Worker {
     this.active.get(runId)?.ctx.stop('cancelled');
   }
 
+  /** Something a run executing here may wait for arrived (message, finished child): it looks again. */
+  signal(runId: string): void {
+    this.active.get(runId)?.ctx.waits?.signal();
+  }
+
   /** Reserves a slot for a run this process is about to insert already claimed. */
   reserveSlot(queue: string): boolean {
     const q = this.queues.get(queue);
@@ -118,6 +128,7 @@ export class Worker {
   execute(run: ClaimedRun, queue: string): void {
     const q = this.queues.get(queue)!;
     const ctx = new RunContext(run.id, run.epoch, run.workflowName, run.attempt, run.steps, this.services);
+    ctx.token = run.availableAt ?? null;
     const entry = { run, ctx, queue: q } as ActiveRun;
     this.active.set(run.id, entry);
     let deadlineTimer: NodeJS.Timeout | undefined;
@@ -129,6 +140,7 @@ export class Worker {
       clearTimeout(deadlineTimer);
       this.active.delete(run.id);
       q.busy--;
+      if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
       if (q.more) this.claim(q);
       return outcome;
@@ -166,6 +178,21 @@ export class Worker {
         if (backoff) this.schedulePoll(q, backoff);
         else if (q.more) setImmediate(() => this.claim(q));
       });
+  }
+
+  /**
+   * A run this worker suspended becomes due at `until`: claim then rather than at the next poll
+   * (within WAKE_HORIZON_MS; any instance's polling picks it up otherwise, or if this one dies).
+   */
+  private wakeAt(queue: string, until: Date): void {
+    const ms = until.getTime() - Date.now();
+    if (!this.running || !this.queues.has(queue) || ms > WAKE_HORIZON_MS) return;
+    const t = setTimeout(() => {
+      this.wakeTimers.delete(t);
+      this.wake(queue);
+    }, Math.max(0, ms) + 5);
+    t.unref?.();
+    this.wakeTimers.add(t);
   }
 
   private schedulePoll(q: QueueState, ms?: number): void {
@@ -221,6 +248,8 @@ export class Worker {
     this.running = false;
     for (const q of this.queues.values()) clearTimeout(q.pollTimer);
     clearTimeout(this.heartbeatTimer);
+    for (const t of this.wakeTimers) clearTimeout(t);
+    this.wakeTimers.clear();
     const drained = Promise.all([...this.active.values()].map((a) => a.done));
     const timedOut = await Promise.race([
       drained.then(() => false),

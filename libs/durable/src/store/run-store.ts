@@ -5,7 +5,8 @@ import * as SQL from './sql.js';
 export interface RecordedStep {
   seq: number;
   name: string;
-  status: 'SUCCEEDED' | 'FAILED';
+  /** WAITING: a durable wait (recv with a timeout) recorded its deadline and has not ended yet. */
+  status: 'SUCCEEDED' | 'FAILED' | 'WAITING';
   output: unknown;
   error: unknown;
 }
@@ -19,6 +20,8 @@ export interface ClaimedRun {
   attempt: number;
   parentId: string | null;
   deadlineAt: Date | null;
+  /** available_at when claimed: the token of durable waits (see store/wait-sql.ts). */
+  availableAt?: Date | null;
   steps: RecordedStep[];
 }
 
@@ -61,6 +64,18 @@ export interface RunRow {
   steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
 }
 
+/**
+ * A SqlClient may carry the engine option `history` (default true): statements that change a
+ * run's state then also write its history row (durable_run_events) in the same statement.
+ */
+export type HistorySqlClient = SqlClient & { history?: boolean };
+/** The client, marked with the history switch (returns the same object). */
+export function withHistory<T extends SqlClient>(sql: T, on: boolean): T {
+  (sql as HistorySqlClient).history = on;
+  return sql;
+}
+export const historyOn = (sql: SqlClient): boolean => (sql as HistorySqlClient).history !== false;
+
 const toDate = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
 /** json columns may come back as text from some drivers; jsonb/json from pg and Prisma are parsed. */
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
@@ -86,21 +101,22 @@ export const runStore = {
   /** Inserts a PENDING run; returns false when the id already existed. */
   async insertRun(sql: SqlClient, r: NewRun): Promise<boolean> {
     const rows = await sql.query(SQL.INSERT_RUN, [
-      r.id, r.workflowName, r.queue, r.input, r.priority, r.runAt, r.delayMs, r.timeoutMs, r.parentId, r.appVersion,
+      r.id, r.workflowName, r.queue, r.input, r.priority, r.runAt, r.delayMs, r.timeoutMs, r.parentId, r.appVersion, historyOn(sql),
     ]);
     return rows.length === 1;
   },
 
   /** Inserts a run already leased to `owner`; null when the id already existed. */
   async insertRunClaimed(sql: SqlClient, r: NewRun, owner: string, leaseMs: number): Promise<ClaimedRun | null> {
-    const rows = await sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown }>(
+    const rows = await sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown; available_at: unknown }>(
       SQL.INSERT_RUN_CLAIMED,
-      [r.id, r.workflowName, r.queue, r.input, r.priority, owner, leaseMs, r.timeoutMs, r.parentId, r.appVersion],
+      [r.id, r.workflowName, r.queue, r.input, r.priority, owner, leaseMs, r.timeoutMs, r.parentId, r.appVersion, historyOn(sql)],
     );
     if (!rows.length) return null;
     return {
       id: r.id, workflowName: r.workflowName, input: JSON.parse(r.input), epoch: rows[0].lease_epoch,
-      attempt: rows[0].attempt, parentId: r.parentId, deadlineAt: toDate(rows[0].deadline_at), steps: [],
+      attempt: rows[0].attempt, parentId: r.parentId, deadlineAt: toDate(rows[0].deadline_at),
+      availableAt: toDate(rows[0].available_at), steps: [],
     };
   },
 
@@ -116,6 +132,7 @@ export const runStore = {
       runs.map((r) => r.timeoutMs),
       runs.map((r) => r.parentId),
       appVersion,
+      historyOn(sql),
     ]);
     return new Set(rows.map((r) => r.id));
   },
@@ -126,7 +143,7 @@ export const runStore = {
   },
 
   async claim(sql: SqlClient, queue: string, limit: number, owner: string, leaseMs: number, workflows: string[]): Promise<ClaimedRun[]> {
-    const rows = await sql.query<Record<string, unknown>>(SQL.CLAIM, [queue, limit, owner, leaseMs, workflows]);
+    const rows = await sql.query<Record<string, unknown>>(SQL.CLAIM, [queue, limit, owner, leaseMs, workflows, historyOn(sql)]);
     return rows.map((r) => ({
       id: r.id as string,
       workflowName: r.workflow_name as string,
@@ -135,6 +152,7 @@ export const runStore = {
       attempt: Number(r.attempt),
       parentId: (r.parent_id as string | null) ?? null,
       deadlineAt: toDate(r.deadline_at),
+      availableAt: toDate(r.available_at),
       steps: parsed<RecordedStep[]>(r.steps),
     }));
   },
@@ -150,29 +168,29 @@ export const runStore = {
     sql: SqlClient,
     s: { runId: string; epoch: number; seq: number; name: string; status: 'SUCCEEDED' | 'FAILED'; output: string | null; error: string | null; attempts: number; durationMs: number },
   ): Promise<boolean> {
-    const rows = await sql.query(SQL.INSERT_STEP, [s.runId, s.epoch, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.durationMs]);
+    const rows = await sql.query(SQL.INSERT_STEP, [s.runId, s.epoch, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.durationMs, historyOn(sql)]);
     return rows.length === 1;
   },
 
   /** Fenced end of a run; false = the lease is lost. */
   async finishRun(sql: SqlClient, runId: string, epoch: number, status: 'SUCCEEDED' | 'FAILED', output: string | null, error: string | null): Promise<boolean> {
-    const rows = await sql.query(SQL.FINISH_RUN, [runId, epoch, status, output, error]);
+    const rows = await sql.query(SQL.FINISH_RUN, [runId, epoch, status, output, error, historyOn(sql)]);
     return rows.length === 1;
   },
 
   async releaseRuns(sql: SqlClient, held: { id: string; epoch: number }[]): Promise<number> {
     if (!held.length) return 0;
-    const rows = await sql.query<{ n: number }>(SQL.RELEASE_RUNS, [held.map((h) => h.id), held.map((h) => h.epoch)]);
+    const rows = await sql.query<{ n: number }>(SQL.RELEASE_RUNS, [held.map((h) => h.id), held.map((h) => h.epoch), historyOn(sql)]);
     return rows.reduce((a, r) => a + Number(r.n), 0);
   },
 
   async sweepExpiredLeases(sql: SqlClient, batch: number): Promise<number> {
-    const rows = await sql.query<{ n: number }>(SQL.SWEEP_EXPIRED_LEASES, [batch]);
+    const rows = await sql.query<{ n: number }>(SQL.SWEEP_EXPIRED_LEASES, [batch, historyOn(sql)]);
     return rows.reduce((a, r) => a + Number(r.n), 0);
   },
 
   async sweepDeadlines(sql: SqlClient, batch: number): Promise<string[]> {
-    return (await sql.query<{ id: string }>(SQL.SWEEP_DEADLINES, [batch])).map((r) => r.id);
+    return (await sql.query<{ id: string }>(SQL.SWEEP_DEADLINES, [batch, historyOn(sql)])).map((r) => r.id);
   },
 
   async sweepRetention(sql: SqlClient, olderThanMs: number, batch: number): Promise<number> {
@@ -197,13 +215,18 @@ export const runStore = {
     return row?.status ?? null;
   },
 
-  /** true if the run was unfinished and is now CANCELLED. */
-  async cancel(sql: SqlClient, id: string): Promise<boolean> {
-    return (await sql.query(SQL.CANCEL_RUN, [id])).length === 1;
+  /** true if the run was unfinished and is now CANCELLED (its descendants too, unless cascade is false). */
+  async cancel(sql: SqlClient, id: string, cascade = true): Promise<boolean> {
+    return (await runStore.cancelTree(sql, id, cascade)).includes(id);
   },
 
-  /** true if the run was CANCELLED/FAILED and is now PENDING again. */
-  async resume(sql: SqlClient, id: string): Promise<boolean> {
-    return (await sql.query(SQL.RESUME_RUN, [id])).length === 1;
+  /** Cancels a run (and, with cascade, its unfinished descendants); returns every id it cancelled. */
+  async cancelTree(sql: SqlClient, id: string, cascade: boolean): Promise<string[]> {
+    return (await sql.query<{ id: string }>(SQL.CANCEL_RUN, [id, historyOn(sql), cascade])).map((r) => r.id);
+  },
+
+  /** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */
+  async resume(sql: SqlClient, id: string, cascade = true): Promise<boolean> {
+    return (await sql.query<{ id: string }>(SQL.RESUME_RUN, [id, historyOn(sql), cascade])).some((r) => r.id === id);
   },
 };

@@ -9,6 +9,37 @@
 export const WAKEUP_CHANNEL = 'durable_wakeup';
 /** Channel telling the executing worker that a run was cancelled; the payload is the run id. */
 export const CANCEL_CHANNEL = 'durable_cancel';
+/**
+ * Channel telling the worker executing a RUNNING run that something it may wait for arrived
+ * (a message, a child finished); the payload is the run id. A hint, like the wake-ups.
+ */
+export const SIGNAL_CHANNEL = 'durable_signal';
+
+/**
+ * CTEs `<name>` and `<name>_n` that signal the runs whose ids `ids` (a subquery) selects: a
+ * WAITING run becomes due at once (available_at = now()) and its queue is woken; a RUNNING run
+ * gets its available_at bumped (strictly increasing: the executor's token, see wait-sql.ts) and a
+ * hint on SIGNAL_CHANNEL. Reference `(SELECT n FROM <name>_n)` in the final SELECT so the
+ * notifications are sent. Used when a message is sent and when a child run ends.
+ */
+export const signalRuns = (name: string, ids: string) => `${name} AS (
+  UPDATE durable_runs p
+  SET available_at = CASE WHEN p.status = 'WAITING' THEN least(p.available_at, now())
+                          ELSE greatest(now(), p.available_at + interval '1 millisecond') END
+  WHERE p.id IN (${ids}) AND p.status IN ('RUNNING','WAITING')
+  RETURNING p.id, p.queue, p.status),
+${name}_n AS (
+  SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)
+                    ELSE pg_notify('${SIGNAL_CHANNEL}', id) END) AS n
+  FROM ${name})`;
+
+/**
+ * Run history (durable_run_events): statements that change a run's state write its history row
+ * in the same statement (a CTE), when their last parameter (the engine option `history`) is true.
+ */
+const history = (param: string, select: string) => `
+INSERT INTO durable_run_events (run_id, kind, detail)
+${select} AND ${param}::boolean`;
 
 const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
   lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at`;
@@ -27,7 +58,7 @@ SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_ste
 /**
  * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
  * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
- * $9 parent id, $10 app version. Existing id → no row (idempotent start).
+ * $9 parent id, $10 app version, $11 history. Existing id → no row (idempotent start).
  * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
  */
 export const INSERT_RUN = `
@@ -37,26 +68,32 @@ WITH ins AS (
           coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
           now() + $8::float8 * interval '1 millisecond', $9, $10)
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, queue, available_at <= now() AS due)
+  RETURNING id, queue, available_at <= now() AS due),
+hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
 SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`;
 
 /**
  * Enqueue one run already claimed by this worker (it has a free slot; it executes the run
  * right after this statement returns, with no claim round trip and no wake-up).
- * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms.
+ * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms; $11 history.
  */
 export const INSERT_RUN_CLAIMED = `
+WITH ins AS (
 INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
                           app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at)
 VALUES ($1, $2, $3, 'RUNNING', $4::jsonb, $5, now(), now() + $8::float8 * interval '1 millisecond', $9, $10,
         $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now())
 ON CONFLICT (id) DO NOTHING
-RETURNING id, lease_epoch, attempt, deadline_at`;
+RETURNING id, lease_epoch, attempt, deadline_at, available_at),
+hist AS (${history('$11', `SELECT id, v.kind, v.detail FROM ins CROSS JOIN LATERAL (VALUES
+  (1, 'created', jsonb_build_object('workflow', $2::text, 'queue', $3::text)),
+  (2, 'claimed', jsonb_build_object('worker', $6::text, 'epoch', 1, 'attempt', 1))) AS v(o, kind, detail) WHERE true`)})
+SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`;
 
 /**
  * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
  * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
- * $8 parent ids, $9 app version (one value). Returns the ids actually inserted; one wake-up per queue.
+ * $8 parent ids, $9 app version (one value), $10 history. Returns the ids actually inserted; one wake-up per queue.
  */
 export const INSERT_RUNS = `
 WITH ins AS (
@@ -65,7 +102,8 @@ WITH ins AS (
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[])
        AS t(id, wf, q, inp, pr, ra, tmo, par)
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, queue),
+  RETURNING id, workflow_name, queue),
+hist AS (${history('$10', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue) FROM ins WHERE true`)}),
 woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM ins) q)
 SELECT ins.id FROM ins CROSS JOIN woken`;
 
@@ -78,21 +116,27 @@ export const SELECT_RUN_IDENTITY = `SELECT id, workflow_name, status FROM durabl
  * rolling deploy an older instance leaves newer workflows to the instances that know them).
  * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
  * Index: durable_runs_claim_idx (partial: claimable rows only).
- * Returns the recorded steps too, so an execution needs no other read.
+ * Returns the recorded steps too, so an execution needs no other read, and available_at (the
+ * token of durable waits, see wait-sql.ts). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
  */
 export const CLAIM = `
 WITH c AS (
-  SELECT id FROM durable_runs
+  SELECT id, status AS prev FROM durable_runs
   WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= now() AND workflow_name = ANY($5::text[])
   ORDER BY priority, available_at
   LIMIT $2
-  FOR UPDATE SKIP LOCKED)
-UPDATE durable_runs r
-SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
-    lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-    started_at = coalesce(r.started_at, now()), updated_at = now()
-FROM c WHERE r.id = c.id
-RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, ${STEPS_OF_R} AS steps`;
+  FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE durable_runs r
+  SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
+      lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+      started_at = coalesce(r.started_at, now()), updated_at = now()
+  FROM c WHERE r.id = c.id
+  RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
+            ${STEPS_OF_R} AS steps),
+hist AS (${history('$6', `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
+  jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`)})
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, steps FROM u`;
 
 /**
  * Heartbeat: extend, in one statement, the leases this worker still holds. $1 ids, $2 epochs,
@@ -109,29 +153,43 @@ RETURNING r.id`;
  * Checkpoint one finished step, fenced: inserted only while the run is RUNNING under epoch $2.
  * FOR SHARE holds the run row until this statement commits, so a concurrent sweep or claim
  * either sees this step or makes the insert match nothing — never a lost or duplicate step.
- * $1 run, $2 epoch, $3 seq, $4 name, $5 status, $6 output, $7 error, $8 attempts, $9 duration ms.
+ * $1 run, $2 epoch, $3 seq, $4 name, $5 status, $6 output, $7 error, $8 attempts, $9 duration ms,
+ * $10 history (a 'step_failed' row for a FAILED step).
  */
 export const INSERT_STEP = `
-INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
-SELECT r.id, $3, $4, $5, $6::jsonb, $7::jsonb, $8, now() - $9::float8 * interval '1 millisecond', now()
-FROM durable_runs r
-WHERE r.id = $1 AND r.lease_epoch = $2 AND r.status = 'RUNNING'
-FOR SHARE OF r
-ON CONFLICT (run_id, seq) DO NOTHING
-RETURNING seq`;
+WITH s AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
+  SELECT r.id, $3, $4, $5, $6::jsonb, $7::jsonb, $8, now() - $9::float8 * interval '1 millisecond', now()
+  FROM durable_runs r
+  WHERE r.id = $1 AND r.lease_epoch = $2 AND r.status = 'RUNNING'
+  FOR SHARE OF r
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING run_id, seq, status, attempts, error),
+hist AS (${history('$10', `SELECT run_id, 'step_failed', jsonb_build_object('seq', seq, 'step', $4::text, 'attempts', attempts,
+  'error', error -> 'message') FROM s WHERE status = 'FAILED'`)})
+SELECT seq FROM s`;
 
-/** Finish a run, fenced. $1 run, $2 epoch, $3 status (SUCCEEDED|FAILED), $4 output, $5 error. */
+/**
+ * Finish a run, fenced. $1 run, $2 epoch, $3 status (SUCCEEDED|FAILED), $4 output, $5 error, $6 history.
+ * A child run signals its parent in the same statement (a parent waiting for it wakes at once).
+ */
 export const FINISH_RUN = `
-UPDATE durable_runs
-SET status = $3, output = $4::jsonb, error = $5::jsonb, finished_at = now(), updated_at = now(),
-    lease_owner = NULL, lease_expires_at = NULL
-WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
-RETURNING id`;
+WITH u AS (
+  UPDATE durable_runs
+  SET status = $3, output = $4::jsonb, error = $5::jsonb, finished_at = now(), updated_at = now(),
+      lease_owner = NULL, lease_expires_at = NULL
+  WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
+  RETURNING id, parent_id, status),
+hist AS (${history('$6', `SELECT id, CASE WHEN status = 'SUCCEEDED' THEN 'completed' ELSE 'failed' END,
+  CASE WHEN status = 'FAILED' THEN jsonb_build_object('error', error -> 'message') END FROM u
+  CROSS JOIN (SELECT $5::jsonb AS error) e WHERE true`)}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL')}
+SELECT id, (SELECT n FROM par_n) AS signalled FROM u`;
 
 /**
  * Hand runs back (graceful shutdown, or a worker that stops them): claimable again at once,
  * and a wake-up per queue so another instance takes them without waiting for a poll.
- * $1 ids, $2 epochs.
+ * $1 ids, $2 epochs, $3 history.
  */
 export const RELEASE_RUNS = `
 WITH u AS (
@@ -139,18 +197,19 @@ WITH u AS (
   SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
   FROM unnest($1::text[], $2::int[]) AS h(id, epoch)
   WHERE r.id = h.id AND r.lease_epoch = h.epoch AND r.status = 'RUNNING'
-  RETURNING r.queue)
+  RETURNING r.id, r.queue),
+hist AS (${history('$3', `SELECT id, 'released', NULL::jsonb FROM u WHERE true`)})
 SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`;
 
 /**
  * Sweeper: runs whose lease expired (their worker died or froze) become claimable again,
  * at most $1 per statement; a wake-up per queue. Index: durable_runs_lease_idx.
- * SKIP LOCKED makes it safe on every instance at once.
+ * SKIP LOCKED makes it safe on every instance at once. $2 history ('lease_expired').
  */
 export const SWEEP_EXPIRED_LEASES = `
 WITH x AS (
-  SELECT id FROM durable_runs
+  SELECT id, lease_owner, lease_epoch FROM durable_runs
   WHERE status = 'RUNNING' AND lease_expires_at < now()
   ORDER BY lease_expires_at LIMIT $1
   FOR UPDATE SKIP LOCKED),
@@ -158,27 +217,34 @@ u AS (
   UPDATE durable_runs r
   SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
   FROM x WHERE r.id = x.id
-  RETURNING r.queue)
+  RETURNING r.id, r.queue, x.lease_owner, x.lease_epoch),
+hist AS (${history('$2', `SELECT id, 'lease_expired', jsonb_build_object('worker', lease_owner, 'epoch', lease_epoch) FROM u WHERE true`)})
 SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`;
 
 /**
  * Sweeper: unfinished runs past their deadline end FAILED with a timeout error, at most $1 per
- * statement, even when no process is executing them. Index: durable_runs_deadline_idx.
+ * statement, even when no process is executing them (a WAITING run too: a sleep or a wait does
+ * not extend a deadline). Index: durable_runs_deadline_idx. A child signals its parent.
+ * $2 history ('failed' with reason 'deadline').
  */
 export const SWEEP_DEADLINES = `
 WITH x AS (
   SELECT id FROM durable_runs
   WHERE deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING') AND deadline_at < now()
   ORDER BY deadline_at LIMIT $1
-  FOR UPDATE SKIP LOCKED)
+  FOR UPDATE SKIP LOCKED),
+u AS (
 UPDATE durable_runs r
 SET status = 'FAILED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
     error = jsonb_build_object('name', 'DeadlineExceededError', 'code', 'DEADLINE_EXCEEDED',
       'message', 'The run exceeded its deadline (' || to_char(r.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
                  '); raise the workflow option timeoutMs or the start option timeoutMs.')
 FROM x WHERE r.id = x.id
-RETURNING r.id`;
+RETURNING r.id, r.parent_id, r.deadline_at),
+hist AS (${history('$2', `SELECT id, 'failed', jsonb_build_object('reason', 'deadline', 'deadline', deadline_at) FROM u WHERE true`)}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL')}
+SELECT id, (SELECT n FROM par_n) AS signalled FROM u`;
 
 /**
  * Sweeper: delete finished runs older than $1 ms, at most $2 per statement, with everything
@@ -209,32 +275,50 @@ FROM durable_runs r WHERE r.id = $1`;
 export const SELECT_RUN_RESULT = `SELECT status, output, error FROM durable_runs WHERE id = $1`;
 
 /**
- * Cancel an unfinished run; the executing worker (if any) is told through CANCEL_CHANNEL and
- * its fenced writes match nothing from now on. $1 run id.
+ * Cancel an unfinished run and, when $3 (cascade) is true, its unfinished descendants (child runs,
+ * through parent_id; index durable_runs_parent_idx). The executing workers (if any) are told
+ * through CANCEL_CHANNEL and their fenced writes match nothing from now on. The parent of the run
+ * (if it waits for it) is signalled. $1 run id, $2 history. Returns every run it cancelled.
  */
 export const CANCEL_RUN = `
-WITH u AS (
+WITH RECURSIVE tree AS (
+  SELECT id FROM durable_runs WHERE id = $1
+  UNION
+  SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id WHERE $3::boolean),
+u AS (
   UPDATE durable_runs
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-  WHERE id = $1 AND status IN ('PENDING','RUNNING','WAITING')
-  RETURNING id)
-SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified FROM u`;
+  WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
+  RETURNING id, parent_id),
+hist AS (${history('$2', `SELECT id, 'cancelled', CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) END FROM u WHERE true`)}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE id = $1 AND parent_id IS NOT NULL')}
+SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM u`;
 
 /**
  * Resume a CANCELLED or FAILED run from its last checkpoint: the final failed step (if the run
- * failed in one) is forgotten so that it runs again; an expired deadline is lifted. $1 run id.
+ * failed in one) is forgotten so that it runs again; an expired deadline is lifted. $1 run id,
+ * $2 history. With $3 (cascade), the descendants cancelled together with it (same statement,
+ * hence the same finished_at) are resumed too.
  */
 export const RESUME_RUN = `
-WITH u AS (
+WITH RECURSIVE root AS (
+  SELECT id, finished_at FROM durable_runs WHERE id = $1 AND status IN ('CANCELLED','FAILED')),
+tree AS (
+  SELECT id FROM root
+  UNION
+  SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id
+  WHERE $3::boolean AND c.status = 'CANCELLED' AND c.finished_at = (SELECT finished_at FROM root)),
+u AS (
   UPDATE durable_runs
   SET status = 'PENDING', available_at = now(), updated_at = now(), finished_at = NULL, error = NULL,
       deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
-  WHERE id = $1 AND status IN ('CANCELLED','FAILED')
+  WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
   RETURNING id, queue),
 f AS (
   DELETE FROM durable_steps s
   WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
-    AND s.seq = (SELECT max(seq) FROM durable_steps WHERE run_id = $1))
+    AND s.seq = (SELECT max(seq) FROM durable_steps m WHERE m.run_id = s.run_id)),
+hist AS (${history('$2', `SELECT id, 'resumed', NULL::jsonb FROM u WHERE true`)})
 SELECT id, pg_notify('${WAKEUP_CHANNEL}', queue) IS NULL AS notified FROM u`;
 
 /** Status of one run (to explain why cancel/resume changed nothing). */

@@ -1,0 +1,113 @@
+import { createHash } from 'node:crypto';
+import { DurableError, IdempotencyConflictError, RunNotFoundError, WorkflowCancelledError, WorkflowFailedError } from '../errors/index.js';
+import { waitStore } from '../store/wait-store.js';
+import { decode, encode } from './codec.js';
+import { ExecutionStopped, type RunContext } from './run-context.js';
+import { WaitSet } from './wait-set.js';
+import { asPromise, recordedAt, workflowContext } from './waits.js';
+
+/** Options of Durable.startChild(). */
+export interface ChildOptions {
+  /** The child's run id. Default `${parentRunId}:child:${seq}` (deterministic, so a replay finds the same child). */
+  id?: string;
+  /** Overrides the child workflow's queue. */
+  queue?: string;
+  /** Overrides the child workflow's priority. */
+  priority?: number;
+  /** Overrides the child workflow's timeoutMs (deadline from its start); null = none. */
+  timeoutMs?: number | null;
+  /** Start the child this many ms later. */
+  delayMs?: number;
+}
+
+const MAX_ID = 256;
+const startStepName = (workflow: string) => `durable.startChild:${workflow}`;
+const resultStepName = (childId: string) => `durable.result:${childId}`;
+
+/**
+ * A child run started by Durable.startChild(). Its `result()` is a durable wait of the parent:
+ * recorded once, replayed identically; while the child runs, the parent is suspended (WAITING)
+ * and is woken when the child ends.
+ */
+export class ChildWorkflowHandle<TOutput = unknown> {
+  constructor(
+    /** The child's run id (WorkflowClient.getRun, cancel, … work with it too). */
+    readonly id: string,
+    readonly workflowName: string,
+  ) {}
+
+  /**
+   * The child's output once it SUCCEEDED. Throws WorkflowFailedError (the child's stored error),
+   * WorkflowCancelledError, or RunNotFoundError (the child run was deleted). Call it from the
+   * parent's workflow code (not from a step).
+   */
+  result(): Promise<TOutput> {
+    return asPromise(async () => {
+      const ctx = workflowContext('ChildWorkflowHandle.result()');
+      const name = resultStepName(this.id);
+      const seq = ctx.takeSeq();
+      ctx.throwIfStopped();
+      const rec = recordedAt(ctx, seq, name);
+      const settle = (out: unknown) => settleChild<TOutput>(this.id, out);
+      if (rec?.status === 'SUCCEEDED') return settle(decode(rec.output));
+      return WaitSet.of(ctx).wait({ seq, kind: 'child', name, key: this.id, ms: null, due: null }, settle);
+    });
+  }
+}
+
+function settleChild<T>(childId: string, out: unknown): T {
+  const r = out as { status: string; output?: unknown; error?: unknown };
+  if (r.status === 'SUCCEEDED') return r.output as T;
+  if (r.status === 'CANCELLED') throw new WorkflowCancelledError(childId);
+  if (r.status === 'MISSING') throw new RunNotFoundError(childId);
+  throw new WorkflowFailedError(childId, r.error);
+}
+
+/** Durable.startChild — see durable-api.ts. */
+export function startChild<T = unknown>(workflowName: string, input: unknown, opts: ChildOptions = {}): Promise<ChildWorkflowHandle<T>> {
+  return asPromise(async () => {
+    const ctx = workflowContext('Durable.startChild()');
+    if (typeof workflowName !== 'string' || !workflowName) {
+      throw new DurableError('INVALID_ARGUMENT', 'Durable.startChild(): the workflow name must be a non-empty string.');
+    }
+    const name = startStepName(workflowName);
+    const seq = ctx.takeSeq();
+    ctx.throwIfStopped();
+    const rec = recordedAt(ctx, seq, name);
+    if (rec?.status === 'SUCCEEDED') {
+      const r = decode(rec.output) as { id: string; workflow: string };
+      return new ChildWorkflowHandle<T>(r.id, r.workflow);
+    }
+    return create<T>(ctx, seq, name, workflowName, input, opts ?? {});
+  });
+}
+
+async function create<T>(ctx: RunContext, seq: number, stepName: string, workflowName: string, input: unknown, opts: ChildOptions): Promise<ChildWorkflowHandle<T>> {
+  const { newRun } = ctx.services;
+  if (!newRun) throw new DurableError('NO_ENGINE', 'Durable.startChild() needs a workflow run executed by a DurableEngine.');
+  const id = opts.id ?? childId(ctx.runId, seq);
+  const child = newRun(workflowName, input, { ...opts, id });
+  child.parentId = ctx.runId;
+  const output = encode({ id: child.id, workflow: child.workflowName }, { where: `step "${stepName}" of run ${ctx.runId}` });
+  const done = ctx.enterWork();
+  try {
+    const r = await waitStore.startChild(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, seq, name: stepName, child, output });
+    if (!r.held) {
+      ctx.stop('lease-lost');
+      throw new ExecutionStopped('lease-lost');
+    }
+    if (r.conflict) throw new IdempotencyConflictError(child.id, r.conflict, child.workflowName);
+    ctx.throwIfStopped();
+    return new ChildWorkflowHandle<T>(child.id, child.workflowName);
+  } finally {
+    done();
+  }
+}
+
+/** Deterministic child id: the same on every replay of the parent. */
+function childId(parentId: string, seq: number): string {
+  const id = `${parentId}:child:${seq}`;
+  if (id.length <= MAX_ID) return id;
+  return `${createHash('sha256').update(parentId).digest('hex')}:child:${seq}`;
+}
+

@@ -1,0 +1,90 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { DeterminismError, DurableError, NotInWorkflowError } from '../errors/index.js';
+import type { RecordedStep } from '../store/run-store.js';
+import { decode } from './codec.js';
+import { currentScope, type RunContext } from './run-context.js';
+import { WaitSet } from './wait-set.js';
+
+/** Step names of the durable waits (what getRun() shows; replay checks them). */
+export const SLEEP_STEP = 'durable.sleep';
+export const recvStepName = (topic: string) => `durable.recv:${topic}`;
+
+/**
+ * The run context of workflow code, for a durable operation that takes a step sequence number.
+ * Inside a step (which may run more than once) a durable wait cannot be recorded: that is an error.
+ */
+export function workflowContext(api: string): RunContext {
+  const scope = currentScope();
+  if (!scope) throw new NotInWorkflowError(api);
+  if (scope.step) {
+    throw new NotInWorkflowError(api, `workflow code, not inside a step (step "${scope.step.name}" may run more than once, so it cannot record a durable operation)`);
+  }
+  return scope.run;
+}
+
+/**
+ * The recorded step at `seq`, if any; a recorded step of another name is a determinism error
+ * that fails the run (same rule as @Step replay).
+ */
+export function recordedAt(ctx: RunContext, seq: number, name: string): RecordedStep | undefined {
+  const r = ctx.recordedStep(seq);
+  if (r && r.name !== name) {
+    ctx.fatal = new DeterminismError(ctx.runId, seq, r.name, name);
+    throw ctx.fatal;
+  }
+  return r;
+}
+
+/** Runs `fn` as a promise: synchronous throws become rejections (safe inside Promise.all). */
+export function asPromise<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+export function checkMs(api: string, name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
+    throw new DurableError('INVALID_ARGUMENT', `${api}: ${name} must be a finite number of milliseconds ≥ 0 (got ${JSON.stringify(v)}).`);
+  }
+  return v;
+}
+
+/** Durable.sleep — see durable-api.ts. */
+export function durableSleep(ms: number): Promise<void> {
+  return asPromise(async () => {
+    checkMs('Durable.sleep()', 'ms', ms);
+    const scope = currentScope();
+    if (scope?.step) {
+      // Inside a step: a plain (non-durable) pause that ends early if the run must stop.
+      await delay(ms, undefined, { signal: scope.run.abort.signal }).catch(() => scope.run.throwIfStopped());
+      return;
+    }
+    const ctx = workflowContext('Durable.sleep()');
+    const seq = ctx.takeSeq();
+    ctx.throwIfStopped();
+    const rec = recordedAt(ctx, seq, SLEEP_STEP);
+    const due = rec ? (decode(rec.output) as Date) : null;
+    if (due && due.getTime() <= Date.now()) return;
+    await WaitSet.of(ctx).wait({ seq, kind: 'sleep', name: SLEEP_STEP, key: null, ms: rec ? null : ms, due }, () => undefined);
+  });
+}
+
+/** Durable.recv — see durable-api.ts. */
+export function durableRecv<T>(topic: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
+  return asPromise(async () => {
+    if (typeof topic !== 'string' || !topic || topic.length > 256) {
+      throw new DurableError('INVALID_ARGUMENT', `Durable.recv(): the topic must be a non-empty string of at most 256 characters (got ${JSON.stringify(topic)}).`);
+    }
+    const timeoutMs = opts?.timeoutMs === undefined || opts.timeoutMs === null ? null : checkMs('Durable.recv()', 'timeoutMs', opts.timeoutMs);
+    const ctx = workflowContext('Durable.recv()');
+    const name = recvStepName(topic);
+    const seq = ctx.takeSeq();
+    ctx.throwIfStopped();
+    const rec = recordedAt(ctx, seq, name);
+    if (rec?.status === 'SUCCEEDED') return decode(rec.output) as T | null;
+    const due = rec?.status === 'WAITING' ? (decode(rec.output) as { deadline: Date }).deadline : null;
+    return WaitSet.of(ctx).wait({ seq, kind: 'recv', name, key: topic, ms: rec ? null : timeoutMs, due }, (out) => out as T | null);
+  });
+}

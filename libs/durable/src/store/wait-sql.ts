@@ -1,0 +1,204 @@
+/**
+ * The statements of durable waits and composition: sleep, messages (send/recv), events
+ * (setEvent/getEvent), child workflows, and the run history. Same rules as sql.ts: one
+ * statement per round trip, every write an executor makes is fenced by (run id, lease epoch),
+ * time comes from the database clock.
+ *
+ * How a waiting run is woken without losing a wake-up: a signal (a message sent to the run, a
+ * child of it finishing) always touches the run row — a WAITING run becomes due
+ * (available_at ≤ now()), a RUNNING run gets its available_at bumped (see signalRuns in sql.ts).
+ * The executor remembers the available_at it last saw (its "token"); RESOLVE_WAITS locks the run
+ * row and suspends only if the token is unchanged. A signal that committed after the statement's
+ * snapshot therefore either changed the token (the executor looks again) or finds the run
+ * WAITING (and makes it due).
+ */
+import { WAKEUP_CHANNEL, signalRuns } from './sql.js';
+
+/** jsonb of a timestamptz in the codec's Date form ({"$durable":"Date","v":"…Z"}), so it decodes to a Date. */
+const dateJson = (expr: string) =>
+  `jsonb_build_object('$durable', 'Date', 'v', to_char((${expr}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+/** now() + $ms, at the precision of the timestamptz(3) columns (so a stored wake time compares exactly). */
+const plusMs = (ms: string) => `(now() + ${ms} * interval '1 millisecond')::timestamptz(3)`;
+
+/** The run row, locked, if this execution still holds it ($1 run, $2 epoch). */
+const HELD_RUN = `
+run AS (
+  SELECT id, available_at FROM durable_runs
+  WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
+  FOR UPDATE)`;
+
+/**
+ * Resolve the pending waits of one execution and, when nothing can progress, suspend the run —
+ * one statement. Waits are passed as parallel arrays (one element per wait):
+ *   $7 seq, $8 kind ('sleep' | 'recv' | 'child'), $9 step name, $10 key (recv: topic, child: child run id),
+ *   $11 ms (a timer not recorded yet: sleep length / recv timeout), $12 due (a recorded wake time / recv deadline).
+ * What it does, fenced by $1 run / $2 epoch:
+ *   - recv: the k-th pending recv of a topic (in seq order) consumes the k-th oldest unconsumed message of
+ *     that topic; its step is recorded SUCCEEDED with the payload and the message marked consumed
+ *     (consumed_seq) in the same statement — exactly once. Without a message: a recv whose deadline
+ *     passed is recorded SUCCEEDED with null (timeout); a new timeout is recorded as a WAITING step
+ *     holding its deadline, so a replay keeps the original deadline.
+ *   - child: a child run that ended (or no longer exists) is recorded as {status, output, error}.
+ *   - sleep: a new sleep is recorded SUCCEEDED with its wake time (output: a Date), once.
+ *   - suspend (only if $4 allows it, nothing was resolved, and the run's available_at still equals
+ *     the token $3): status WAITING, available_at = the earliest timer (or now() + $5 ms, a safety
+ *     re-check for waits without a timer), lease released, attempt reset (a suspension is not a crash).
+ * $6: write the history row ('suspended'). Returns held (0 = lease lost), the current token, the steps
+ * written, and the suspension (until, queue) if any. Index: durable_messages_pending_idx.
+ */
+export const RESOLVE_WAITS = `
+WITH ${HELD_RUN},
+w AS (
+  SELECT * FROM unnest($7::int[], $8::text[], $9::text[], $10::text[], $11::float8[], $12::timestamptz[])
+    AS w(seq, kind, name, key, ms, due)
+  WHERE EXISTS (SELECT 1 FROM run)),
+rw AS (SELECT w.*, row_number() OVER (PARTITION BY w.key ORDER BY w.seq) AS rk FROM w WHERE w.kind = 'recv'),
+tp AS (SELECT key AS topic, count(*) AS n FROM rw GROUP BY key),
+msg AS (
+  SELECT m.id, m.topic, m.payload, row_number() OVER (PARTITION BY m.topic ORDER BY m.id) AS rk
+  FROM tp CROSS JOIN LATERAL (
+    SELECT id, topic, payload FROM durable_messages
+    WHERE run_id = $1 AND topic = tp.topic AND consumed_at IS NULL
+    ORDER BY id LIMIT tp.n) m),
+got AS (SELECT rw.seq, rw.name, msg.id AS msg_id, msg.payload FROM rw JOIN msg ON msg.topic = rw.key AND msg.rk = rw.rk),
+rdl AS (
+  SELECT rw.seq, rw.name, rw.due IS NULL AS fresh, coalesce(rw.due, ${plusMs('rw.ms')}) AS deadline
+  FROM rw WHERE (rw.due IS NOT NULL OR rw.ms IS NOT NULL) AND rw.seq NOT IN (SELECT seq FROM got)),
+cd AS (
+  SELECT w.seq, w.name, c.id IS NULL AS missing, c.status, c.output, c.error
+  FROM w LEFT JOIN durable_runs c ON c.id = w.key
+  WHERE w.kind = 'child' AND (c.id IS NULL OR c.status IN ('SUCCEEDED','FAILED','CANCELLED'))),
+sl AS (SELECT seq, name, ${plusMs('ms')} AS wake FROM w WHERE kind = 'sleep' AND due IS NULL),
+res AS (
+  SELECT seq, name, 'SUCCEEDED' AS status, payload AS output, true AS resolves FROM got
+  UNION ALL
+  SELECT seq, name, CASE WHEN deadline <= now() THEN 'SUCCEEDED' ELSE 'WAITING' END,
+         CASE WHEN deadline <= now() THEN 'null'::jsonb ELSE jsonb_build_object('deadline', ${dateJson('deadline')}) END,
+         deadline <= now()
+  FROM rdl WHERE fresh OR deadline <= now()
+  UNION ALL
+  SELECT seq, name, 'SUCCEEDED',
+         CASE WHEN missing THEN jsonb_build_object('status', 'MISSING')
+              ELSE jsonb_build_object('status', status, 'output', output, 'error', error) END,
+         true
+  FROM cd
+  UNION ALL
+  SELECT seq, name, 'SUCCEEDED', ${dateJson('wake')}, false FROM sl),
+ins AS (
+  INSERT INTO durable_steps AS s (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT $1, seq, name, status, output, 1, now(), now() FROM res
+  ON CONFLICT (run_id, seq) DO UPDATE SET status = excluded.status, output = excluded.output, finished_at = excluded.finished_at
+  WHERE s.status = 'WAITING'
+  RETURNING s.seq, s.status, s.output),
+used AS (
+  UPDATE durable_messages m SET consumed_seq = got.seq, consumed_at = now()
+  FROM got WHERE m.id = got.msg_id AND got.seq IN (SELECT seq FROM ins)
+  RETURNING m.id),
+progress AS (SELECT count(*) AS n FROM ins JOIN res USING (seq) WHERE res.resolves),
+nxt AS (
+  SELECT least(min(t), now() + $5::float8 * interval '1 millisecond') AS at FROM (
+    SELECT wake AS t FROM sl
+    UNION ALL SELECT due FROM w WHERE kind = 'sleep' AND due IS NOT NULL
+    UNION ALL SELECT deadline FROM rdl) x),
+sus AS (
+  UPDATE durable_runs r
+  SET status = 'WAITING', available_at = (SELECT at FROM nxt), lease_owner = NULL, lease_expires_at = NULL,
+      attempt = 0, updated_at = now()
+  FROM run
+  WHERE r.id = run.id AND $4::boolean AND run.available_at = $3::timestamptz AND (SELECT n FROM progress) = 0
+  RETURNING r.id, r.queue, r.available_at),
+hist AS (
+  INSERT INTO durable_run_events (run_id, kind, detail)
+  SELECT id, 'suspended', jsonb_build_object('until', available_at,
+           'waits', (SELECT jsonb_agg(jsonb_build_object('seq', seq, 'kind', kind, 'key', key) ORDER BY seq) FROM w))
+  FROM sus WHERE $6::boolean)
+SELECT (SELECT count(*) FROM run)::int AS held,
+       (SELECT available_at FROM run) AS token,
+       (SELECT available_at FROM sus) AS suspended_until,
+       (SELECT queue FROM sus) AS queue,
+       (SELECT coalesce(json_agg(json_build_object('seq', seq, 'status', status, 'output', output)), '[]'::json) FROM ins) AS steps`;
+
+/**
+ * Durable.startChild: create the child run (PENDING, parent_id = $1) and checkpoint the parent's
+ * step in one statement, fenced by the parent's epoch: the child exists iff the step is recorded.
+ * $3 seq, $4 step name, $5 child id, $6 workflow, $7 queue, $8 input, $9 priority, $10 run-at,
+ * $11 delay ms, $12 timeout ms, $13 app version, $14 step output, $15 history.
+ * An existing child id of the same workflow is adopted (idempotent start); of another workflow,
+ * nothing is written and `conflict` names it. Wakes the child's queue.
+ */
+export const START_CHILD = `
+WITH run AS (
+  SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+other AS (SELECT workflow_name FROM durable_runs WHERE id = $5 AND workflow_name <> $6),
+child AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  SELECT $5, $6, $7, 'PENDING', $8::jsonb, $9,
+         coalesce($10::timestamptz, now()) + coalesce($11::float8, 0) * interval '1 millisecond',
+         now() + $12::float8 * interval '1 millisecond', run.id, $13
+  FROM run WHERE NOT EXISTS (SELECT 1 FROM other)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, queue, available_at <= now() AS due),
+step AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT run.id, $3, $4, 'SUCCEEDED', $14::jsonb, 1, now(), now() FROM run WHERE NOT EXISTS (SELECT 1 FROM other)
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING seq),
+hist AS (
+  INSERT INTO durable_run_events (run_id, kind, detail)
+  SELECT id, 'created', jsonb_build_object('workflow', $6::text, 'queue', queue, 'parent', $1::text) FROM child WHERE $15::boolean),
+woken AS (SELECT count(CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END) AS n FROM child)
+SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM step)::int AS written,
+       (SELECT workflow_name FROM other) AS conflict, (SELECT n FROM woken) AS woken`;
+
+/**
+ * Durable.setEvent: checkpoint the step and upsert the event's latest value, one statement, fenced.
+ * $3 seq, $4 step name, $5 key, $6 value (jsonb). Returns held (0 = lease lost).
+ */
+export const SET_EVENT = `
+WITH run AS (
+  SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+step AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT run.id, $3, $4, 'SUCCEEDED', NULL, 1, now(), now() FROM run
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING run_id),
+ev AS (
+  INSERT INTO durable_events (run_id, key, value, updated_at)
+  SELECT run_id, $5, $6::jsonb, now() FROM step
+  ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+  RETURNING key)
+SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM ev)::int AS written`;
+
+/** WorkflowClient.getEvent: the latest value of key $2 of run $1 (if any), and the run's status. */
+export const SELECT_EVENT = `
+SELECT r.status, e.value, e.run_id IS NOT NULL AS found
+FROM (SELECT $1::text AS id) q
+LEFT JOIN durable_runs r ON r.id = q.id
+LEFT JOIN durable_events e ON e.run_id = q.id AND e.key = $2`;
+
+/**
+ * WorkflowClient.send: store a message for run $1 on topic $2 ($3 payload jsonb, $4 idempotency key
+ * or null) and signal the run (a WAITING run becomes due and its queue is woken; a RUNNING one is
+ * told through SIGNAL_CHANNEL). Inside the caller's transaction, the message and the signal exist
+ * iff it commits. A repeated idempotency key for the same run inserts nothing.
+ * Returns found (the run exists), sent (1 = new message).
+ */
+export const SEND_MESSAGE = `
+WITH r AS (SELECT id FROM durable_runs WHERE id = $1),
+ins AS (
+  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key)
+  SELECT id, $2, $3::jsonb, $4 FROM r
+  ON CONFLICT (run_id, idempotency_key) DO NOTHING
+  RETURNING run_id),
+${signalRuns('sig', 'SELECT run_id FROM ins')}
+SELECT (SELECT count(*) FROM r)::int AS found, (SELECT count(*) FROM ins)::int AS sent, (SELECT n FROM sig_n) AS signalled`;
+
+/** History of one run, oldest first (WorkflowClient.getRunEvents). Index: durable_run_events_run_idx. */
+export const SELECT_RUN_EVENTS = `
+SELECT e.id::text AS id, e.kind, e.detail, e.at FROM durable_run_events e WHERE e.run_id = $1 ORDER BY e.id LIMIT $2`;
+
+/** One history row written on its own (rare paths only: a step retried, a lease found lost). */
+export const INSERT_RUN_EVENT = `
+INSERT INTO durable_run_events (run_id, kind, detail) VALUES ($1, $2, $3::jsonb) RETURNING id`;
+

@@ -1,0 +1,114 @@
+import { Durable, Step } from 'nestjs-durable';
+import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+
+/** Durable.sleep: in memory below the threshold, suspended above it; replay sleeps only the remainder. */
+describe('waits: Durable.sleep', () => {
+  let h: EngineHarness;
+  const executed: string[] = [];
+  class Steps {
+    @Step() async mark(label: string) {
+      executed.push(label);
+      return label;
+    }
+  }
+  const steps = new Steps();
+
+  beforeAll(async () => {
+    h = await EngineHarness.create('sleep');
+  });
+  afterAll(() => h.close());
+  beforeEach(() => (executed.length = 0));
+
+  it('a short sleep stays in memory (run keeps RUNNING) and is recorded with its wake time', async () => {
+    const e = await h.engine({ shortSleep: async () => {
+      await steps.mark('a');
+      await Durable.sleep(300);
+      return steps.mark('b');
+    } }, { inMemoryWaitMaxMs: 1_000, workerId: 'short' });
+    const t0 = Date.now();
+    const handle = await e.startRun('shortSleep', null);
+    await sleep(150);
+    expect((await e.getRun(handle.id))?.status).toBe('RUNNING');
+    expect(await handle.result({ timeoutMs: 5_000 })).toBe('b');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    const run = await e.getRun(handle.id);
+    expect(run?.steps.map((s) => s.name)).toEqual(['mark', 'durable.sleep', 'mark']);
+    expect(run?.steps[1].output).toBeInstanceOf(Date);
+    expect(run?.leaseEpoch).toBe(1); // never suspended
+  });
+
+  it('a long sleep suspends the run: WAITING, no lease, available_at = wake time; then completes after it', async () => {
+    const e = await h.engine({ longSleep: async () => {
+      await steps.mark('before');
+      await Durable.sleep(1_500);
+      return steps.mark('after');
+    } }, { inMemoryWaitMaxMs: 500, workerId: 'long' });
+    const handle = await e.startRun('longSleep', null);
+    const waiting = await eventually(async () => {
+      const r = await e.getRun(handle.id);
+      return r?.status === 'WAITING' ? r : null;
+    }, 5_000, 'the run to suspend');
+    const wake = waiting!.steps[1].output as Date;
+    expect(waiting!.leaseOwner).toBeNull();
+    expect(waiting!.leaseExpiresAt).toBeNull();
+    expect(waiting!.availableAt.getTime()).toBe(wake.getTime());
+    expect(await handle.result({ timeoutMs: 10_000 })).toBe('after');
+    const done = await e.getRun(handle.id);
+    expect(done!.finishedAt!.getTime()).toBeGreaterThanOrEqual(wake.getTime());
+    expect(executed).toEqual(['before', 'after']); // the replay skipped the recorded step
+    expect(done?.leaseEpoch).toBe(2);
+    const kinds = (await e.getRunEvents(handle.id)).map((x) => x.kind);
+    expect(kinds).toEqual(['created', 'claimed', 'suspended', 'woken', 'completed']);
+  });
+
+  it('sleeping runs hold no worker slot: concurrency 1 runs 3 sleepers and a quick run meanwhile', async () => {
+    const e = await h.engine({
+      slotSleeper: async () => {
+        await Durable.sleep(1_500);
+        return 'slept';
+      },
+      slotQuick: async () => steps.mark('quick'),
+    }, { inMemoryWaitMaxMs: 200, concurrency: 1, workerId: 'slots' });
+    const sleepers = await Promise.all([1, 2, 3].map(() => e.startRun('slotSleeper', null)));
+    await eventually(async () => {
+      const [{ n }] = await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE workflow_name = 'slotSleeper' AND status = 'WAITING'`);
+      return n === 3;
+    }, 5_000, 'three sleepers suspended at once');
+    const quick = await e.startRun('slotQuick', null);
+    expect(await quick.result({ timeoutMs: 1_000 })).toBe('quick');
+    for (const s of sleepers) expect(await s.result({ timeoutMs: 10_000 })).toBe('slept');
+  });
+
+  it('a replay after a crash sleeps only the remainder of a recorded sleep', async () => {
+    const e = await h.engine({ remainder: async () => {
+      await Durable.sleep(60_000);
+      return steps.mark('woke');
+    } }, { workerId: 'remainder' });
+    // The execution that recorded the sleep (wake in 400 ms) died: the run is claimable again.
+    await h.query(`INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ('rem-1', 'remainder', 1, 1)`);
+    await h.query(`INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES
+      ('rem-1', 0, 'durable.sleep', 'SUCCEEDED',
+       jsonb_build_object('$durable', 'Date', 'v', to_char((now() + interval '400 milliseconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`);
+    const t0 = Date.now();
+    expect(await e.handle('rem-1').result({ timeoutMs: 5_000 })).toBe('woke');
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
+  it('Durable.sleep inside a step is a plain pause; bad arguments are typed errors', async () => {
+    class Inner {
+      @Step() async pause() {
+        await Durable.sleep(50);
+        return 'paused';
+      }
+    }
+    const inner = new Inner();
+    const e = await h.engine({
+      sleepInStep: async () => inner.pause(),
+      badSleep: async () => Durable.sleep(-1),
+    }, { workerId: 'misc' });
+    expect(await (await e.startRun('sleepInStep', null)).result({ timeoutMs: 5_000 })).toBe('paused');
+    await expect((await e.startRun('badSleep', null)).result({ timeoutMs: 5_000 })).rejects.toThrow(/Durable.sleep\(\): ms must be a finite number/);
+    await expect(Durable.sleep(10)).rejects.toThrow(/can only be called inside a running workflow/);
+  });
+});
