@@ -95,6 +95,48 @@ describe('waits: Durable.sleep', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
   });
 
+  it('on graceful shutdown a run in an in-memory sleep suspends at once (WAITING until its wake time)', async () => {
+    const wf = { shutdownSleeper: async () => {
+      await Durable.sleep(2_000);
+      return steps.mark('after shutdown');
+    } };
+    const e = await h.engine(wf, { workerId: 'draining', inMemoryWaitMaxMs: 5_000, shutdownGraceMs: 10_000 });
+    const handle = await e.startRun('shutdownSleeper', null);
+    await eventually(async () => (await e.getRun(handle.id))?.steps.length === 1, 5_000, 'the sleep to be recorded');
+    const t0 = Date.now();
+    await e.stop();
+    expect(Date.now() - t0).toBeLessThan(1_000); // not held up by the 2 s sleep
+    const run = await h.engines[0].getRun(handle.id);
+    expect(run?.status).toBe('WAITING');
+    expect(run?.availableAt.getTime()).toBe((run?.steps[0].output as Date).getTime());
+    const next = await h.engine(wf, { workerId: 'next' });
+    expect(await next.handle(handle.id).result({ timeoutMs: 10_000 })).toBe('after shutdown');
+  });
+
+  it('works without an engine connection of its own (every statement through Prisma, polling)', async () => {
+    const { DurableEngine, WorkflowRegistry } = await import('nestjs-durable');
+    const registry = new WorkflowRegistry();
+    const reg = (name: string, run: (i: any) => Promise<unknown>) => registry.register({ name, queue: 'prisma-only', options: {}, run });
+    reg('viaPrisma', async () => {
+      await Durable.sleep(600);
+      await Durable.setEvent('stage', 'recv');
+      const msg = await Durable.recv<string>('m', { timeoutMs: 10_000 });
+      const child = await Durable.startChild<number>('viaPrismaChild', 4);
+      return { msg, child: await child.result() };
+    });
+    reg('viaPrismaChild', async (n: number) => n * 10);
+    const e = new DurableEngine({ registry, prisma: h.prisma as never, options: { pollIntervalMs: 100, inMemoryWaitMaxMs: 200, suspendGraceMs: 100 } });
+    await e.start();
+    try {
+      const handle = await e.startRun('viaPrisma', null);
+      expect(await e.getEvent(handle.id, 'stage', { timeoutMs: 10_000 })).toBe('recv');
+      await e.send(handle.id, 'm', 'hi');
+      expect(await handle.result({ timeoutMs: 15_000 })).toEqual({ msg: 'hi', child: 40 });
+    } finally {
+      await e.stop();
+    }
+  });
+
   it('Durable.sleep inside a step is a plain pause; bad arguments are typed errors', async () => {
     class Inner {
       @Step() async pause() {

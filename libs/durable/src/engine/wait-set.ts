@@ -38,6 +38,8 @@ export class WaitSet {
   private failures = 0;
   private retryAt = 0;
   private stalls = 0;
+  /** Shutting down: suspend as soon as nothing executes, however short the waits. */
+  private hurried = false;
 
   private constructor(private readonly ctx: RunContext) {
     ctx.abort.signal.addEventListener('abort', () => this.abortAll(), { once: true });
@@ -75,6 +77,15 @@ export class WaitSet {
 
   /** No step is executing any more: the run may be able to suspend. */
   idle(): void {
+    if (this.pending.size) this.schedule();
+  }
+
+  /**
+   * The worker is shutting down: suspend the run as soon as nothing executes (even for a short
+   * wait), so it is handed over as WAITING with its exact wake-up time instead of being released.
+   */
+  hurry(): void {
+    this.hurried = true;
     if (this.pending.size) this.schedule();
   }
 
@@ -122,7 +133,7 @@ export class WaitSet {
       for (const w of this.pending.values()) if (w.kind === 'recv' && w.due && w.due.getTime() <= now) this.dirty = true;
     }
     const threshold = this.ctx.services.options.inMemoryWaitMaxMs;
-    const maySuspend = this.ctx.busy === 0 && this.nextTimerMs(now) > threshold && now >= this.graceUntil();
+    const maySuspend = this.ctx.busy === 0 && (this.hurried || (this.nextTimerMs(now) > threshold && now >= this.graceUntil()));
     if ((this.dirty || maySuspend) && now >= this.retryAt) {
       this.dirty = false;
       this.flushing = this.flush(maySuspend);
@@ -170,7 +181,8 @@ export class WaitSet {
       at = Math.min(at, w.kind === 'recv' && t <= now ? this.lastFlushAt + RECHECK_AFTER_MS : t);
     }
     if (at === Infinity) return;
-    this.timer = setTimeout(() => void this.pump(), Math.max(1, at - now + 1));
+    // setTimeout cannot wait longer than 2^31-1 ms; a later wake-up just looks again then.
+    this.timer = setTimeout(() => void this.pump(), Math.min(2 ** 31 - 1, Math.max(1, at - now + 1)));
     this.timer.unref?.();
   }
 

@@ -250,6 +250,8 @@ export class Worker {
     clearTimeout(this.heartbeatTimer);
     for (const t of this.wakeTimers) clearTimeout(t);
     this.wakeTimers.clear();
+    // Runs that only wait suspend now (WAITING, exact wake time) instead of holding up the drain.
+    for (const a of this.active.values()) a.ctx.waits?.hurry();
     const drained = Promise.all([...this.active.values()].map((a) => a.done));
     const timedOut = await Promise.race([
       drained.then(() => false),
