@@ -1,9 +1,10 @@
-import { Module } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WorkflowClient } from './client/workflow-client.js';
 import { WorkflowExplorer } from './discovery/workflow-explorer.js';
 import { DurableRuntime } from './durable-runtime.js';
-import { ConfigurableModuleClass } from './module-definition.js';
+import { withAdmin } from './admin/admin-module.js';
+import { ConfigurableModuleClass, type ASYNC_OPTIONS_TYPE, type OPTIONS_TYPE } from './module-definition.js';
 
 /**
  * Durable workflows for the app: `DurableModule.forRoot({ prisma: PrismaService })`.
@@ -14,4 +15,13 @@ import { ConfigurableModuleClass } from './module-definition.js';
   providers: [WorkflowExplorer, DurableRuntime, WorkflowClient],
   exports: [WorkflowClient, DurableRuntime],
 })
-export class DurableModule extends ConfigurableModuleClass {}
+export class DurableModule extends ConfigurableModuleClass {
+  /** With `admin: { guards }`, the module also serves the admin API and dashboard (see DurableAdminOptions). */
+  static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+    return withAdmin(super.forRoot(options), options?.admin);
+  }
+
+  static override forRootAsync(options: typeof ASYNC_OPTIONS_TYPE): DynamicModule {
+    return withAdmin(super.forRootAsync(options), options?.admin);
+  }
+}

@@ -1,6 +1,7 @@
 // Public API of nestjs-durable.
 export { DurableModule } from './durable.module.js';
 export type { DurableModuleOptions } from './module-definition.js';
+export type { DurableAdminOptions } from './admin/admin-options.js';
 export { WorkflowClient } from './client/workflow-client.js';
 export { DurableRuntime } from './durable-runtime.js';
 export { Workflow } from './decorators/workflow.decorator.js';

@@ -1,6 +1,7 @@
 import { ConfigurableModuleBuilder, type InjectionToken } from '@nestjs/common';
 import type pg from 'pg';
 import type { EngineOptions } from './engine/options.js';
+import type { DurableAdminOptions } from './admin/admin-options.js';
 import type { TransactionalPrisma } from './engine/services.js';
 
 /** Options of DurableModule.forRoot() / forRootAsync(). */
@@ -22,5 +23,7 @@ export interface DurableModuleOptions extends Omit<EngineOptions, 'logger'> {
 export const { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN: DURABLE_OPTIONS, OPTIONS_TYPE, ASYNC_OPTIONS_TYPE } =
   new ConfigurableModuleBuilder<DurableModuleOptions>({ moduleName: 'Durable' })
     .setClassMethodName('forRoot')
-    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    // `admin` is an extra so that it is known statically (forRoot and forRootAsync alike): it
+    // decides which controllers the module has. DurableModule's forRoot/forRootAsync apply it.
+    .setExtras({ isGlobal: true, admin: undefined as DurableAdminOptions | undefined }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
     .build();

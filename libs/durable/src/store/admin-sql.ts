@@ -103,15 +103,16 @@ export const LIST_RUNS: Record<`${SortKey}_${SortOrder}`, string> = {
 /**
  * Runs per status for the list's filter (status itself excepted, so the numbers can label
  * status tabs), each count stopping at $9 + 1 rows. Parameters: the filter without status
- * ($1–$8), then the cap. Index: durable_runs_status_created_idx (one bounded scan per status).
+ * ($1–$8), then the cap. One bounded scan per status, each with its status as a constant so
+ * the planner picks per status: durable_runs_status_created_idx for the rare ones (index-only),
+ * a scan that stops after cap rows for the common one; a selective filter's own index otherwise.
  */
 export const COUNT_RUNS_BY_STATUS = (() => {
   const f = runFilter(false);
-  return `
-SELECT st.status, (SELECT count(*) FROM (
-    SELECT 1 FROM durable_runs r WHERE r.status = st.status AND ${f.sql}
-    LIMIT $${f.next}::int + 1) x)::int AS n
-FROM unnest(ARRAY['${RUN_STATUSES.join("','")}']) AS st(status)`;
+  const one = (s: string) => `(SELECT count(*) FROM (
+    SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${f.sql}
+    LIMIT $${f.next}::int + 1) x)::int AS "${s}"`;
+  return `SELECT ${RUN_STATUSES.map(one).join(',\n  ')}`;
 })();
 
 /**
@@ -201,8 +202,8 @@ GROUP BY workflow_name, queue, status`;
 
 /**
  * Runs that finished in the last $1 minutes per workflow, queue and status. finished_at ≤
- * updated_at always (every write that sets one sets the other), so the scan is bounded by
- * the recent rows. Index: durable_runs_updated_idx.
+ * updated_at always (every write that sets one sets the other), so either index bounds the
+ * scan to the window's rows. Index: durable_runs_finished_idx or durable_runs_updated_idx.
  */
 export const STATS_FINISHED = `
 SELECT workflow_name, queue, status, count(*)::float8 AS n

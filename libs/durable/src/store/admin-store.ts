@@ -99,10 +99,8 @@ export const adminStore = {
 
   /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1. */
   async countByStatus(sql: SqlClient, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
-    const rows = await sql.query<{ status: RunStatus; n: number }>(SQL.COUNT_RUNS_BY_STATUS, [...filterParams(f, false), cap]);
-    const out = Object.fromEntries(SQL.RUN_STATUSES.map((s) => [s, 0])) as Record<RunStatus, number>;
-    for (const r of rows) out[r.status] = Number(r.n);
-    return out;
+    const [row] = await sql.query<Record<RunStatus, number>>(SQL.COUNT_RUNS_BY_STATUS, [...filterParams(f, false), cap]);
+    return Object.fromEntries(SQL.RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
   },
 
   async runDetail(sql: SqlClient, id: string): Promise<RunDetailRow | null> {

@@ -1,0 +1,20 @@
+import type { DynamicModule } from '@nestjs/common';
+import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.js';
+import { createAdminController } from './admin.controller.js';
+import { AdminService } from './admin.service.js';
+import { createDashboardController } from './dashboard.controller.js';
+
+/**
+ * Adds the admin API (and dashboard) to DurableModule's definition when `admin` is set.
+ * Throws at boot when it would be unguarded without the explicit opt-in.
+ */
+export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions | false | null | undefined): DynamicModule {
+  if (admin === undefined || admin === null || admin === false) return definition;
+  const settings = resolveAdminOptions(admin);
+  const controllers = [createAdminController(settings), ...(settings.dashboard ? [createDashboardController(settings.path)] : [])];
+  return {
+    ...definition,
+    controllers: [...(definition.controllers ?? []), ...controllers],
+    providers: [...(definition.providers ?? []), AdminService],
+  };
+}

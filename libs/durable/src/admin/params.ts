@@ -1,0 +1,155 @@
+import { RUN_STATUSES, type RunFilter, type SortKey, type SortOrder } from '../store/admin-store.js';
+import type { RunStatus } from '../store/run-store.js';
+import { decodeCursor, type Cursor } from './cursor.js';
+import { AdminParamError, MAX_NAME } from './param-error.js';
+
+export { AdminParamError };
+const MAX_VALUES = 50;
+const MIN_TIME = Date.UTC(1970, 0, 1);
+const MAX_TIME = Date.UTC(10000, 0, 1) - 1;
+const ISO_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+type Query = Record<string, unknown>;
+
+/** Rejects parameters the endpoint does not know (a typo must not silently widen a filter). */
+export function onlyKnown(query: unknown, known: readonly string[]): Query {
+  if (query === undefined || query === null) return {};
+  if (typeof query !== 'object' || Array.isArray(query)) throw new AdminParamError('query', 'must be a query string');
+  for (const key of Object.keys(query)) {
+    if (!known.includes(key)) {
+      throw new AdminParamError(key.slice(0, 64), `unknown parameter; this endpoint accepts ${known.length ? known.join(', ') : 'no parameters'}`);
+    }
+  }
+  return query as Query;
+}
+
+/** A text value fit for Postgres: a string of 1..max characters without NUL. */
+export function text(name: string, v: unknown, max = MAX_NAME): string {
+  if (typeof v !== 'string') throw new AdminParamError(name, 'must be a string');
+  if (!v.length) throw new AdminParamError(name, 'must not be empty');
+  if (v.length > max) throw new AdminParamError(name, `must be at most ${max} characters`);
+  if (v.includes('\u0000')) throw new AdminParamError(name, 'must not contain NUL characters');
+  return v;
+}
+
+/** A run id from the URL. */
+export const runId = (v: unknown) => text('id', v);
+
+/** Values of a parameter given once, repeated, or (when `split`) comma-separated. Empty values are ignored. */
+function values(q: Query, name: string, split: boolean): string[] | null {
+  const v = q[name];
+  if (v === undefined || v === null) return null;
+  const list = Array.isArray(v) ? v : [v];
+  if (list.some((x) => typeof x !== 'string')) throw new AdminParamError(name, 'must be a string (or the parameter repeated)');
+  const out = (list as string[]).flatMap((x) => (split ? x.split(',') : [x])).map((x) => x.trim()).filter((x) => x.length);
+  if (out.length > MAX_VALUES) throw new AdminParamError(name, `at most ${MAX_VALUES} values`);
+  out.forEach((x) => text(name, x));
+  return out.length ? [...new Set(out)] : null;
+}
+
+/** A single value (empty = absent). */
+function single(q: Query, name: string, max = MAX_NAME): string | null {
+  const v = q[name];
+  if (v === undefined || v === null || v === '') return null;
+  if (Array.isArray(v)) throw new AdminParamError(name, 'must be given once');
+  return text(name, v, max);
+}
+
+function oneOf<T extends string>(q: Query, name: string, allowed: readonly T[], dflt: T): T {
+  const v = single(q, name, 32);
+  if (v === null) return dflt;
+  const lower = v.toLowerCase() as T;
+  if (!allowed.includes(lower)) throw new AdminParamError(name, `must be one of ${allowed.join(', ')}`);
+  return lower;
+}
+
+/** An integer in [min, max] (decimal digits only). */
+export function integer(name: string, v: unknown, min: number, max: number): number {
+  const s = typeof v === 'number' ? String(v) : v;
+  if (typeof s !== 'string' || !/^-?\d{1,16}$/.test(s.trim())) throw new AdminParamError(name, `must be an integer between ${min} and ${max}`);
+  const n = Number(s.trim());
+  if (!Number.isSafeInteger(n) || n < min || n > max) throw new AdminParamError(name, `must be an integer between ${min} and ${max}`);
+  return n;
+}
+
+function intParam(q: Query, name: string, min: number, max: number, dflt: number): number {
+  const v = single(q, name, 32);
+  return v === null ? dflt : integer(name, v, min, max);
+}
+
+/** An instant: ISO 8601 (e.g. 2026-01-31 or 2026-01-31T12:00:00Z) or epoch milliseconds. */
+export function instant(name: string, v: string): Date {
+  let t: number;
+  if (/^\d{1,15}$/.test(v)) t = Number(v);
+  else if (ISO_RE.test(v)) t = Date.parse(v.replace(' ', 'T'));
+  else throw new AdminParamError(name, 'must be an ISO 8601 date-time (e.g. 2026-01-31T12:00:00Z) or epoch milliseconds');
+  if (!Number.isFinite(t) || t < MIN_TIME || t > MAX_TIME) throw new AdminParamError(name, 'must be a valid date between 1970 and 9999');
+  return new Date(t);
+}
+
+function range(q: Query, from: string, to: string): [Date | null, Date | null] {
+  const a = single(q, from, 64), b = single(q, to, 64);
+  const da = a === null ? null : instant(from, a);
+  const db = b === null ? null : instant(to, b);
+  if (da && db && da.getTime() > db.getTime()) throw new AdminParamError(from, `must not be after ${to}`);
+  return [da, db];
+}
+
+export const LIST_PARAMS = [
+  'status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId',
+  'sort', 'order', 'limit', 'cursor',
+] as const;
+
+export interface ListQuery {
+  filter: RunFilter;
+  sort: SortKey;
+  order: SortOrder;
+  limit: number;
+  cursor: Cursor | null;
+}
+
+/** GET runs: every parameter checked, nothing passed on unchecked. */
+export function parseListQuery(raw: unknown): ListQuery {
+  const q = onlyKnown(raw, LIST_PARAMS);
+  const statuses = values(q, 'status', true)?.map((s) => s.toUpperCase()) ?? null;
+  for (const s of statuses ?? []) {
+    if (!(RUN_STATUSES as readonly string[]).includes(s)) throw new AdminParamError('status', `"${s.slice(0, 40)}" is not a status; use ${RUN_STATUSES.join(', ')}`);
+  }
+  const [createdFrom, createdTo] = range(q, 'createdFrom', 'createdTo');
+  const [finishedFrom, finishedTo] = range(q, 'finishedFrom', 'finishedTo');
+  const sort = oneOf(q, 'sort', ['created', 'updated'] as const, 'created');
+  const order = oneOf(q, 'order', ['desc', 'asc'] as const, 'desc');
+  const cursorText = single(q, 'cursor', 1024);
+  const cursor = cursorText === null ? null : decodeCursor(cursorText, sort, order);
+  return {
+    filter: {
+      statuses: statuses as RunStatus[] | null,
+      workflows: values(q, 'workflow', false),
+      queues: values(q, 'queue', false),
+      createdFrom, createdTo, finishedFrom, finishedTo,
+      idPrefix: single(q, 'idPrefix'),
+      parentId: single(q, 'parentId'),
+    },
+    sort,
+    order,
+    limit: intParam(q, 'limit', 1, 200, 50),
+    cursor,
+  };
+}
+
+/** GET stats. */
+export function parseStatsQuery(raw: unknown): { windowMinutes: number } {
+  const q = onlyKnown(raw, ['windowMinutes']);
+  return { windowMinutes: intParam(q, 'windowMinutes', 1, 10_080, 60) };
+}
+
+/** POST runs/:id/fork body: { fromStep }. */
+export function parseForkBody(body: unknown): { fromStep: number } {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new AdminParamError('fromStep', 'required: send a JSON object { "fromStep": <step seq> } with Content-Type: application/json');
+  }
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b)) if (key !== 'fromStep') throw new AdminParamError(key.slice(0, 64), 'unknown field; the body is { "fromStep": <step seq> }');
+  if (b.fromStep === undefined || b.fromStep === null) throw new AdminParamError('fromStep', 'required: the seq of the first step to execute again (0 = from the start)');
+  return { fromStep: integer('fromStep', b.fromStep, 0, 1_000_000) };
+}

@@ -1,0 +1,190 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WorkflowClient } from 'nestjs-durable';
+import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
+
+/**
+ * Fuzz: many generated bad (and some good) inputs against every admin endpoint — wrong types,
+ * out-of-range numbers, broken encodings, huge values, unknown ids, SQL-looking strings,
+ * forged cursors, odd bodies and content types. The API must answer every one of them with
+ * something other than a 5xx, and the data must be untouched.
+ */
+
+/** Deterministic PRNG (mulberry32), so a failure can be replayed. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261129);
+
+/** Raw query/path fragments: already URL-encoded (or deliberately broken). */
+const NASTY = [
+  '', '%20', '%00', 'a%00b', '%', '%zz', '%E0%A4%A', '%FF%FE', '%C0%AF', '%ED%A0%80', '%F0%9F%92%A9', '%EF%BF%BF',
+  encodeURIComponent("' OR '1'='1"), encodeURIComponent("'; DROP TABLE durable_runs; --"), encodeURIComponent('1; SELECT pg_sleep(10)'),
+  encodeURIComponent('$1'), encodeURIComponent('\\'), encodeURIComponent('%_'), encodeURIComponent('*'), encodeURIComponent('../../etc/passwd'),
+  encodeURIComponent('<script>alert(1)</script>'), encodeURIComponent('{"a":1}'), encodeURIComponent('[1,2]'), encodeURIComponent('null'),
+  'NaN', 'Infinity', '-Infinity', '-0', '0', '-1', '1e309', '1e-7', '0x10', '9007199254740993', '99999999999999999999999', '1.5', '%2B5', '5%20', '%205',
+  'true', 'false', 'undefined', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
+  'PENDING', 'failed', 'SUCCEEDED,DONE', ',,,', 'FAILED%2CCANCELLED', 'created', 'updated', 'asc', 'DESC',
+  '2026-01-01', '2026-02-30', '2026-13-01', '0000-01-01', '1969-12-31T23:59:59Z', '9999-12-31T23:59:59.999Z', '275760-09-13T00:00:00Z',
+  '2026-01-01T25:61:61Z', '2026-01-01T00:00:00%2B99:99', '2026-01-01T00:00:00.123456789Z', '1700000000000', '17000000000000000',
+  'x'.repeat(257), 'y'.repeat(5000), encodeURIComponent('é'.repeat(300)), encodeURIComponent('🙂'.repeat(200)), encodeURIComponent('\u2028\u2029'),
+  'L-00001', 'L-', 'L-0000', 'no-such-run',
+];
+
+const LIST_PARAMS = ['status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId', 'sort', 'order', 'limit', 'cursor'];
+const EXTRA_KEYS = ['status[]', 'status[0]', 'status[a]', 'limit[]', '__proto__', 'constructor[prototype][x]', 'x', 'LIMIT', '', '%00', 'a%zz'];
+
+function cursors(r: () => number): string[] {
+  const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+  const t = ['2026-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', 'yesterday', 12, null, '2026-01-01'];
+  const out = ['', 'x', '====', 'a+b/c', b64('not json'), b64(null), b64([]), b64({}), b64({ s: 'created', o: 'desc' }), b64('"str"')];
+  for (let i = 0; i < 12; i++) {
+    out.push(b64({ s: pick(r, ['created', 'updated', 'x', 1]), o: pick(r, ['asc', 'desc', null]), t: pick(r, t), i: pick(r, ['L-00001', '', 'x'.repeat(300), "'--", 5, 'a\u0000b']) }));
+  }
+  out.push('A'.repeat(2000));
+  return out;
+}
+
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
+
+interface Probe {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+function probes(seed: number): Probe[] {
+  const r = rng(seed);
+  const out: Probe[] = [];
+  const ids = NASTY.concat(['L-00001', 'L-00004', `${'z'.repeat(256)}`, '%2F', 'a%2Fb', '..', '%2e%2e', 'runs', 'stats']);
+  // 1. One list parameter at a time, with every nasty value.
+  for (const p of LIST_PARAMS) for (const v of NASTY) out.push({ method: 'GET', path: `runs?${p}=${v}` });
+  // 2. Random combinations of list parameters (including repeats and unknown keys).
+  for (let i = 0; i < 300; i++) {
+    const n = 1 + Math.floor(r() * 5);
+    const parts: string[] = [];
+    for (let k = 0; k < n; k++) parts.push(`${r() < 0.15 ? pick(r, EXTRA_KEYS) : pick(r, LIST_PARAMS)}=${pick(r, NASTY)}`);
+    out.push({ method: 'GET', path: `runs?${parts.join('&')}` });
+  }
+  for (const c of cursors(r)) for (const sort of ['', '&sort=updated', '&order=asc']) out.push({ method: 'GET', path: `runs?cursor=${c}${sort}` });
+  // 3. Run ids in the path, for the detail and every action.
+  for (const id of ids) {
+    out.push({ method: 'GET', path: `runs/${id}` });
+    out.push({ method: 'GET', path: `runs/${id}?${pick(r, LIST_PARAMS)}=${pick(r, NASTY)}` });
+    out.push({ method: 'POST', path: `runs/${id}/cancel` });
+    out.push({ method: 'POST', path: `runs/${id}/resume`, body: '{}', headers: { 'content-type': 'application/json' } });
+    out.push({ method: 'POST', path: `runs/${id}/fork`, body: JSON.stringify({ fromStep: Math.floor(r() * 4) }), headers: { 'content-type': 'application/json' } });
+  }
+  // 4. Fork bodies: wrong types, ranges, shapes, broken JSON, other content types, huge bodies.
+  const bodies = [
+    'null', '[]', '"str"', '1', 'true', '{}', '{"fromStep":null}', '{"fromStep":-1}', '{"fromStep":1e309}', '{"fromStep":1e6}', '{"fromStep":1000001}',
+    '{"fromStep":"1e3"}', '{"fromStep":"0x1"}', '{"fromStep":" 1 "}', '{"fromStep":[1]}', '{"fromStep":{"$gt":0}}', '{"fromStep":true}',
+    '{"fromStep":1.0000001}', '{"fromStep":9007199254740993}', '{"fromStep":0,"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}',
+    '{"fromStep":"\' OR 1=1 --"}', '{"fromStep":0', '{fromStep:0}', '\u0000', `{"fromStep":0,"pad":"${'p'.repeat(200_000)}"}`,
+    `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"fromStep":0}',
+  ];
+  const types = ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'application/xml'];
+  for (const b of bodies) {
+    for (const id of ['L-00001', 'L-00004', 'no-such-run']) {
+      out.push({ method: 'POST', path: `runs/${id}/fork`, body: b, headers: { 'content-type': pick(r, types) } });
+      out.push({ method: 'POST', path: `runs/${id}/fork`, body: b, headers: { 'content-type': 'application/json' } });
+    }
+  }
+  out.push({ method: 'POST', path: 'runs/L-00001/fork', body: 'fromStep=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  // 5. stats and workflows.
+  for (const v of NASTY) {
+    out.push({ method: 'GET', path: `stats?windowMinutes=${v}` });
+    out.push({ method: 'GET', path: `workflows?${pick(r, EXTRA_KEYS)}=${v}` });
+  }
+  // 6. Wrong methods and unknown routes under the admin path.
+  for (const p of ['runs', 'stats', 'workflows', 'runs/L-00001', 'runs/L-00001/delete', 'runs/L-00001/cancel/now', 'sql', 'query?q=SELECT%201']) {
+    out.push({ method: 'POST', path: p, body: '{}', headers: { 'content-type': 'application/json' } });
+    out.push({ method: 'GET', path: `${p}/x` });
+  }
+  return out;
+}
+
+function send(port: number, prefix: string, p: Probe): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method: p.method, path: `${prefix}/${p.path}`, headers: { ...(p.headers ?? {}), ...(p.body !== undefined ? { 'content-length': Buffer.byteLength(p.body) } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    req.on('error', reject);
+    if (p.body !== undefined) req.write(p.body);
+    req.end();
+  });
+}
+
+async function fuzz(a: AdminApp, label: string) {
+  await a.app.listen(0, '127.0.0.1');
+  const port = (a.app.getHttpServer().address() as AddressInfo).port;
+  // Runs no probe names (Q-…): their rows and steps must come out unchanged.
+  const fingerprint = `SELECT md5(string_agg(r.id || r.status || r.updated_at::text || coalesce(r.output::text, '') ||
+      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id), ',' ORDER BY r.id)) AS h FROM durable_runs r WHERE r.id LIKE 'Q-%'`;
+  const before = await a.pool.query(fingerprint);
+  const list = probes(SEED);
+  const histogram: Record<number, number> = {};
+  const fiveXX: string[] = [];
+  for (const p of list) {
+    const res = await send(port, '/durable', p);
+    histogram[res.status] = (histogram[res.status] ?? 0) + 1;
+    if (res.status >= 500 || res.status === 0) fiveXX.push(`${p.method} /durable/${p.path.slice(0, 120)} → ${res.status} ${res.body.slice(0, 200)}`);
+  }
+  const after = await a.pool.query(fingerprint);
+  console.log(`admin fuzz (${label}, seed ${SEED}): ${list.length} requests, statuses ${JSON.stringify(histogram)}, 5xx: ${fiveXX.length}`);
+  return { fiveXX, sent: list.length, histogram, intact: before.rows[0].h === after.rows[0].h };
+}
+
+describe.each([
+  ['own pg pool', {}],
+  ['Prisma only', { connection: false as const }],
+])('admin API fuzz (%s)', (label, options) => {
+  let a: AdminApp;
+  beforeAll(async () => {
+    a = await createAdminApp(`admin_fuzz_${label === 'own pg pool' ? 'pg' : 'prisma'}`, options);
+    await seedRuns(a.pool, { count: 60, prefix: 'L-', steps: 3 });
+    await seedRuns(a.pool, { count: 60, prefix: 'Q-', steps: 3 });
+    const client = a.app.get(WorkflowClient);
+    const h = await client.start('admin.sum', { n: 3 }, { id: 'L-real' });
+    await h.result({ timeoutMs: 10_000 });
+  });
+  afterAll(() => a.close());
+
+  it('answers hundreds of bad inputs on every endpoint without a single 5xx, and changes no data', async () => {
+    const { fiveXX, sent, histogram, intact } = await fuzz(a, label);
+    expect(sent).toBeGreaterThan(1000);
+    expect(fiveXX).toEqual([]);
+    expect(histogram[400]).toBeGreaterThan(500);
+    expect(histogram[404]).toBeGreaterThan(50);
+    expect(intact).toBe(true);
+    const { rows } = await a.pool.query(`SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'L-%' OR id LIKE 'Q-%'`);
+    expect(rows[0].n).toBe(121);
+  }, 120_000);
+
+  it('answers a burst of concurrent requests without a 5xx while workflows keep running', async () => {
+    const port = (a.app.getHttpServer().address() as AddressInfo).port;
+    const client = a.app.get(WorkflowClient);
+    const running = await client.start('admin.slow', { steps: 20, ms: 50 });
+    const burst = probes(SEED + 1).filter((p) => p.method === 'GET').slice(0, 300);
+    const all = [...burst, ...Array.from({ length: 100 }, (): Probe => ({ method: 'GET', path: 'stats' }))];
+    const results = await Promise.all(all.map((p) => send(port, '/durable', p)));
+    const statuses = results.map((r) => r.status);
+    console.log(`admin burst (${label}): ${all.length} concurrent requests, 5xx: ${statuses.filter((s) => s >= 500).length}, 429: ${statuses.filter((s) => s === 429).length}`);
+    expect(statuses.filter((s) => s >= 500 || s === 0)).toEqual([]);
+    expect(await running.result({ timeoutMs: 20_000 })).toBe('done');
+  }, 60_000);
+});

@@ -1,0 +1,32 @@
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { createAdminApp, type AdminApp } from './support/admin-app.js';
+
+/** The admin API in the app's OpenAPI document (@nestjs/swagger present, as in this workspace). */
+describe('admin API OpenAPI description', () => {
+  let a: AdminApp;
+  beforeAll(async () => {
+    a = await createAdminApp('admin_openapi', { admin: { unsafeNoGuard: true, path: 'ops/durable' } });
+  });
+  afterAll(() => a.close());
+
+  it('describes every endpoint with its parameters and response shapes, and hides the page', () => {
+    const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
+    const paths = doc.paths;
+    expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/runs', '/ops/durable/runs/{id}', '/ops/durable/runs/{id}/cancel', '/ops/durable/runs/{id}/fork',
+      '/ops/durable/runs/{id}/resume', '/ops/durable/stats', '/ops/durable/workflows',
+    ]);
+    const list = paths['/ops/durable/runs'].get!;
+    expect(list.tags).toEqual(['durable']);
+    expect((list.parameters as Array<{ name: string }>).map((p) => p.name)).toEqual(expect.arrayContaining(['status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId', 'sort', 'order', 'limit', 'cursor']));
+    expect(JSON.stringify(list.responses['200'])).toContain('RunListDto');
+    expect(list.responses['400']).toBeDefined();
+    const fork = paths['/ops/durable/runs/{id}/fork'].post!;
+    expect(JSON.stringify(fork.requestBody)).toContain('ForkBodyDto');
+    expect(Object.keys(fork.responses).sort()).toEqual(['201', '400', '404', '409']);
+    const schemas = doc.components!.schemas!;
+    for (const name of ['RunListDto', 'RunListItemDto', 'RunDetailDto', 'StepDto', 'StatsDto', 'WorkflowsDto', 'ForkBodyDto', 'ErrorDto']) expect(schemas[name]).toBeDefined();
+    expect(JSON.stringify(schemas.RunDetailDto)).toContain('StepDto');
+    expect(JSON.parse(JSON.stringify(doc)).openapi).toMatch(/^3\./);
+  });
+});

@@ -1,0 +1,115 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { WorkflowClient } from 'nestjs-durable';
+import pw from 'playwright-core';
+import { bearerGuard, createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
+import { eventually } from '../support/engine-harness.js';
+
+/**
+ * The dashboard in a real headless Chromium (Debian package `chromium`): open it behind a
+ * bearer-token guard, filter to FAILED, open a run and see its steps, cancel a running run and
+ * see its status change. Screenshots go to test-artifacts/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.log(`SKIPPED dashboard browser test: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
+const describeBrowser = haveChromium ? describe : describe.skip;
+
+describeBrowser('admin dashboard in headless Chromium', () => {
+  const TOKEN = 'browser-test-token';
+  let a: AdminApp;
+  let url: string;
+  let browser: pw.Browser;
+  let page: pw.Page;
+  let failedId: string;
+  let slowId: string;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    a = await createAdminApp('dashboard', { admin: { guards: [bearerGuard(TOKEN)] }, engine: { leaseMs: 15_000, heartbeatMs: 1_000 } });
+    await a.app.listen(0, '127.0.0.1');
+    url = (await a.app.getUrl()).replace('[::1]', '127.0.0.1');
+    // A few hundred runs in every status, spread over the last hours, with steps.
+    await seedRuns(a.pool, { count: 360, steps: 3, spacingMs: 45_000, newestAgoMs: 5_000 });
+    const client = a.app.get(WorkflowClient);
+    for (let i = 0; i < 4; i++) await client.start('admin.sum', { n: 4 });
+    const failed = await client.start('admin.fail', { reason: 'card declined' });
+    failedId = failed.id;
+    await failed.result({ timeoutMs: 10_000 }).catch(() => undefined);
+    slowId = (await client.start('admin.slow', { steps: 400, ms: 100 })).id;
+    await eventually(async () => (await a.pool.query(`SELECT count(*)::int AS n FROM durable_steps WHERE run_id = $1`, [slowId])).rows[0].n >= 3, 10_000, 'slow run to make progress');
+    browser = await pw.chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await a?.close();
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}.png`), fullPage: false });
+
+  it('asks for a token when the guard says 401/403, then lists runs with the stats header', async () => {
+    await page.goto(`${url}/durable`);
+    expect(new URL(page.url()).pathname).toBe('/durable/');
+    await page.locator('#auth-banner').waitFor({ state: 'visible' });
+    await shot('1-token');
+    await page.fill('#token-input', TOKEN);
+    await page.click('#token-form button[type=submit]');
+    await page.locator('#runs-body tr').first().waitFor();
+    expect(await page.locator('#runs-body tr').count()).toBe(50);
+    await expect(page.locator('#auth-banner').isHidden()).resolves.toBe(true);
+    await page.locator('[data-stat="Pending"]').waitFor();
+    expect(await page.locator('#stats .stat').count()).toBeGreaterThanOrEqual(6);
+    expect(await page.evaluate("sessionStorage.getItem('nestjs-durable.token')")).toBe(TOKEN);
+    await shot('2-list');
+  });
+
+  it('filters to FAILED', async () => {
+    await page.click('[data-chip="FAILED"]');
+    await eventually(async () => {
+      const statuses = await page.locator('#runs-body tr [data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
+      return statuses.length > 0 && statuses.every((s) => s === 'FAILED');
+    }, 10_000, 'only FAILED rows');
+    expect(page.url()).toContain('status=FAILED');
+    await shot('3-failed');
+  });
+
+  it('opens a failed run and shows its step timeline with durations and the error', async () => {
+    await page.fill('#f-id', failedId.slice(0, 8));
+    await page.locator(`#runs-body tr[data-run="${failedId}"]`).waitFor();
+    await page.click(`#runs-body tr[data-run="${failedId}"]`);
+    await page.locator('#steps tbody tr.step').first().waitFor();
+    const rows = await page.locator('#steps tbody tr.step').allInnerTexts();
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toContain('add');
+    expect(rows[1]).toContain('explode');
+    expect(rows[1]).toContain('FAILED');
+    expect(rows[0]).toMatch(/\d+(\.\d+)? (ms|s)/);
+    expect(await page.locator('#run-error').innerText()).toContain('card declined');
+    await page.click('#steps tbody tr.step[data-seq="0"]');
+    await page.locator('#steps .json').first().waitFor();
+    await shot('4-run-detail');
+  });
+
+  it('cancels a running run after confirmation and shows the new status', async () => {
+    await page.fill('#f-id', slowId.slice(0, 8));
+    await page.click('[data-chip="RUNNING"]');
+    await page.locator(`#runs-body tr[data-run="${slowId}"]`).waitFor({ timeout: 20_000 });
+    await page.click(`#runs-body tr[data-run="${slowId}"]`);
+    await page.locator('#run-status [data-status="RUNNING"]').waitFor();
+    await shot('5-running');
+    await page.click('#btn-cancel');
+    await page.locator('#confirm').waitFor({ state: 'visible' });
+    await shot('6-confirm');
+    await page.click('#confirm-yes');
+    await page.locator('#run-status [data-status="CANCELLED"]').waitFor({ timeout: 10_000 });
+    const { rows } = await a.pool.query(`SELECT status FROM durable_runs WHERE id = $1`, [slowId]);
+    expect(rows[0].status).toBe('CANCELLED');
+    await shot('7-cancelled');
+  });
+});
