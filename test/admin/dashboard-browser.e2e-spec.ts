@@ -24,6 +24,7 @@ describeBrowser('admin dashboard in headless Chromium', () => {
   let page: pw.Page;
   let failedId: string;
   let slowId: string;
+  let sumId = '';
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -33,7 +34,8 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     // A few hundred runs in every status, spread over the last hours, with steps.
     await seedRuns(a.pool, { count: 360, steps: 3, spacingMs: 45_000, newestAgoMs: 5_000 });
     const client = a.app.get(WorkflowClient);
-    for (let i = 0; i < 4; i++) await client.start('admin.sum', { n: 4 });
+    for (let i = 0; i < 4; i++) sumId = (await client.start('admin.sum', { n: 4 })).id;
+    await client.handle(sumId).result({ timeoutMs: 10_000 });
     const failed = await client.start('admin.fail', { reason: 'card declined' });
     failedId = failed.id;
     await failed.result({ timeoutMs: 10_000 }).catch(() => undefined);
@@ -111,5 +113,36 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     const { rows } = await a.pool.query(`SELECT status FROM durable_runs WHERE id = $1`, [slowId]);
     expect(rows[0].status).toBe('CANCELLED');
     await shot('7-cancelled');
+  });
+
+  it('forks a succeeded run from a chosen step and opens the new run', async () => {
+    await page.click('[data-chip="ALL"]');
+    await page.fill('#f-id', sumId.slice(0, 8));
+    await page.locator(`#runs-body tr[data-run="${sumId}"]`).waitFor();
+    await page.click(`#runs-body tr[data-run="${sumId}"]`);
+    await page.locator('#run-status [data-status="SUCCEEDED"]').waitFor();
+    await page.click('[data-tab="input"]');
+    await page.locator('#tab-body .json').waitFor();
+    expect(await page.locator('#tab-body .json').innerText()).toContain('"n"');
+    await page.click('#btn-fork');
+    await page.locator('#confirm').waitFor({ state: 'visible' });
+    expect(await page.inputValue('#confirm-step')).toBe('4');
+    await page.fill('#confirm-step', '2');
+    await shot('8-fork');
+    await page.click('#confirm-yes');
+    await eventually(async () => {
+      const id = await page.locator('#run-id').innerText();
+      return id !== sumId && (await page.locator('#run-status [data-status="SUCCEEDED"]').count()) === 1;
+    }, 15_000, 'forked run to open and succeed');
+    const forkId = await page.locator('#run-id').innerText();
+    const { rows } = await a.pool.query(`SELECT seq, finished_at FROM durable_steps WHERE run_id = ANY($1) ORDER BY run_id = $2, seq`, [[sumId, forkId], forkId]);
+    expect(rows).toHaveLength(8);
+    expect(rows[4].finished_at).toEqual(rows[0].finished_at);
+    expect(rows[6].finished_at).not.toEqual(rows[2].finished_at);
+    await page.click('[data-tab="history"]');
+    expect(await page.locator('#tab-body').innerText()).toContain('forked');
+    await page.click('#groups summary');
+    await page.locator('#groups-body table').waitFor();
+    await shot('9-forked-and-groups');
   });
 });

@@ -206,7 +206,7 @@
     stat('Lost leases', nf(t.expiredLeases), null, t.expiredLeases > 0, 'RUNNING runs whose worker stopped heartbeating');
     box.querySelectorAll('.dot[data-color]').forEach(function (d) { d.style.background = 'var(--' + d.getAttribute('data-color') + ')'; });
     renderSpark(t.perMinute);
-    renderGroups(s.groups);
+    renderGroups(s.groups, s.windowMinutes);
   }
 
   var SVG = 'http://www.w3.org/2000/svg';
@@ -230,10 +230,12 @@
     var last = series[series.length - 1] || { started: 0, succeeded: 0, failed: 0, cancelled: 0 };
     append(box, [s, el('div', null, el('div', { text: 'started ' + last.started + '/min' }), el('div', { text: 'finished ' + (last.succeeded + last.failed + last.cancelled) + '/min' }))]);
   }
-  function renderGroups(groups) {
+  function renderGroups(groups, windowMinutes) {
     var body = clear($('groups-body'));
+    var heads = ['Workflow', 'Queue', 'Pending', 'Running', 'Waiting'];
+    ['Succeeded', 'Failed', 'Cancelled'].forEach(function (h) { heads.push(h + ' (' + windowMinutes + ' min)'); });
     var table = el('table', { class: 'list-table' }, el('thead', null, el('tr', null,
-      ['Workflow', 'Queue'].concat(STATUSES).concat(['Oldest due', 'Lost leases', 'Started (1h)', 'Finished (1h)']).map(function (h) { return el('th', { text: h }); }))));
+      heads.concat(['Oldest due', 'Lost leases', 'Started (1 h)', 'Finished (1 h)']).map(function (h) { return el('th', { text: h }); }))));
     var tb = el('tbody');
     groups.forEach(function (g) {
       var st = 0, fin = 0;
@@ -403,6 +405,7 @@
       tabs(r),
     ]);
     if (!first) pane.scrollTop = scroll;
+    else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches) pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
   }
 
   function facts(r) {
