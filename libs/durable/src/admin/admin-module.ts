@@ -3,6 +3,7 @@ import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.j
 import { createAdminController } from './admin.controller.js';
 import { AdminService } from './admin.service.js';
 import { createDashboardController } from './dashboard.controller.js';
+import { loadSwagger } from './swagger.js';
 
 /**
  * Adds the admin API (and dashboard) to DurableModule's definition when `admin` is set.
@@ -11,6 +12,7 @@ import { createDashboardController } from './dashboard.controller.js';
 export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions | false | null | undefined): DynamicModule {
   if (admin === undefined || admin === null || admin === false) return definition;
   const settings = resolveAdminOptions(admin);
+  void loadSwagger();
   const controllers = [createAdminController(settings), ...(settings.dashboard ? [createDashboardController(settings.path)] : [])];
   return {
     ...definition,
