@@ -38,6 +38,8 @@ describe('waits: child workflows', () => {
     const children = await h.query(`SELECT id, status FROM durable_runs WHERE parent_id = $1`, [handle.id]);
     expect(children).toHaveLength(20);
     expect(children.every((c) => c.status === 'SUCCEEDED')).toBe(true);
+    // The 20 startChild calls of the Promise.all went into one statement (one transaction time).
+    expect(await h.query(`SELECT count(DISTINCT created_at)::int AS n FROM durable_runs WHERE parent_id = $1`, [handle.id])).toEqual([{ n: 1 }]);
     const run = await e.getRun(handle.id);
     expect(run?.steps.map((s) => s.name.split(':')[0])).toEqual([...Array(20).fill('durable.startChild'), ...Array(20).fill('durable.result')]);
   });

@@ -85,10 +85,11 @@ describe('waits: Durable.sleep', () => {
       return steps.mark('woke');
     } }, { workerId: 'remainder' });
     // The execution that recorded the sleep (wake in 400 ms) died: the run is claimable again.
-    await h.query(`INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ('rem-1', 'remainder', 1, 1)`);
-    await h.query(`INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES
-      ('rem-1', 0, 'durable.sleep', 'SUCCEEDED',
-       jsonb_build_object('$durable', 'Date', 'v', to_char((now() + interval '400 milliseconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`);
+    // (One statement: a worker must not claim the run before its step exists.)
+    await h.query(`WITH r AS (INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ('rem-1', 'remainder', 1, 1) RETURNING id)
+      INSERT INTO durable_steps (run_id, seq, name, status, output) SELECT r.id, 0, 'durable.sleep', 'SUCCEEDED',
+       jsonb_build_object('$durable', 'Date', 'v', to_char((now() + interval '400 milliseconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      FROM r`);
     const t0 = Date.now();
     expect(await e.handle('rem-1').result({ timeoutMs: 5_000 })).toBe('woke');
     expect(Date.now() - t0).toBeLessThan(3_000);

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { DurableError, IdempotencyConflictError, RunNotFoundError, WorkflowCancelledError, WorkflowFailedError } from '../errors/index.js';
+import type { NewRun } from '../store/run-store.js';
 import { waitStore } from '../store/wait-store.js';
 import { decode, encode } from './codec.js';
 import { ExecutionStopped, type RunContext } from './run-context.js';
 import { WaitSet } from './wait-set.js';
-import { asPromise, recordedAt, workflowContext } from './waits.js';
+import { asPromise, recordedAt, retrying, workflowContext } from './waits.js';
 
 /** Options of Durable.startChild(). */
 export interface ChildOptions {
@@ -82,25 +83,58 @@ export function startChild<T = unknown>(workflowName: string, input: unknown, op
   });
 }
 
-async function create<T>(ctx: RunContext, seq: number, stepName: string, workflowName: string, input: unknown, opts: ChildOptions): Promise<ChildWorkflowHandle<T>> {
+function create<T>(ctx: RunContext, seq: number, stepName: string, workflowName: string, input: unknown, opts: ChildOptions): Promise<ChildWorkflowHandle<T>> {
   const { newRun } = ctx.services;
   if (!newRun) throw new DurableError('NO_ENGINE', 'Durable.startChild() needs a workflow run executed by a DurableEngine.');
   const id = opts.id ?? childId(ctx.runId, seq);
   const child = newRun(workflowName, input, { ...opts, id });
   child.parentId = ctx.runId;
   const output = encode({ id: child.id, workflow: child.workflowName }, { where: `step "${stepName}" of run ${ctx.runId}` });
-  const done = ctx.enterWork();
+  return new Promise<void>((resolve, reject) => {
+    let batch = pendingStarts.get(ctx);
+    if (!batch) {
+      // Every startChild of this tick (a Promise.all fan-out) goes into one statement.
+      const created: PendingStart[] = (batch = []);
+      pendingStarts.set(ctx, created);
+      const done = ctx.enterWork();
+      queueMicrotask(() => {
+        pendingStarts.delete(ctx);
+        void startBatch(ctx, created).finally(done);
+      });
+    }
+    batch.push({ seq, name: stepName, child, output, resolve, reject });
+  }).then(() => new ChildWorkflowHandle<T>(child.id, child.workflowName));
+}
+
+interface PendingStart {
+  seq: number;
+  name: string;
+  child: NewRun;
+  output: string;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+const pendingStarts = new WeakMap<RunContext, PendingStart[]>();
+
+async function startBatch(ctx: RunContext, batch: PendingStart[]): Promise<void> {
   try {
-    const r = await waitStore.startChild(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, seq, name: stepName, child, output });
+    const r = await retrying(ctx, 'start child workflows', () =>
+      waitStore.startChildren(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, appVersion: ctx.services.options.appVersion, children: batch }),
+    );
     if (!r.held) {
       ctx.stop('lease-lost');
       throw new ExecutionStopped('lease-lost');
     }
-    if (r.conflict) throw new IdempotencyConflictError(child.id, r.conflict, child.workflowName);
     ctx.throwIfStopped();
-    return new ChildWorkflowHandle<T>(child.id, child.workflowName);
-  } finally {
-    done();
+    const conflicts = new Map(r.conflicts.map((c) => [c.seq, c.workflow]));
+    for (const b of batch) {
+      const other = conflicts.get(b.seq);
+      if (other) b.reject(new IdempotencyConflictError(b.child.id, other, b.child.workflowName));
+      else b.resolve();
+    }
+  } catch (err) {
+    for (const b of batch) b.reject(err);
   }
 }
 

@@ -5,7 +5,7 @@ import type { SqlClient } from '../store/sql-client.js';
 import { waitStore } from '../store/wait-store.js';
 import { decode, encode } from './codec.js';
 import { ExecutionStopped } from './run-context.js';
-import { asPromise, recordedAt, workflowContext } from './waits.js';
+import { asPromise, recordedAt, retrying, workflowContext } from './waits.js';
 
 const setEventStepName = (key: string) => `durable.setEvent:${key}`;
 const TERMINAL: ReadonlySet<RunStatus> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
@@ -29,7 +29,9 @@ export function setEvent(key: string, value: unknown): Promise<void> {
     const encoded = encode(value, { where: `event "${key}" of run ${ctx.runId}`, maxBytes: ctx.services.options.maxPayloadBytes });
     const done = ctx.enterWork();
     try {
-      const held = await waitStore.setEvent(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, seq, name, key, value: encoded });
+      const held = await retrying(ctx, `publish event "${key}"`, () =>
+        waitStore.setEvent(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, seq, name, key, value: encoded }),
+      );
       if (!held) {
         ctx.stop('lease-lost');
         throw new ExecutionStopped('lease-lost');

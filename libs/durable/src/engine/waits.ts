@@ -44,6 +44,24 @@ export function asPromise<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Runs one idempotent statement of a durable operation, retrying a database error a few times
+ * with back-off (a dropped connection must not fail the workflow); typed errors and a stopped
+ * execution end it at once.
+ */
+export async function retrying<T>(ctx: RunContext, what: string, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    ctx.throwIfStopped();
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof DurableError || attempt >= 5) throw err;
+      ctx.services.options.logger.warn(`run ${ctx.runId}: could not ${what} (${(err as Error).message}); retrying`);
+      await delay(100 * 2 ** attempt, undefined, { signal: ctx.abort.signal }).catch(() => ctx.throwIfStopped());
+    }
+  }
+}
+
 export function checkMs(api: string, name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
     throw new DurableError('INVALID_ARGUMENT', `${api}: ${name} must be a finite number of milliseconds ≥ 0 (got ${JSON.stringify(v)}).`);

@@ -120,36 +120,42 @@ SELECT (SELECT count(*) FROM run)::int AS held,
        (SELECT coalesce(json_agg(json_build_object('seq', seq, 'status', status, 'output', output)), '[]'::json) FROM ins) AS steps`;
 
 /**
- * Durable.startChild: create the child run (PENDING, parent_id = $1) and checkpoint the parent's
- * step in one statement, fenced by the parent's epoch: the child exists iff the step is recorded.
- * $3 seq, $4 step name, $5 child id, $6 workflow, $7 queue, $8 input, $9 priority, $10 run-at,
- * $11 delay ms, $12 timeout ms, $13 app version, $14 step output, $15 history.
+ * Durable.startChild (every call made in the same tick, e.g. a Promise.all fan-out, in one
+ * statement): create the child runs (PENDING, parent_id = $1) and checkpoint the parent's steps,
+ * fenced by the parent's epoch: a child exists iff its step is recorded. Arrays, one element per
+ * child: $3 seq, $4 step name, $5 child id, $6 workflow, $7 queue, $8 input, $9 priority,
+ * $10 delay ms, $11 timeout ms, $12 step output; $13 app version, $14 history.
  * An existing child id of the same workflow is adopted (idempotent start); of another workflow,
- * nothing is written and `conflict` names it. Wakes the child's queue.
+ * nothing is written for it and `conflicts` names it. One wake-up per queue.
  */
-export const START_CHILD = `
+export const START_CHILDREN = `
 WITH run AS (
   SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
-other AS (SELECT workflow_name FROM durable_runs WHERE id = $5 AND workflow_name <> $6),
+c AS (
+  SELECT * FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::float8[], $11::float8[], $12::text[])
+    AS c(seq, step, id, wf, q, inp, pr, delay_ms, timeout_ms, out)
+  WHERE EXISTS (SELECT 1 FROM run)),
+other AS (SELECT c.seq, r.workflow_name FROM c JOIN durable_runs r ON r.id = c.id WHERE r.workflow_name <> c.wf),
+ok AS (SELECT * FROM c WHERE c.seq NOT IN (SELECT seq FROM other)),
 child AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
-  SELECT $5, $6, $7, 'PENDING', $8::jsonb, $9,
-         coalesce($10::timestamptz, now()) + coalesce($11::float8, 0) * interval '1 millisecond',
-         now() + $12::float8 * interval '1 millisecond', run.id, $13
-  FROM run WHERE NOT EXISTS (SELECT 1 FROM other)
+  SELECT id, wf, q, 'PENDING', inp::jsonb, pr, now() + coalesce(delay_ms, 0) * interval '1 millisecond',
+         now() + timeout_ms * interval '1 millisecond', $1, $13
+  FROM ok
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, queue, available_at <= now() AS due),
+  RETURNING id, workflow_name, queue, available_at <= now() AS due),
 step AS (
   INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
-  SELECT run.id, $3, $4, 'SUCCEEDED', $14::jsonb, 1, now(), now() FROM run WHERE NOT EXISTS (SELECT 1 FROM other)
+  SELECT $1, seq, step, 'SUCCEEDED', out::jsonb, 1, now(), now() FROM ok
   ON CONFLICT (run_id, seq) DO NOTHING
   RETURNING seq),
 hist AS (
   INSERT INTO durable_run_events (run_id, kind, detail)
-  SELECT id, 'created', jsonb_build_object('workflow', $6::text, 'queue', queue, 'parent', $1::text) FROM child WHERE $15::boolean),
-woken AS (SELECT count(CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END) AS n FROM child)
-SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM step)::int AS written,
-       (SELECT workflow_name FROM other) AS conflict, (SELECT n FROM woken) AS woken`;
+  SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue, 'parent', $1::text) FROM child WHERE $14::boolean),
+woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM child WHERE due) q)
+SELECT (SELECT count(*) FROM run)::int AS held,
+       (SELECT coalesce(json_agg(json_build_object('seq', seq, 'workflow', workflow_name)), '[]'::json) FROM other) AS conflicts,
+       (SELECT n FROM woken) AS woken`;
 
 /**
  * Durable.setEvent: checkpoint the step and upsert the event's latest value, one statement, fenced.

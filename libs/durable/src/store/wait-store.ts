@@ -50,17 +50,18 @@ export const waitStore = {
     };
   },
 
-  /** Creates the child run and records the parent's step; see START_CHILD. */
-  async startChild(
+  /** Creates child runs and records the parent's steps, one statement; see START_CHILDREN. */
+  async startChildren(
     sql: SqlClient,
-    a: { runId: string; epoch: number; seq: number; name: string; child: NewRun; output: string },
-  ): Promise<{ held: boolean; written: boolean; conflict: string | null }> {
-    const c = a.child;
-    const [row] = await sql.query<{ held: number; written: number; conflict: string | null }>(W.START_CHILD, [
-      a.runId, a.epoch, a.seq, a.name, c.id, c.workflowName, c.queue, c.input, c.priority, c.runAt, c.delayMs, c.timeoutMs,
-      c.appVersion, a.output, historyOn(sql),
+    a: { runId: string; epoch: number; appVersion: string | null; children: Array<{ seq: number; name: string; child: NewRun; output: string }> },
+  ): Promise<{ held: boolean; conflicts: Array<{ seq: number; workflow: string }> }> {
+    const c = a.children;
+    const [row] = await sql.query<{ held: number; conflicts: unknown }>(W.START_CHILDREN, [
+      a.runId, a.epoch, c.map((x) => x.seq), c.map((x) => x.name), c.map((x) => x.child.id), c.map((x) => x.child.workflowName),
+      c.map((x) => x.child.queue), c.map((x) => x.child.input), c.map((x) => x.child.priority), c.map((x) => x.child.delayMs),
+      c.map((x) => x.child.timeoutMs), c.map((x) => x.output), a.appVersion, historyOn(sql),
     ]);
-    return { held: Number(row.held) === 1, written: Number(row.written) === 1, conflict: row.conflict };
+    return { held: Number(row.held) === 1, conflicts: parsed<Array<{ seq: number; workflow: string }>>(row.conflicts) };
   },
 
   /** Records the step and upserts the event; false = the execution no longer holds the run. */
