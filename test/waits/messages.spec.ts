@@ -26,6 +26,19 @@ describe('waits: messages (send / recv)', () => {
     expect(m.consumed_at).not.toBeNull();
   });
 
+  it('a run waiting in memory (within suspendGraceMs) is told of a message at once (LISTEN signal)', async () => {
+    const e = await h.engine({ recvInMemory: async () => Durable.recv<string>('ping', { timeoutMs: 60_000 }) },
+      { suspendGraceMs: 10_000, workerId: 'inmemory' });
+    const handle = await e.startRun('recvInMemory', null);
+    await eventually(async () => (await e.getRun(handle.id))?.steps.length === 1, 5_000, 'the deadline to be recorded');
+    expect((await e.getRun(handle.id))?.steps[0].status).toBe('WAITING');
+    const sentAt = Date.now();
+    await h.engines[0].send(handle.id, 'ping', 'pong'); // through another engine: only the signal tells
+    expect(await handle.result({ timeoutMs: 5_000 })).toBe('pong');
+    expect(Date.now() - sentAt).toBeLessThan(1_000);
+    expect((await e.getRun(handle.id))?.leaseEpoch).toBe(1); // never suspended
+  });
+
   it('recv returns null when nothing arrives before the timeout (in memory, and suspended)', async () => {
     const e = await h.engine({
       recvTimesOut: async (ms: number) => ({ got: await Durable.recv('nothing', { timeoutMs: ms }), after: await Durable.now() }),

@@ -234,7 +234,13 @@ export class DurableEngine implements HandleBackend {
    * its running step sees Durable.signal() abort.
    */
   async cancel(id: string): Promise<void> {
-    const ids = await runStore.cancelTree(this.sql, id, this.options.cancelChildren);
+    const cascade = this.options.cancelChildren;
+    const ids = await cancelRetryingDeadlocks(() => runStore.cancelTree(this.sql, id, cascade));
+    if (cascade && ids.includes(id)) {
+      // Children whose creation committed while the first statement waited for the parent's row
+      // were not in its snapshot; a second pass (a new snapshot) cancels them too.
+      ids.push(...(await cancelRetryingDeadlocks(() => runStore.cancelTree(this.sql, id, cascade))));
+    }
     for (const c of ids) {
       this.worker.cancelled(c);
       this.resolveLocal(c);
@@ -365,6 +371,20 @@ export class DurableEngine implements HandleBackend {
     for (const r of runs) {
       const f = found.get(r.id);
       if (f && f.workflowName !== r.workflowName) throw new IdempotencyConflictError(r.id, f.workflowName, r.workflowName);
+    }
+  }
+}
+
+/**
+ * A cancel cascading over a tree of runs locks parents before children, a child finishing locks
+ * itself then its parent: Postgres may abort one of the two as a deadlock (40P01). Try again.
+ */
+async function cancelRetryingDeadlocks<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01' || attempt >= 3) throw err;
     }
   }
 }

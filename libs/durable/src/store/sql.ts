@@ -297,8 +297,8 @@ SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FRO
 /**
  * Resume a CANCELLED or FAILED run from its last checkpoint: the final failed step (if the run
  * failed in one) is forgotten so that it runs again; an expired deadline is lifted. $1 run id,
- * $2 history. With $3 (cascade), the descendants cancelled together with it (same statement,
- * hence the same finished_at) are resumed too.
+ * $2 history. With $3 (cascade), the descendants cancelled with it (at the same time or after it:
+ * a cascading cancel) are resumed too.
  */
 export const RESUME_RUN = `
 WITH RECURSIVE root AS (
@@ -307,7 +307,7 @@ tree AS (
   SELECT id FROM root
   UNION
   SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id
-  WHERE $3::boolean AND c.status = 'CANCELLED' AND c.finished_at = (SELECT finished_at FROM root)),
+  WHERE $3::boolean AND c.status = 'CANCELLED' AND c.finished_at >= (SELECT finished_at FROM root)),
 u AS (
   UPDATE durable_runs
   SET status = 'PENDING', available_at = now(), updated_at = now(), finished_at = NULL, error = NULL,
