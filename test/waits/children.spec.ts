@@ -95,6 +95,31 @@ describe('waits: child workflows', () => {
     expect(await handle.result({ timeoutMs: 10_000 })).toEqual(['middle 1 / bottom 1: go0', 'middle 2 / bottom 2: go1']);
   });
 
+  it('parent and child talk with Durable.send / Durable.recv, exactly once across replays', async () => {
+    const e = await h.engine({
+      talker: async () => {
+        const child = await Durable.startChild<string>('echo', Durable.runId());
+        await Durable.send(child.id, 'question', 'ping');
+        await Durable.sleep(700); // suspends: the rest is a replay, which must not send again
+        const answer = await Durable.recv<string>('answer', { timeoutMs: 10_000 });
+        return { answer, result: await child.result() };
+      },
+      echo: async (parent: string) => {
+        const q = await Durable.recv<string>('question', { timeoutMs: 10_000 });
+        await Durable.send(parent, 'answer', `${q} → pong`);
+        return 'echoed';
+      },
+    }, { workerId: 'talk', inMemoryWaitMaxMs: 200 });
+    const handle = await e.startRun('talker', null);
+    expect(await handle.result({ timeoutMs: 10_000 })).toEqual({ answer: 'ping → pong', result: 'echoed' });
+    const msgs = await h.query(`SELECT run_id, topic, payload FROM durable_messages WHERE run_id = $1 OR run_id = $2 ORDER BY id`, [handle.id, `${handle.id}:child:0`]);
+    expect(msgs).toEqual([
+      { run_id: `${handle.id}:child:0`, topic: 'question', payload: 'ping' },
+      { run_id: handle.id, topic: 'answer', payload: 'ping → pong' },
+    ]);
+    expect((await e.getRun(handle.id))?.leaseEpoch).toBeGreaterThan(1);
+  });
+
   it('with cancelChildren: false, cancelling a parent leaves its children running', async () => {
     const e = await h.engine({
       loneParent: async () => (await Durable.startChild<string>('loneChild', null)).result(),

@@ -5,7 +5,7 @@ import { currentScope } from './run-context.js';
 import { currentStepTransaction, invokeStep } from './step-runner.js';
 import { startChild, type ChildOptions, type ChildWorkflowHandle } from './children.js';
 import { setEvent } from './events.js';
-import { durableRecv, durableSleep } from './waits.js';
+import { durableRecv, durableSend, durableSleep } from './waits.js';
 
 const recorded = (name: string): StepDefinition => ({ name, options: { retries: 0 } });
 const NOW = recorded('durable.now');
@@ -79,6 +79,15 @@ export const Durable = {
    */
   recv<T = unknown>(topic: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
     return durableRecv<T>(topic, opts);
+  },
+
+  /**
+   * Sends a message to another run (e.g. parent ↔ child) from workflow code, exactly once: the
+   * send is recorded with the step in one statement, so a replay does not send it again. The
+   * receiver gets it with Durable.recv(topic). Unknown run → RunNotFoundError.
+   */
+  send(runId: string, topic: string, payload: unknown): Promise<void> {
+    return durableSend(runId, topic, payload);
   },
 
   /**

@@ -1,8 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DeterminismError, DurableError, NotInWorkflowError } from '../errors/index.js';
+import { DeterminismError, DurableError, NotInWorkflowError, RunNotFoundError } from '../errors/index.js';
 import type { RecordedStep } from '../store/run-store.js';
-import { decode } from './codec.js';
-import { currentScope, type RunContext } from './run-context.js';
+import { waitStore } from '../store/wait-store.js';
+import { decode, encode } from './codec.js';
+import { currentScope, ExecutionStopped, type RunContext } from './run-context.js';
 import { WaitSet } from './wait-set.js';
 
 /** Step names of the durable waits (what getRun() shows; replay checks them). */
@@ -104,5 +105,34 @@ export function durableRecv<T>(topic: string, opts: { timeoutMs?: number } = {})
     if (rec?.status === 'SUCCEEDED') return decode(rec.output) as T | null;
     const due = rec?.status === 'WAITING' ? (decode(rec.output) as { deadline: Date }).deadline : null;
     return WaitSet.of(ctx).wait({ seq, kind: 'recv', name, key: topic, ms: rec ? null : timeoutMs, due }, (out) => out as T | null);
+  });
+}
+
+/** Durable.send — see durable-api.ts. */
+export function durableSend(runId: string, topic: string, payload: unknown): Promise<void> {
+  return asPromise(async () => {
+    if (typeof runId !== 'string' || !runId || runId.length > 256) throw new RunNotFoundError(String(runId));
+    if (typeof topic !== 'string' || !topic || topic.length > 256) {
+      throw new DurableError('INVALID_ARGUMENT', `Durable.send(): the topic must be a non-empty string of at most 256 characters (got ${JSON.stringify(topic)}).`);
+    }
+    const ctx = workflowContext('Durable.send()');
+    const name = `durable.send:${topic}`;
+    const seq = ctx.takeSeq();
+    ctx.throwIfStopped();
+    if (recordedAt(ctx, seq, name)) return;
+    const encoded = encode(payload, { where: `message "${topic}" to run ${runId}`, maxBytes: ctx.services.options.maxPayloadBytes });
+    const done = ctx.enterWork();
+    try {
+      const r = await retrying(ctx, `send a message to run ${runId}`, () =>
+        waitStore.sendFromRun(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, seq, name, target: runId, topic, payload: encoded }),
+      );
+      if (!r.held) {
+        ctx.stop('lease-lost');
+        throw new ExecutionStopped('lease-lost');
+      }
+      if (!r.found) throw new RunNotFoundError(runId);
+    } finally {
+      done();
+    }
   });
 }

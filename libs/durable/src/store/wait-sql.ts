@@ -200,6 +200,29 @@ ins AS (
 ${signalRuns('sig', 'SELECT run_id FROM ins')}
 SELECT (SELECT count(*) FROM r)::int AS found, (SELECT count(*) FROM ins)::int AS sent, (SELECT n FROM sig_n) AS signalled`;
 
+/**
+ * Durable.send (from workflow code): checkpoint the sender's step and store the message in one
+ * statement, fenced by the sender's epoch — sent exactly once, however often the sender replays.
+ * $1 sender run, $2 epoch, $3 seq, $4 step name, $5 target run, $6 topic, $7 payload (jsonb),
+ * $8 idempotency key (sender run + seq). Returns held (0 = lease lost) and found (target exists).
+ */
+export const SEND_FROM_RUN = `
+WITH run AS (
+  SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+target AS (SELECT id FROM durable_runs WHERE id = $5),
+step AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT run.id, $3, $4, 'SUCCEEDED', NULL, 1, now(), now() FROM run, target
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING seq),
+ins AS (
+  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key)
+  SELECT $5, $6, $7::jsonb, $8 FROM step
+  ON CONFLICT (run_id, idempotency_key) DO NOTHING
+  RETURNING run_id),
+${signalRuns('sig', 'SELECT run_id FROM ins')}
+SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM target)::int AS found, (SELECT n FROM sig_n) AS signalled`;
+
 /** History of one run, oldest first (WorkflowClient.getRunEvents). Index: durable_run_events_run_idx. */
 export const SELECT_RUN_EVENTS = `
 SELECT e.id::text AS id, e.kind, e.detail, e.at FROM durable_run_events e WHERE e.run_id = $1 ORDER BY e.id LIMIT $2`;

@@ -75,6 +75,17 @@ export const waitStore = {
     return { found: row.found === true, value: row.value, status: row.status ?? null };
   },
 
+  /** Durable.send: the sender's step and the message in one fenced statement; see SEND_FROM_RUN. */
+  async sendFromRun(
+    sql: SqlClient,
+    a: { runId: string; epoch: number; seq: number; name: string; target: string; topic: string; payload: string },
+  ): Promise<{ held: boolean; found: boolean }> {
+    const [row] = await sql.query<{ held: number; found: number }>(W.SEND_FROM_RUN, [
+      a.runId, a.epoch, a.seq, a.name, a.target, a.topic, a.payload, `${a.runId}#${a.seq}`,
+    ]);
+    return { held: Number(row.held) === 1, found: Number(row.found) === 1 };
+  },
+
   /** Stores a message and signals the run; found = the run exists, sent = a new message (not a duplicate key). */
   async send(sql: SqlClient, a: { runId: string; topic: string; payload: string; idempotencyKey: string | null }): Promise<{ found: boolean; sent: boolean }> {
     const [row] = await sql.query<{ found: number; sent: number }>(W.SEND_MESSAGE, [a.runId, a.topic, a.payload, a.idempotencyKey]);
