@@ -413,3 +413,21 @@ describe('admin API when the engine talks through Prisma only (connection: false
     await request(a.server).post(`/durable/runs/${h.id}/cancel`).expect(409);
   });
 });
+
+describe('admin fork with the run history turned off (history: false)', () => {
+  let a: AdminApp;
+  beforeAll(async () => {
+    a = await createAdminApp('admin_nohistory', { engine: { history: false } });
+  });
+  afterAll(() => a.close());
+
+  it('writes no history row for the fork', async () => {
+    const client = a.app.get(WorkflowClient);
+    const h = await client.start('admin.sum', { n: 2 });
+    await h.result({ timeoutMs: 10_000 });
+    const fork = await request(a.server).post(`/durable/runs/${h.id}/fork`).send({ fromStep: 1 }).expect(201);
+    await client.handle(fork.body.id).result({ timeoutMs: 10_000 });
+    const { rows } = await a.pool.query(`SELECT count(*)::int AS n FROM durable_run_events`);
+    expect(rows[0].n).toBe(0);
+  });
+});

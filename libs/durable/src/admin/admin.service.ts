@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DurableRuntime } from '../durable-runtime.js';
 import { DurableError, RunNotFoundError } from '../errors/index.js';
 import { adminStore, COUNT_CAP, DETAIL_LIMITS, RUN_STATUSES, type StatsRows } from '../store/admin-store.js';
-import type { RunStatus } from '../store/run-store.js';
+import { historyOn, type RunStatus } from '../store/run-store.js';
 import { encodeCursor } from './cursor.js';
 import { AdminParamError } from './param-error.js';
 import type { ListQuery } from './params.js';
@@ -89,7 +89,7 @@ export class AdminService {
         `Cannot fork run "${id}": its workflow "${source.workflowName}" is not registered in this app instance, so nothing here could execute the copy. Fork it from an instance that has the workflow.`,
       );
     }
-    const forked = await adminStore.fork(sql, id, randomUUID(), fromStep, this.engine.options.appVersion);
+    const forked = await adminStore.fork(sql, id, randomUUID(), fromStep, this.engine.options.appVersion, historyOn(this.engine.sqlClient));
     if (!forked) throw new RunNotFoundError(id);
     return { id: forked.id, forkedFrom: id, fromStep, copiedSteps: forked.copiedSteps, workflowName: source.workflowName, status: 'PENDING' as const };
   }

@@ -164,7 +164,8 @@ FROM durable_runs r WHERE r.id = $1`;
  * Fork: a new PENDING run ($2) of the same workflow, queue, priority and input as run $1, with
  * copies of its checkpoints whose seq < $3, so it replays those and executes from step $3 on.
  * The deadline keeps the source's timeout length, counted from now; $4 is this app's version.
- * The history of the new run records where it came from; a wake-up goes to its queue.
+ * The history of the new run records where it came from (unless $5, history, is false); a
+ * wake-up goes to its queue.
  * (The steps' foreign key is checked at the end of the statement, after the run row exists.)
  */
 export const FORK_RUN = `
@@ -182,7 +183,7 @@ copied AS (
   RETURNING seq),
 hist AS (
   INSERT INTO durable_run_events (run_id, kind, detail)
-  SELECT ins.id, 'forked', jsonb_build_object('from', $1::text, 'fromStep', $3::int) FROM ins)
+  SELECT ins.id, 'forked', jsonb_build_object('from', $1::text, 'fromStep', $3::int) FROM ins WHERE $5::boolean)
 SELECT ins.id, (SELECT count(*) FROM copied)::int AS copied, pg_notify('${WAKEUP_CHANNEL}', ins.queue) IS NULL AS notified
 FROM ins`;
 

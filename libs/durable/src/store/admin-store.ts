@@ -151,8 +151,8 @@ export const adminStore = {
   },
 
   /** Creates run `newId` from `sourceId`; null if the source vanished meanwhile. */
-  async fork(sql: SqlClient, sourceId: string, newId: string, fromStep: number, appVersion: string | null): Promise<{ id: string; copiedSteps: number } | null> {
-    const [r] = await sql.query<{ id: string; copied: number }>(SQL.FORK_RUN, [sourceId, newId, fromStep, appVersion]);
+  async fork(sql: SqlClient, sourceId: string, newId: string, fromStep: number, appVersion: string | null, history: boolean): Promise<{ id: string; copiedSteps: number } | null> {
+    const [r] = await sql.query<{ id: string; copied: number }>(SQL.FORK_RUN, [sourceId, newId, fromStep, appVersion, history]);
     return r ? { id: r.id, copiedSteps: Number(r.copied) } : null;
   },
 
