@@ -41,6 +41,13 @@ const history = (param: string, select: string) => `
 INSERT INTO durable_run_events (run_id, kind, detail)
 ${select} AND ${param}::boolean`;
 
+/**
+ * A run is due when available_at <= DUE_BY. Timestamps are stored with millisecond precision
+ * and Postgres rounds to it, so a run made due "now" may be stored up to 0.5 ms in the future:
+ * the extra millisecond keeps such a run claimable (and its wake-up sent) at once.
+ */
+const DUE_BY = `now() + interval '1 millisecond'`;
+
 const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
   lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at`;
 
@@ -68,7 +75,7 @@ WITH ins AS (
           coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
           now() + $8::float8 * interval '1 millisecond', $9, $10)
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, queue, available_at <= now() AS due),
+  RETURNING id, queue, available_at <= ${DUE_BY} AS due),
 hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
 SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`;
 
@@ -122,7 +129,7 @@ export const SELECT_RUN_IDENTITY = `SELECT id, workflow_name, status FROM durabl
 export const CLAIM = `
 WITH c AS (
   SELECT id, status AS prev FROM durable_runs
-  WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= now() AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
   ORDER BY priority, available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
