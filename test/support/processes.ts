@@ -21,7 +21,7 @@ export class WorkerProcess {
     // signals sent to the child would not reach).
     const child = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), script)], {
       env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: databaseUrl, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     const w = new WorkerProcess(child);
     await w.waitFor('ready', 60_000);

@@ -44,7 +44,7 @@ export class TestSteps {
   }
 
   /** Writes a ledger row through the step's transaction: must commit exactly once per run. */
-  @Step({ transactional: true })
+  @Step({ transactional: true, transaction: { timeout: 60_000 } })
   async ledger(runId: string, sleepMs: number) {
     const tx = Durable.tx<PrismaClient>();
     await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'ledger', ${process.pid})`;

@@ -43,8 +43,13 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.explorer.explore(this.registry);
-    await this.engine.start();
+    try {
+      this.explorer.explore(this.registry);
+      await this.engine.start();
+    } catch (err) {
+      await this.current?.stop(); // close the engine's connections: the app will not start
+      throw err;
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
