@@ -1,0 +1,66 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { PGlite } from '@electric-sql/pglite';
+
+/**
+ * Prisma's own bookkeeping table, with the columns `prisma migrate deploy` creates, so the
+ * Prisma CLI pointed at the embedded database sees these migrations as applied.
+ */
+const CREATE_MIGRATIONS_TABLE = `
+CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+  id                  VARCHAR(36) PRIMARY KEY NOT NULL,
+  checksum            VARCHAR(64) NOT NULL,
+  finished_at         TIMESTAMPTZ,
+  migration_name      VARCHAR(255) NOT NULL,
+  logs                TEXT,
+  rolled_back_at      TIMESTAMPTZ,
+  started_at          TIMESTAMPTZ NOT NULL DEFAULT now(),
+  applied_steps_count INTEGER NOT NULL DEFAULT 0
+)`;
+
+export interface MigrationResult {
+  applied: string[];
+  alreadyApplied: number;
+  /** Applied migrations whose migration.sql changed since (never edit an applied migration). */
+  modified: string[];
+}
+
+/**
+ * Applies prisma/migrations/<name>/migration.sql in name order, each in its own transaction
+ * together with its _prisma_migrations row: a crash leaves each migration applied or not.
+ * Idempotent: applied ones are skipped.
+ */
+export async function applyMigrations(db: PGlite, migrationsDir: string): Promise<MigrationResult> {
+  if (!existsSync(migrationsDir)) throw new Error(`embedded Postgres: no migrations folder at ${migrationsDir}`);
+  await db.exec(CREATE_MIGRATIONS_TABLE);
+  const { rows } = await db.query<{ migration_name: string; checksum: string }>(
+    `SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+  );
+  const done = new Map(rows.map((r) => [r.migration_name, r.checksum]));
+  const names = readdirSync(migrationsDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(migrationsDir, d.name, 'migration.sql')))
+    .map((d) => d.name)
+    .sort();
+  const result: MigrationResult = { applied: [], alreadyApplied: 0, modified: [] };
+  for (const name of names) {
+    const sql = readFileSync(join(migrationsDir, name, 'migration.sql'), 'utf8');
+    // Same checksum as Prisma's: sha256 of the file, hex.
+    const checksum = createHash('sha256').update(sql).digest('hex');
+    const recorded = done.get(name);
+    if (recorded !== undefined) {
+      result.alreadyApplied++;
+      if (recorded !== checksum) result.modified.push(name);
+      continue;
+    }
+    await db.transaction(async (tx) => {
+      await tx.exec(sql); // simple query protocol: a file of many statements is fine
+      await tx.query(
+        `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ($1, $2, now(), $3, 1)`,
+        [randomUUID(), checksum, name],
+      );
+    });
+    result.applied.push(name);
+  }
+  return result;
+}
