@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+
+/** Everything the example app can be told, read once from the environment (see README). */
+export interface AppConfig {
+  /** HTTP port; 0 picks a free one. PORT, default 3000. */
+  port: number;
+  /** Postgres the app and the library use: DATABASE_URL, or the embedded one's URL (set by main.ts). */
+  databaseUrl: string;
+  /** No DATABASE_URL: main.ts starts an embedded Postgres (one process, one query at a time). */
+  embedded: boolean;
+  /** Connections of Prisma's pool. */
+  prismaPoolSize: number;
+  durable: {
+    /** Connections of the library's own pool (claims, checkpoints); it adds one for LISTEN. */
+    poolSize: number;
+    concurrency?: number;
+    leaseMs?: number;
+    heartbeatMs?: number;
+    pollIntervalMs?: number;
+    sweepIntervalMs?: number;
+    shutdownGraceMs?: number;
+  };
+  payments: {
+    /** Probability that one charge attempt fails with a (retryable) gateway error. PAYMENT_FAILURE_RATE, default 0.3. */
+    failureRate: number;
+    /** Each charge takes between min and max ms. PAYMENT_MIN_LATENCY_MS / PAYMENT_MAX_LATENCY_MS, default 500–2000. */
+    minLatencyMs: number;
+    maxLatencyMs: number;
+  };
+  outbox: {
+    /** How often the relay looks for unsent emails. OUTBOX_POLL_MS, default 500. */
+    pollMs: number;
+  };
+  fulfilment: {
+    /** Paid but no shipment webhook after this long: the warehouse gets a reminder. SHIPMENT_REMINDER_MS, default 60 000 (demo value; think days). */
+    shipmentReminderMs: number;
+    /** Shipped: ask for a review this much later (a durable sleep). REVIEW_REQUEST_DELAY_MS, default 10 000 (demo value; think a week). */
+    reviewRequestDelayMs: number;
+  };
+  /** Bearer token of the admin dashboard and API at /durable. ADMIN_TOKEN; main.ts makes up one when unset. */
+  adminToken: string;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+type Env = Record<string, string | undefined>;
+
+function num(env: Env, key: string, fallback: number): number;
+function num(env: Env, key: string, fallback: undefined): number | undefined;
+function num(env: Env, key: string, fallback: number | undefined): number | undefined {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw new Error(`${key} must be a number (got "${raw}")`);
+  return n;
+}
+
+/** Reads the config from environment variables; `overrides` wins (tests use it). */
+export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
+  const embedded = overrides.embedded ?? false;
+  const databaseUrl = overrides.databaseUrl ?? env.DATABASE_URL ?? '';
+  if (!databaseUrl && !embedded) throw new Error('DATABASE_URL is not set (main.ts starts an embedded Postgres when there is none).');
+  return {
+    port: num(env, 'PORT', 3000),
+    databaseUrl,
+    embedded,
+    // Embedded Postgres runs one statement at a time: big pools only queue up in front of it.
+    prismaPoolSize: num(env, 'PRISMA_POOL_SIZE', embedded ? 3 : 10),
+    durable: {
+      poolSize: num(env, 'DURABLE_POOL_SIZE', embedded ? 3 : 10),
+      concurrency: num(env, 'DURABLE_CONCURRENCY', undefined),
+      leaseMs: num(env, 'DURABLE_LEASE_MS', undefined),
+      heartbeatMs: num(env, 'DURABLE_HEARTBEAT_MS', undefined),
+      pollIntervalMs: num(env, 'DURABLE_POLL_MS', undefined),
+      sweepIntervalMs: num(env, 'DURABLE_SWEEP_MS', undefined),
+      shutdownGraceMs: num(env, 'DURABLE_SHUTDOWN_GRACE_MS', undefined),
+    },
+    payments: {
+      failureRate: num(env, 'PAYMENT_FAILURE_RATE', 0.3),
+      minLatencyMs: num(env, 'PAYMENT_MIN_LATENCY_MS', 500),
+      maxLatencyMs: num(env, 'PAYMENT_MAX_LATENCY_MS', 2000),
+    },
+    outbox: { pollMs: num(env, 'OUTBOX_POLL_MS', 500) },
+    fulfilment: {
+      shipmentReminderMs: num(env, 'SHIPMENT_REMINDER_MS', 60_000),
+      reviewRequestDelayMs: num(env, 'REVIEW_REQUEST_DELAY_MS', 10_000),
+    },
+    adminToken: env.ADMIN_TOKEN || randomBytes(12).toString('base64url'),
+    ...overrides,
+  };
+}

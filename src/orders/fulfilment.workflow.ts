@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Durable, Workflow } from 'nestjs-durable';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import { PaymentsService } from '../payments/payments.service.js';
+import { StockService } from '../stock/stock.service.js';
+import type { FulfilOrderInput, FulfilOrderResult, Shipment } from './fulfilment.types.js';
+import { OrderSteps } from './order-steps.js';
+
+/**
+ * What happens after an order is placed. The body only orchestrates: every side effect is a
+ * @Step (checkpointed; replayed, not re-run, after a crash), and waits go through Durable, so
+ * the body must be deterministic.
+ */
+@Injectable()
+export class FulfilmentWorkflow {
+  constructor(
+    @Inject(StockService) private readonly stock: StockService,
+    @Inject(PaymentsService) private readonly payments: PaymentsService,
+    @Inject(OrderSteps) private readonly orders: OrderSteps,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Workflow({ name: 'fulfilOrder' })
+  async fulfilOrder(input: FulfilOrderInput): Promise<FulfilOrderResult> {
+    const { orderId, email, sku, quantity, amount } = input;
+
+    // 1. Reserve stock (transactional step: exactly once).
+    if (!(await this.stock.reserve(orderId, sku, quantity))) {
+      await this.orders.markRejected(orderId, email, 'out of stock');
+      return { outcome: 'REJECTED', reason: 'out of stock' };
+    }
+
+    // 2. Charge (plain step with retries: slow, flaky, idempotent by key).
+    let chargeId: string;
+    try {
+      chargeId = (await this.payments.charge(orderId, amount, email)).chargeId;
+    } catch (err) {
+      // Retries exhausted or card declined: compensate, then record the outcome.
+      const reason = err instanceof Error ? err.message : String(err);
+      await this.stock.release(orderId, sku, quantity);
+      await this.orders.markPaymentFailed(orderId, email, reason);
+      return { outcome: 'PAYMENT_FAILED', reason };
+    }
+
+    // 3. Paid: status + confirmation email in one transaction.
+    await this.orders.markPaid(orderId, email, chargeId);
+
+    // 4. Wait for the carrier's webhook (POST /orders/:id/shipment → WorkflowClient.send). The
+    //    run suspends (status WAITING: no worker slot, no connection) and wakes when it arrives.
+    let shipment = await Durable.recv<Shipment>('shipment', { timeoutMs: this.config.fulfilment.shipmentReminderMs });
+    if (!shipment) {
+      await this.orders.remindWarehouse(orderId);
+      shipment = (await Durable.recv<Shipment>('shipment'))!; // no timeout: wait as long as it takes
+    }
+    await this.orders.markShipped(orderId, email, shipment.trackingNumber);
+
+    // 5. Later, ask for a review: a durable sleep survives restarts and deploys.
+    await Durable.sleep(this.config.fulfilment.reviewRequestDelayMs);
+    await this.orders.requestReview(orderId, email);
+
+    return { outcome: 'SHIPPED', chargeId, trackingNumber: shipment.trackingNumber };
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { OutboxModule } from '../outbox/outbox.module.js';
+import { PaymentsModule } from '../payments/payments.module.js';
+import { StockModule } from '../stock/stock.module.js';
+import { FulfilmentWorkflow } from './fulfilment.workflow.js';
+import { OrderSteps } from './order-steps.js';
+import { OrdersController } from './orders.controller.js';
+import { OrdersService } from './orders.service.js';
+
+@Module({
+  imports: [StockModule, PaymentsModule, OutboxModule],
+  controllers: [OrdersController],
+  providers: [OrdersService, OrderSteps, FulfilmentWorkflow],
+})
+export class OrdersModule {}

@@ -1,0 +1,48 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AppModule } from '../../../src/app.module.js';
+import { APP_CONFIG, appConfigFromEnv, type AppConfig } from '../../../src/config/app-config.js';
+import { PaymentGateway } from '../../../src/payments/payment-gateway.js';
+
+/** Environment of the example app in tests: fast polls and leases, a quick and reliable gateway. */
+export function testEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    PORT: '0',
+    PAYMENT_FAILURE_RATE: '0',
+    PAYMENT_MIN_LATENCY_MS: '5',
+    PAYMENT_MAX_LATENCY_MS: '20',
+    DURABLE_LEASE_MS: '2000',
+    DURABLE_HEARTBEAT_MS: '400',
+    DURABLE_POLL_MS: '100',
+    DURABLE_SWEEP_MS: '300',
+    DURABLE_SHUTDOWN_GRACE_MS: '500',
+    OUTBOX_POLL_MS: '50',
+    SHIPMENT_REMINDER_MS: '2000',
+    REVIEW_REQUEST_DELAY_MS: '300',
+    ADMIN_TOKEN: 'test-admin-token',
+    PRISMA_POOL_SIZE: '5',
+    DURABLE_POOL_SIZE: '4',
+    ...extra,
+  };
+}
+
+/**
+ * The example's real AppModule in this process (the jest worker), on the given database.
+ * `gateway` replaces the payment gateway (a subclass of it, built with the app's config).
+ */
+export async function startExampleApp(
+  databaseUrl: string,
+  opts: { env?: Record<string, string>; gateway?: new (config: AppConfig) => PaymentGateway } = {},
+): Promise<INestApplication> {
+  const config = appConfigFromEnv(testEnv(databaseUrl, opts.env));
+  let builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] });
+  if (opts.gateway) {
+    const Gateway = opts.gateway;
+    builder = builder.overrideProvider(PaymentGateway).useFactory({ factory: (c: AppConfig) => new Gateway(c), inject: [APP_CONFIG] });
+  }
+  const moduleRef = await builder.compile();
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  await app.init();
+  return app;
+}
