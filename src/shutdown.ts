@@ -3,13 +3,17 @@ import type { INestApplication } from '@nestjs/common';
 /**
  * Like app.enableShutdownHooks(), plus a last step after Nest has shut down: on SIGINT/SIGTERM
  * close the app (in-flight workflow steps finish, leases are handed back), then run `after`
- * (the example closes its embedded database there), then exit. A second signal exits at once.
+ * (the example closes its embedded database there), then exit. Another signal more than a second
+ * later exits at once (Ctrl-C under `npm start` arrives twice: from the terminal and from npm).
  */
 export function closeOnSignal(app: INestApplication, after: () => Promise<void>): void {
-  let closing = false;
+  let closingSince = 0;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (closing) process.exit(1);
-    closing = true;
+    if (closingSince) {
+      if (Date.now() - closingSince > 1_000) process.exit(1);
+      return;
+    }
+    closingSince = Date.now();
     process.stdout.write(`\n${signal}: shutting down…\n`);
     app
       .close()
