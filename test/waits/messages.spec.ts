@@ -108,6 +108,28 @@ describe('waits: messages (send / recv)', () => {
     console.log(`1,000 messages to one run: ${Date.now() - t0} ms, ${run?.leaseEpoch} execution(s)`);
   });
 
+  it('never loses a wake-up: runs that suspend at once whenever their inbox is empty get every message promptly', async () => {
+    // suspendGraceMs 0 and no timeout: each empty recv suspends the run at once, racing the sends.
+    // A lost wake-up would leave a run WAITING until the 10-minute safety re-check.
+    const e = await h.engine({ racer: async (n: number) => {
+      let sum = 0;
+      for (let i = 0; i < n; i++) sum += (await Durable.recv<number>('r'))!;
+      return sum;
+    } }, { workerId: 'racer', suspendGraceMs: 0, waitRecheckMs: 600_000, concurrency: 10 });
+    const runs = await Promise.all([1, 2, 3, 4, 5].map(() => e.startRun('racer', 40)));
+    const senders = runs.map(async (r) => {
+      for (let i = 1; i <= 40; i++) {
+        await e.send(r.id, 'r', i);
+        await sleep(Math.random() * 8); // often lands while the receiver is suspending
+      }
+    });
+    await Promise.all(senders);
+    for (const r of runs) expect(await r.result({ timeoutMs: 20_000 })).toBe((40 * 41) / 2);
+    const [{ suspended }] = await h.query(
+      `SELECT count(*)::int AS suspended FROM durable_run_events WHERE kind = 'suspended' AND run_id = ANY($1)`, [runs.map((r) => r.id)]);
+    console.log(`5 runs × 40 messages with immediate suspension: ${suspended} suspensions, no wake-up lost`);
+  });
+
   it('concurrent recvs on one topic take the messages in seq order; topics are independent', async () => {
     const e = await h.engine({ twoTopics: async () => {
       const [a1, b1, a2] = await Promise.all([Durable.recv('a'), Durable.recv('b'), Durable.recv('a')]);

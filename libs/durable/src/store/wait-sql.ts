@@ -21,12 +21,15 @@ const dateJson = (expr: string) =>
 /** now() + $ms, at the precision of the timestamptz(3) columns (so a stored wake time compares exactly). */
 const plusMs = (ms: string) => `(now() + ${ms} * interval '1 millisecond')::timestamptz(3)`;
 
-/** The run row, locked, if this execution still holds it ($1 run, $2 epoch). */
+/**
+ * The run row, locked against concurrent updates (a send, a finishing child, a sweep) but not
+ * against checkpoint inserts' foreign-key checks, if this execution still holds it ($1 run, $2 epoch).
+ */
 const HELD_RUN = `
 run AS (
   SELECT id, available_at FROM durable_runs
   WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
-  FOR UPDATE)`;
+  FOR NO KEY UPDATE)`;
 
 /**
  * Resolve the pending waits of one execution and, when nothing can progress, suspend the run —
