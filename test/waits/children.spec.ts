@@ -44,6 +44,25 @@ describe('waits: child workflows', () => {
     expect(run?.steps.map((s) => s.name.split(':')[0])).toEqual([...Array(20).fill('durable.startChild'), ...Array(20).fill('durable.result')]);
   });
 
+  it('never loses a child\'s wake-up: parents that suspend at once are woken by children ending at random moments', async () => {
+    const e = await h.engine({
+      impatient: async (n: number) => {
+        let total = 0;
+        for (let round = 0; round < 3; round++) {
+          const kids = await Promise.all(Array.from({ length: n }, (_, i) => Durable.startChild<number>('jittery', i)));
+          for (const k of kids) total += await k.result(); // one at a time: many suspensions
+        }
+        return total;
+      },
+      jittery: async (i: number) => {
+        await new Promise((r) => setTimeout(r, Math.random() * 30));
+        return i;
+      },
+    }, { workerId: 'impatient', suspendGraceMs: 0, waitRecheckMs: 600_000, concurrency: 40 });
+    const parents = await Promise.all([1, 2, 3].map(() => e.startRun('impatient', 8)));
+    for (const p of parents) expect(await p.result({ timeoutMs: 30_000 })).toBe(3 * 28);
+  });
+
   it('a failed child rejects result() with WorkflowFailedError in the parent, which may handle it', async () => {
     const e = await h.engine({
       careful: async () => {
