@@ -46,7 +46,7 @@ ${select} AND ${param}::boolean`;
  * and Postgres rounds to it, so a run made due "now" may be stored up to 0.5 ms in the future:
  * the extra millisecond keeps such a run claimable (and its wake-up sent) at once.
  */
-const DUE_BY = `now() + interval '1 millisecond'`;
+export const DUE_BY = `now() + interval '1 millisecond'`;
 
 const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
   lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at`;

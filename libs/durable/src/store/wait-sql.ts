@@ -12,7 +12,7 @@
  * snapshot therefore either changed the token (the executor looks again) or finds the run
  * WAITING (and makes it due).
  */
-import { WAKEUP_CHANNEL, signalRuns } from './sql.js';
+import { DUE_BY, WAKEUP_CHANNEL, signalRuns } from './sql.js';
 
 /** jsonb of a timestamptz in the codec's Date form ({"$durable":"Date","v":"…Z"}), so it decodes to a Date. */
 const dateJson = (expr: string) =>
@@ -76,10 +76,10 @@ sl AS (SELECT seq, name, ${plusMs('ms')} AS wake FROM w WHERE kind = 'sleep' AND
 res AS (
   SELECT seq, name, 'SUCCEEDED' AS status, payload AS output, true AS resolves FROM got
   UNION ALL
-  SELECT seq, name, CASE WHEN deadline <= now() THEN 'SUCCEEDED' ELSE 'WAITING' END,
-         CASE WHEN deadline <= now() THEN 'null'::jsonb ELSE jsonb_build_object('deadline', ${dateJson('deadline')}) END,
-         deadline <= now()
-  FROM rdl WHERE fresh OR deadline <= now()
+  SELECT seq, name, CASE WHEN deadline <= ${DUE_BY} THEN 'SUCCEEDED' ELSE 'WAITING' END,
+         CASE WHEN deadline <= ${DUE_BY} THEN 'null'::jsonb ELSE jsonb_build_object('deadline', ${dateJson('deadline')}) END,
+         deadline <= ${DUE_BY}
+  FROM rdl WHERE fresh OR deadline <= ${DUE_BY}
   UNION ALL
   SELECT seq, name, 'SUCCEEDED',
          CASE WHEN missing THEN jsonb_build_object('status', 'MISSING')
@@ -146,7 +146,7 @@ child AS (
          now() + timeout_ms * interval '1 millisecond', $1, $13
   FROM ok
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, workflow_name, queue, available_at <= now() AS due),
+  RETURNING id, workflow_name, queue, available_at <= ${DUE_BY} AS due),
 step AS (
   INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
   SELECT $1, seq, step, 'SUCCEEDED', out::jsonb, 1, now(), now() FROM ok
