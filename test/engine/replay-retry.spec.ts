@@ -9,6 +9,15 @@ describe('engine: replay, determinism, retries, shutdown', () => {
   });
   afterAll(() => h.close());
 
+  /** A run with recorded steps, inserted in ONE statement so no worker can claim it in between. */
+  const seedRun = (id: string, workflow: string, steps: Array<[number, string, unknown]>, attempt = 0) =>
+    h.query(
+      `WITH r AS (INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ($1, $2, $4, $4) RETURNING id)
+       INSERT INTO durable_steps (run_id, seq, name, status, output)
+       SELECT r.id, s.seq, s.name, 'SUCCEEDED', s.output FROM r, jsonb_to_recordset($3::jsonb) AS s(seq int, name text, output jsonb)`,
+      [id, workflow, JSON.stringify(steps.map(([seq, name, output]) => ({ seq, name, output }))), attempt],
+    );
+
   class Steps {
     executed: string[] = [];
     failuresLeft = 0;
@@ -38,9 +47,7 @@ describe('engine: replay, determinism, retries, shutdown', () => {
     const steps = new Steps();
     const engine = await h.engine({ replay: async () => [await steps.fetch(1), await steps.fetch(2), await steps.fetch(3)] }, { workerId: 'replay' });
     // A run whose first two steps were checkpointed by an execution that died.
-    await h.query(`INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ('rp', 'replay', 1, 1)`);
-    await h.query(`INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES
-      ('rp', 0, 'fetch', 'SUCCEEDED', '111'), ('rp', 1, 'fetch', 'SUCCEEDED', '222')`);
+    await seedRun('rp', 'replay', [[0, 'fetch', 111], [1, 'fetch', 222]], 1);
     expect(await engine.handle('rp').result({ timeoutMs: 10_000 })).toEqual([111, 222, 30]);
     expect(steps.executed).toEqual(['fetch 3']);
     const run = await engine.getRun('rp');
@@ -50,9 +57,7 @@ describe('engine: replay, determinism, retries, shutdown', () => {
   it('fails the run with a determinism error naming run, seq and both names', async () => {
     const steps = new Steps();
     const engine = await h.engine({ changed: async () => { await steps.fetch(1); await steps.fetch(2); } }, { workerId: 'det' });
-    await h.query(`INSERT INTO durable_runs (id, workflow_name) VALUES ('det-1', 'changed')`);
-    await h.query(`INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES
-      ('det-1', 0, 'fetch', 'SUCCEEDED', '10'), ('det-1', 1, 'renamed', 'SUCCEEDED', '0')`);
+    await seedRun('det-1', 'changed', [[0, 'fetch', 10], [1, 'renamed', 0]]);
     const err = (await engine.handle('det-1').result({ timeoutMs: 10_000 }).catch((e: Error) => e)) as Error;
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect(err.message).toMatch(/Run det-1: step #1 was recorded as "renamed" but the workflow code now calls "fetch"/);
@@ -62,8 +67,7 @@ describe('engine: replay, determinism, retries, shutdown', () => {
   it('keeps a determinism error fatal even if workflow code catches it', async () => {
     const steps = new Steps();
     const engine = await h.engine({ swallow: async () => { try { await steps.fetch(1); } catch { /* ignored */ } return 'done'; } }, { workerId: 'sw' });
-    await h.query(`INSERT INTO durable_runs (id, workflow_name) VALUES ('det-2', 'swallow')`);
-    await h.query(`INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES ('det-2', 0, 'renamed', 'SUCCEEDED', '0')`);
+    await seedRun('det-2', 'swallow', [[0, 'renamed', 0]]);
     await expect(engine.handle('det-2').result({ timeoutMs: 10_000 })).rejects.toThrow(/recorded as "renamed"/);
   });
 
