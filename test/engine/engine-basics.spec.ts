@@ -82,6 +82,16 @@ describe('engine basics (no Nest)', () => {
     expect(await h.query(`SELECT count(*)::int AS n FROM durable_runs`)).toEqual(before);
   });
 
+  it('startMany accepts { workflow, input, options } and { name, input, opts } items', async () => {
+    const [a, b] = await h.engines[0].startMany([
+      { workflow: 'sum', input: { n: 2 }, options: { id: 'many-a' } },
+      { name: 'sum', input: { n: 3 }, opts: { id: 'many-b' } },
+    ]);
+    expect([a.id, b.id]).toEqual(['many-a', 'many-b']);
+    expect(await b.result({ timeoutMs: 10_000 })).toMatchObject({ total: 6 });
+    await expect(h.engines[0].startMany([{ input: 1 } as never])).rejects.toThrow(/item 0 needs a "workflow" name/);
+  });
+
   it('runs @Step methods as plain calls outside a workflow', async () => {
     expect(await steps.add(2, 3)).toBe(5);
     expect(Durable.inWorkflow()).toBe(false);

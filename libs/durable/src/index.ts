@@ -10,7 +10,7 @@ export { Durable } from './engine/durable-api.js';
 export { WorkflowHandle } from './engine/handle.js';
 export { ChildWorkflowHandle, type ChildOptions } from './engine/children.js';
 export type { RunEvent } from './engine/run-events.js';
-export { DurableEngine, type DurableEngineConfig, type RunView, type StartOptions, type SendOptions } from './engine/engine.js';
+export { DurableEngine, type DurableEngineConfig, type RunView, type StartOptions, type StartManyItem, type SendOptions } from './engine/engine.js';
 export { WorkflowRegistry } from './engine/registry.js';
 export type { WorkflowOptions, StepOptions, StepTransactionOptions, WorkflowDefinition } from './engine/definitions.js';
 export type { EngineOptions, QueueOptions, DurableLogger } from './engine/options.js';

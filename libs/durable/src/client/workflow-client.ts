@@ -1,6 +1,6 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { DurableError } from '../errors/index.js';
-import type { RunView, SendOptions, StartOptions } from '../engine/engine.js';
+import type { RunView, SendOptions, StartManyItem, StartOptions } from '../engine/engine.js';
 import type { RunEvent } from '../engine/run-events.js';
 import type { WorkflowHandle } from '../engine/handle.js';
 import type { PrismaLike } from '../store/sql-client.js';
@@ -29,7 +29,7 @@ export class WorkflowClient {
   }
 
   /** Starts many runs with one INSERT, optionally inside a Prisma transaction (`{ tx }`). */
-  startMany(items: Array<{ workflow: string; input: unknown; options?: Omit<StartOptions, 'tx'> }>, opts?: { tx?: PrismaLike }): Promise<WorkflowHandle[]> {
+  startMany(items: StartManyItem[], opts?: { tx?: PrismaLike }): Promise<WorkflowHandle[]> {
     return this.runtime.engine.startMany(items, opts);
   }
 

@@ -56,6 +56,11 @@ export interface SendOptions {
   idempotencyKey?: string;
 }
 
+/** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */
+export type StartManyItem =
+  | { workflow: string; input?: unknown; options?: Omit<StartOptions, 'tx'> }
+  | { name: string; input?: unknown; opts?: Omit<StartOptions, 'tx'> };
+
 /** A run as WorkflowClient.getRun returns it: decoded values, steps in order. */
 export interface RunView {
   id: string;
@@ -198,12 +203,14 @@ export class DurableEngine implements HandleBackend {
   }
 
   /** Starts many runs with one INSERT (optionally inside the caller's Prisma transaction). */
-  async startMany(items: Array<{ workflow: string; input: unknown; options?: Omit<StartOptions, 'tx'> }>, opts: { tx?: PrismaLike } = {}): Promise<WorkflowHandle[]> {
+  async startMany(items: StartManyItem[], opts: { tx?: PrismaLike } = {}): Promise<WorkflowHandle[]> {
     if (!Array.isArray(items)) throw new DurableError('INVALID_ARGUMENT', 'startMany expects an array of { workflow, input, options? }.');
     if (!items.length) return [];
     const runs = items.map((it, i) => {
-      if (!it || typeof it.workflow !== 'string') throw new DurableError('INVALID_ARGUMENT', `startMany: item ${i} needs a "workflow" name.`);
-      return this.newRun(it.workflow, it.input, it.options ?? {});
+      const item = it as { workflow?: unknown; name?: unknown; input?: unknown; options?: StartOptions; opts?: StartOptions } | null;
+      const name = item?.workflow ?? item?.name;
+      if (typeof name !== 'string') throw new DurableError('INVALID_ARGUMENT', `startMany: item ${i} needs a "workflow" name.`);
+      return this.newRun(name, item!.input, item!.options ?? item!.opts ?? {});
     });
     const ids = new Set<string>();
     for (const r of runs) {
