@@ -1,4 +1,4 @@
-import { Inject, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Durable, DurableModule, Step, Workflow } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
@@ -10,11 +10,12 @@ import { PrismaClient } from '../../src/generated/prisma/client.js';
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
 
 @Injectable()
-export class PrismaService extends PrismaClient implements OnModuleDestroy {
+export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   constructor() {
     super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: 4, connectionTimeoutMillis: 10_000 }) });
   }
-  async onModuleDestroy() {
+  // Disconnect after nestjs-durable drained its steps (see the README's shutdown note).
+  async onApplicationShutdown() {
     await this.$disconnect();
   }
 }

@@ -32,6 +32,14 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
   onModuleInit(): void {
     const { prisma, connection, poolSize, logging, ...engineOptions } = this.options;
     const client = this.resolvePrisma(prisma);
+    if (typeof (client as { onModuleDestroy?: unknown }).onModuleDestroy === 'function') {
+      // Nest calls every onModuleDestroy before beforeApplicationShutdown, where in-flight steps drain:
+      // a client that disconnects there makes the steps still running at shutdown fail.
+      new Logger('Durable').warn(
+        `${client.constructor.name} has onModuleDestroy(): Nest runs it before nestjs-durable drains in-flight steps at ` +
+          `shutdown. Disconnect Prisma in onApplicationShutdown() instead, so running steps can finish their queries.`,
+      );
+    }
     const url = connection === undefined ? process.env.DATABASE_URL : connection;
     this.current = new DurableEngine({
       registry: this.registry,
