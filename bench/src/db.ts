@@ -15,17 +15,34 @@ function maintenanceUrl(url: string): string {
   return u.toString();
 }
 
-/** Drop (if present) and create the database named in `url`. Refuses protected names. */
-export async function recreateDatabase(url: string): Promise<void> {
+function scratchName(url: string, what: string): string {
   const name = databaseName(url);
   if (PROTECTED.some((re) => re.test(name)) || !/^[a-z_][a-z0-9_]*$/.test(name)) {
-    throw new Error(`refusing to recreate database "${name}": protected or unusual name`);
+    throw new Error(`refusing to ${what} database "${name}": protected or unusual name`);
   }
+  return name;
+}
+
+/** Drop (if present) and create the database named in `url`. Refuses protected names. */
+export async function recreateDatabase(url: string): Promise<void> {
+  const name = scratchName(url, 'recreate');
   const client = new pg.Client({ connectionString: maintenanceUrl(url) });
   await client.connect();
   try {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await client.query(`CREATE DATABASE "${name}"`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drop the database named in `url` if present. Refuses protected names. */
+export async function dropDatabase(url: string): Promise<void> {
+  const name = scratchName(url, 'drop');
+  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   } finally {
     await client.end();
   }

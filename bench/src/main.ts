@@ -3,7 +3,7 @@
  * Runs the Postgres limit, DBOS and ours on the same Postgres, prints the
  * table (stdout) and writes results/latest.json. Progress goes to stderr.
  */
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { serverVersion } from './db.js';
@@ -11,6 +11,7 @@ import type { RunOpts } from './figures.js';
 import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
 import { runOurs } from './peers/ours.js';
+import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type Report } from './report.js';
 
 const { values: a } = parseArgs({
@@ -20,7 +21,16 @@ const { values: a } = parseArgs({
     payload: { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '10' },
     'db-write': { type: 'boolean', default: false },
-    workers: { type: 'string', default: '1' },
+    processes: { type: 'string' },
+    workers: { type: 'string' },
+    'ours-history': { type: 'string', default: 'on' },
+    'ours-poll-ms': { type: 'string' },
+    'bulk-runs': { type: 'string', default: '10000' },
+    'cpu-prof': { type: 'boolean', default: false },
+    'ours-prepared': { type: 'boolean', default: false },
+    'skip-scale': { type: 'boolean', default: false },
+    'scale-finished': { type: 'string', default: '1000000' },
+    'scale-waiting': { type: 'string', default: '100000' },
     'idle-runs': { type: 'string', default: '50' },
     'dbos-poll-ms': { type: 'string', default: String(DBOS_DEFAULT_POLL_MS) },
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
@@ -36,8 +46,10 @@ const { values: a } = parseArgs({
 
 if (a.help) {
   process.stdout.write(
-    'usage: npm start -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C] [--db-write]\n' +
-      '       [--workers W] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
+    'usage: npm run bench -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C] [--db-write]\n' +
+      '       [--processes P] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
+      '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
+      '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n',
   );
   process.exit(0);
@@ -58,15 +70,21 @@ const base: Omit<RunOpts, 'databaseUrl'> = {
   concurrency: int('concurrency', a.concurrency),
   dbWrite: a['db-write']!,
 };
-const workers = int('workers', a.workers);
+const workers = Math.max(1, int('processes', a.processes ?? a.workers ?? '1'));
+if (!['on', 'off'].includes(a['ours-history']!)) throw new Error(`--ours-history must be on or off, got ${a['ours-history']}`);
+const oursHistory = a['ours-history'] === 'on';
+const oursPollMs = a['ours-poll-ms'] === undefined ? undefined : int('ours-poll-ms', a['ours-poll-ms']);
+const bulkRuns = int('bulk-runs', a['bulk-runs']);
+const cpuProfDir = a['cpu-prof'] ? fileURLToPath(new URL('../results/cpu-prof', import.meta.url)) : undefined;
 const idleRuns = int('idle-runs', a['idle-runs']);
 const pollMs = int('dbos-poll-ms', a['dbos-poll-ms']);
 
 const report: Report = {
   meta: {
     date: new Date().toISOString(),
-    command: `npm start -- ${process.argv.slice(2).join(' ')}`.trim(),
-    workload: { ...base, workers, idleRuns },
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
+    loadAverage: loadavg().map((x) => Number(x.toFixed(2))),
+    workload: { ...base, processes: workers, idleRuns },
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
@@ -97,10 +115,29 @@ if (!a['skip-dbos']) {
 
 if (!a['skip-ours']) {
   try {
-    report.ours = await runOurs({ ...base, databaseUrl: dbUrl('bench_ours'), workers, idleRuns, log: (m) => log(`[ours] ${m}`) });
+    const r = await runOurs({
+      ...base, databaseUrl: dbUrl('bench_ours'), workers, idleRuns, history: oursHistory, pollIntervalMs: oursPollMs,
+      bulkRuns, cpuProfDir, prepared: a['ours-prepared'], log: (m) => log(`[ours] ${m}`),
+    });
+    report.ours = r.figures;
+    report.oursDetail = r.detail;
   } catch (e) {
-    report.oursError = (e as Error).message;
+    report.oursError = (e as Error).stack ?? String(e);
     log(`[ours] ${report.oursError}`);
+  }
+}
+
+if (!a['skip-scale']) {
+  try {
+    report.scale = await runScale({
+      databaseUrl: dbUrl('bench_ours_scale'), workflows: base.workflows, steps: base.steps, concurrency: base.concurrency,
+      processes: workers, history: oursHistory, pollIntervalMs: oursPollMs,
+      finished: int('scale-finished', a['scale-finished']), waiting: int('scale-waiting', a['scale-waiting']),
+      log: (m) => log(`[scale] ${m}`),
+    });
+  } catch (e) {
+    report.scaleError = (e as Error).stack ?? String(e);
+    log(`[scale] ${report.scaleError}`);
   }
 }
 
@@ -110,6 +147,7 @@ process.stdout.write(
     `concurrency ${base.concurrency}${base.dbWrite ? ', db write per step' : ''}; ` +
     `${report.meta.cpus} x ${report.meta.cpuModel}, Node ${report.meta.node}, PostgreSQL ${report.meta.postgres}\n\n`,
 );
+report.meta.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)));
 process.stdout.write(renderTable(report) + '\n');
 writeJson(a.out!, report);
 log(`\nwrote ${a.out}`);

@@ -2,11 +2,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LimitFigures, PeerFigures } from './figures.js';
+import type { OursDetail, PhaseCost } from './peers/ours.js';
+import type { ScaleResult } from './peers/ours-scale.js';
 
 export interface Report {
   meta: Record<string, unknown>;
   limit?: LimitFigures;
   ours?: PeerFigures;
+  oursDetail?: OursDetail;
+  scale?: ScaleResult;
+  scaleError?: string;
   oursError?: string;
   dbos?: PeerFigures;
   dbosError?: string;
@@ -88,6 +93,9 @@ export function renderTable(r: Report): string {
     out.push(`  pgbench:          ${fmt(r.limit.pgbenchInsertCommitsPerSec, 0)} commits/s`);
     for (const n of r.limit.notes) out.push(`  note: ${n}`);
   }
+  if (r.oursDetail) out.push('', ...renderOursDetail(r.oursDetail));
+  if (r.scale) out.push('', ...renderScale(r.scale));
+  if (r.scaleError) out.push('', `scale: ${r.scaleError}`);
   if (r.oursError) out.push('', `ours: ${r.oursError}`);
   if (r.dbosError) out.push('', `DBOS: ${r.dbosError}`);
   for (const [name, p] of [['ours', r.ours], ['DBOS', r.dbos]] as const) {
@@ -96,6 +104,63 @@ export function renderTable(r: Report): string {
     for (const n of p.notes) out.push(`  - ${n}`);
   }
   return out.join('\n');
+}
+
+function renderPhase(name: string, p: PhaseCost): string[] {
+  const out = [
+    `  ${name}: ${p.statementsPerWorkflowTotal.toFixed(2)} engine statements/wf, ${p.commitsPerWorkflow.toFixed(2)} commits/wf, ` +
+      `${p.rowsWrittenPerWorkflow.toFixed(2)} rows/wf, CPU ${p.cpuMsPerWorkflow.node.toFixed(2)} node + ${p.cpuMsPerWorkflow.postgres.toFixed(2)} postgres ms/wf`,
+  ];
+  for (const [k, v] of Object.entries(p.statementsPerWorkflow)) out.push(`    ${v.toFixed(3).padStart(7)}  ${k}`);
+  if (p.userWritesPerWorkflow) out.push(`    ${p.userWritesPerWorkflow.toFixed(3).padStart(7)}  step body INSERT (--db-write, own pool)`);
+  for (const prof of p.profiles ?? []) {
+    out.push(`    CPU profile ${prof.file} (${prof.totalMs.toFixed(0)} ms sampled): by origin ${JSON.stringify(prof.byOrigin)}`);
+    for (const t of prof.top.slice(0, 10)) out.push(`      ${t.ms.toFixed(0).padStart(6)} ms ${t.pct.toFixed(1).padStart(5)} %  ${t.fn}`);
+  }
+  return out;
+}
+
+export function renderOursDetail(d: OursDetail): string[] {
+  return [
+    `ours, cost per workflow by phase (statements counted at the engine's pool; commits and rows from pg_stat_database):`,
+    ...renderPhase(`end to end (${(d.endToEnd.fastPathShare * 100).toFixed(0)} % in-process fast path)`, d.endToEnd),
+    ...renderPhase('saturation drain (claim path)', d.drain),
+  ];
+}
+
+export function renderScale(s: ScaleResult): string[] {
+  const header = ['case', 'rows', 'claim p50 ms', 'claim p99 ms', 'claimed runs/s', 'empty claim p50 ms', 'drain wf/s'];
+  const body = s.cases.map((c) => [
+    c.name, `${c.tableMiB.toFixed(0)} MiB`, c.claim.p50Ms.toFixed(2), c.claim.p99Ms.toFixed(2), c.claim.runsPerSec.toFixed(0),
+    c.claim.emptyP50Ms.toFixed(2), c.drainWorkflowsPerSec.toFixed(0),
+  ]);
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((l) => l[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ');
+  const out = [
+    `Scale: the claim statement (limit ${s.claimLimit}, ${s.claimRuns} due runs, one connection) and the drain, by table contents:`,
+    line(header),
+    widths.map((w) => '-'.repeat(w)).join('-|-'),
+    ...body.map(line),
+  ];
+  for (const [name, r] of Object.entries(s.ratios)) {
+    out.push(
+      `  ${name} / empty: claim p50 ${r.claimP50.toFixed(2)}x, claimed runs/s ${r.claimRunsPerSec.toFixed(2)}x, ` +
+        `empty claim p50 ${r.emptyClaimP50.toFixed(2)}x, drain wf/s ${r.drainWorkflowsPerSec.toFixed(2)}x`,
+    );
+  }
+  for (const c of s.cases) {
+    const scan = /Index Scan using (\S+) on durable_runs\b[^\n]*\(actual time=[^)]*rows=(\d+)[^\n]*/.exec(c.explainEmptyClaim);
+    const exec = /Execution Time: ([\d.]+) ms/.exec(c.explainEmptyClaim);
+    const plan = /Planning Time: ([\d.]+) ms/.exec(c.explainEmptyClaim);
+    const bufs = /Buffers: shared hit=(\d+)/.exec(c.explainEmptyClaim);
+    const fullExec = /Execution Time: ([\d.]+) ms/.exec(c.explainClaim);
+    out.push(
+      `  EXPLAIN ANALYZE ${c.name}: full queue ${fullExec?.[1]} ms execution; empty queue: ${scan ? `${scan[1]}` : 'no index scan'}, ` +
+        `${bufs?.[1] ?? '?'} buffers hit, planning ${plan?.[1]} ms, execution ${exec?.[1]} ms (full plans in the JSON)`,
+    );
+  }
+  return out;
 }
 
 export function writeJson(path: string, r: Report): void {

@@ -1,0 +1,184 @@
+/**
+ * nestjs-durable as the benchmark uses it: one "host" per process (an engine, its counted pool,
+ * the workload registered), shared by the in-process runner (--processes 1) and the child
+ * worker / enqueuer processes (ours-child.ts).
+ *
+ * The library is imported from its source (libs/durable/src), engine files only: the engine is
+ * plain TypeScript and needs no Nest (the public index also loads the Nest module, whose
+ * decorators tsx would compile only with experimentalDecorators, and whose startup each worker
+ * process would pay). Steps go through the engine's invokeStep, which is what @Step() calls.
+ * The library's own dependency (`pg`) resolves from the repository root's node_modules, because
+ * Node resolves a bare import from the importing file's directory; bench's own `pg` is used only
+ * by the harness.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { DurableEngine } from '../../../libs/durable/src/engine/engine.js';
+import { WorkflowRegistry } from '../../../libs/durable/src/engine/registry.js';
+import { invokeStep } from '../../../libs/durable/src/engine/step-runner.js';
+import { Durable } from '../../../libs/durable/src/engine/durable-api.js';
+import { pgConfigFromUrl } from '../../../libs/durable/src/engine/connection.js';
+import type { StepDefinition } from '../../../libs/durable/src/engine/definitions.js';
+import * as SQL from '../../../libs/durable/src/store/sql.js';
+import * as WAIT_SQL from '../../../libs/durable/src/store/wait-sql.js';
+
+export const WORKFLOW = 'bench';
+export const QUEUE = 'default';
+/** Queue nobody serves: the enqueue-rate measurements insert there, so no worker ever drains them. */
+export const UNSERVED_QUEUE = 'bench_enqueue_only';
+
+/** What a host needs to know; plain data (it crosses the IPC channel to child processes). */
+export interface HostConfig {
+  url: string;
+  steps: number;
+  concurrency: number;
+  dbWrite: boolean;
+  /** false: this process only enqueues and reads (engine option worker: false). */
+  worker: boolean;
+  /** Engine option history (run event rows). */
+  history: boolean;
+  /** Engine option pollIntervalMs; undefined = the engine default (1000 ms). */
+  pollIntervalMs?: number;
+  /** Size of the engine's pool. */
+  poolSize: number;
+  /**
+   * Experiment (not an engine option): send the engine's statements as named prepared statements
+   * (pg's { name, text, values }), so Postgres parses and plans each once per connection instead of
+   * on every call. Measures what that engine change would give.
+   */
+  prepared?: boolean;
+}
+
+// ---- statement counting --------------------------------------------------------------------
+
+const NAMES = new Map<string, string>();
+for (const [mod, prefix] of [[SQL, ''], [WAIT_SQL, 'wait-sql.']] as const) {
+  for (const [name, v] of Object.entries(mod)) if (typeof v === 'string' && v.length > 40) NAMES.set(v, prefix + name);
+}
+/** Name of a statement the engine sent (its export name in store/sql.ts or store/wait-sql.ts). */
+export function statementName(text: string): string {
+  return NAMES.get(text) ?? `other: ${text.replace(/\s+/g, ' ').trim().slice(0, 60)}`;
+}
+
+export type StatementCounts = Record<string, number>;
+
+export function addCounts(into: StatementCounts, from: StatementCounts): StatementCounts {
+  for (const [k, v] of Object.entries(from)) into[k] = (into[k] ?? 0) + v;
+  return into;
+}
+
+export function diffCounts(after: StatementCounts, before: StatementCounts): StatementCounts {
+  const out: StatementCounts = {};
+  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0)) out[k] = v - (before[k] ?? 0);
+  return out;
+}
+
+/**
+ * The engine's pool, with pool.query wrapped to count statements by name. Every statement the
+ * engine sends outside a transactional step goes through pool.query (store/sql-client.ts,
+ * pgSqlClient), and is one autocommit transaction. The LISTEN connection is not counted.
+ */
+function countedPool(url: string, max: number, counts: StatementCounts, prepared = false): pg.Pool {
+  const pool = new pg.Pool({ ...(pgConfigFromUrl(url) as pg.PoolConfig), max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
+  pool.on('error', () => {});
+  const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
+  (pool as unknown as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
+    const sql = typeof text === 'string' ? text : (text as { text: string }).text;
+    const name = statementName(sql);
+    counts[name] = (counts[name] ?? 0) + 1;
+    if (prepared && typeof text === 'string' && NAMES.has(sql) && Array.isArray(rest[0])) {
+      return query({ name: `bench_${name}`, text: sql, values: rest[0] }, ...rest.slice(1));
+    }
+    return query(text, ...rest);
+  };
+  return pool;
+}
+
+// ---- the workload --------------------------------------------------------------------------
+
+const STEP: StepDefinition = { name: 'benchStep', options: {} };
+
+/**
+ * One engine with the workload registered: N x k trivial steps (each optionally INSERTs one row
+ * through its own pool, like the DBOS side). `onDone(id)` is called once a run has finished in
+ * this process (its end is written), for runs this process executed.
+ */
+export class OursHost {
+  readonly counts: StatementCounts = {};
+  /** Statements the step bodies sent (--db-write), not the engine's. */
+  userWrites = 0;
+  readonly engine: DurableEngine;
+  private readonly pool: pg.Pool;
+  private readonly writePool?: pg.Pool;
+
+  constructor(readonly cfg: HostConfig, onDone: (id: string) => void = () => {}) {
+    this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, cfg.prepared);
+    if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: cfg.concurrency });
+    const registry = new WorkflowRegistry();
+    const writePool = this.writePool;
+    const stepBody = async (id: string, i: number) => {
+      if (writePool) {
+        this.userWrites++;
+        await writePool.query('INSERT INTO bench_step_write (workflow_id, step) VALUES ($1, $2)', [id, i]);
+      }
+      return i;
+    };
+    registry.register({
+      name: WORKFLOW,
+      queue: QUEUE,
+      options: {},
+      run: async (input: unknown) => {
+        const id = Durable.runId();
+        // Resolves when the worker has written the run's end (or after an hour).
+        void this.engine.waitLocal(id, 3_600_000).then(() => onDone(id));
+        for (let i = 0; i < cfg.steps; i++) await invokeStep(STEP, () => stepBody(id, i));
+        return (input as string).length;
+      },
+    });
+    this.engine = new DurableEngine({
+      registry,
+      connection: this.pool as never,
+      options: {
+        worker: cfg.worker,
+        concurrency: cfg.concurrency,
+        history: cfg.history,
+        ...(cfg.pollIntervalMs ? { pollIntervalMs: cfg.pollIntervalMs } : {}),
+      },
+    });
+  }
+
+  start(): Promise<void> {
+    return this.engine.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.engine.stop();
+    await this.pool.end().catch(() => {});
+    await this.writePool?.end().catch(() => {});
+  }
+}
+
+// ---- schema --------------------------------------------------------------------------------
+
+const MIGRATIONS = fileURLToPath(new URL('../../../prisma/migrations/', import.meta.url));
+
+/**
+ * Creates the tables the way an app does (`prisma migrate deploy` applies these files in order;
+ * they include the example app's tables, which the bench does not touch), plus the table the
+ * --db-write steps insert into.
+ */
+export async function createSchema(url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    for (const m of readdirSync(MIGRATIONS, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+      await c.query(readFileSync(`${MIGRATIONS}${m}/migration.sql`, 'utf8'));
+    }
+    await c.query('CREATE TABLE bench_step_write (id bigserial PRIMARY KEY, workflow_id text NOT NULL, step int NOT NULL)');
+  } finally {
+    await c.end();
+  }
+}
+
+export { SQL };

@@ -1,0 +1,96 @@
+/**
+ * npm run statement-costs [-- --pg-url URL --reps 200]
+ * Server-side cost of each statement on the hot path of a 3-step workflow, as the engine sends it
+ * (store/sql.ts text, the pg driver's unnamed statements: parsed and planned on every call):
+ * EXPLAIN (ANALYZE) inside a rolled-back transaction, `reps` times; median planning and execution
+ * time. Also the client-side round trip of the statement, unnamed vs named (prepared once per
+ * connection). Uses the database bench_stmt (dropped at the end).
+ */
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { dropDatabase, recreateDatabase } from './db.js';
+import { createSchema, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
+import { percentile } from './stats.js';
+
+const { values: a } = parseArgs({
+  options: {
+    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    reps: { type: 'string', default: '200' },
+    history: { type: 'string', default: 'on' },
+  },
+});
+const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_stmt`;
+const reps = Number(a.reps);
+const history = a.history !== 'off';
+const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
+
+await recreateDatabase(url);
+await createSchema(url);
+const c = new pg.Client({ connectionString: url });
+await c.connect();
+
+/** A RUNNING run leased with epoch 1, one step recorded, for the statements that need one. */
+async function setup(id: string): Promise<void> {
+  await c.query(SQL.INSERT_RUN_CLAIMED, [id, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history]);
+}
+
+interface Case {
+  name: string;
+  /** Statement and parameters; `i` makes ids unique. */
+  make: (i: number) => [string, unknown[]];
+  /** Rows to create first (outside the measured statement). */
+  prepare?: (i: number) => Promise<void>;
+}
+
+const cases: Case[] = [
+  { name: 'INSERT_RUN (start, not claimed)', make: (i) => [SQL.INSERT_RUN, [`r${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history]] },
+  { name: 'INSERT_RUN_CLAIMED (fast path)', make: (i) => [SQL.INSERT_RUN_CLAIMED, [`f${i}`, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history]] },
+  {
+    name: 'CLAIM (limit 10, 1 due run)',
+    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history])),
+    make: () => [SQL.CLAIM, [QUEUE, 10, 'w', 30000, [WORKFLOW], history]],
+  },
+  {
+    name: 'INSERT_STEP (checkpoint)',
+    prepare: (i) => setup(`s${i}`),
+    make: (i) => [SQL.INSERT_STEP, [`s${i}`, 1, 0, 'benchStep', 'SUCCEEDED', '0', null, 1, 0.1, history]],
+  },
+  {
+    name: 'FINISH_RUN',
+    prepare: (i) => setup(`e${i}`),
+    make: (i) => [SQL.FINISH_RUN, [`e${i}`, 1, 'SUCCEEDED', '0', null, history]],
+  },
+];
+
+const out: string[] = [];
+for (const k of cases) {
+  const plan: number[] = [];
+  const exec: number[] = [];
+  const rtUnnamed: number[] = [];
+  const rtNamed: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    for (const mode of ['explain', 'unnamed', 'named'] as const) {
+      await c.query('BEGIN');
+      await k.prepare?.(i);
+      const [text, params] = k.make(i);
+      if (mode === 'explain') {
+        const r = await c.query(`EXPLAIN (ANALYZE, SUMMARY) ${text}`, params);
+        const lines = r.rows.map((x) => x['QUERY PLAN'] as string);
+        plan.push(Number(/Planning Time: ([\d.]+)/.exec(lines.join('\n'))![1]));
+        exec.push(Number(/Execution Time: ([\d.]+)/.exec(lines.join('\n'))![1]));
+      } else {
+        const t0 = performance.now();
+        await c.query(mode === 'named' ? { name: `m_${k.name.split(' ')[0]}`, text, values: params } : { text, values: params });
+        (mode === 'named' ? rtNamed : rtUnnamed).push(performance.now() - t0);
+      }
+      await c.query('ROLLBACK');
+    }
+  }
+  out.push(
+    `${k.name.padEnd(34)} planning ${median(plan).toFixed(3)} ms, execution ${median(exec).toFixed(3)} ms; ` +
+      `round trip unnamed ${median(rtUnnamed).toFixed(3)} ms, named/prepared ${median(rtNamed).toFixed(3)} ms`,
+  );
+}
+await c.end();
+await dropDatabase(url);
+process.stdout.write(`statement costs (median of ${reps}, history ${history ? 'on' : 'off'}, no commit: each inside a rolled-back transaction)\n${out.join('\n')}\n`);
