@@ -64,12 +64,48 @@ describe('store: claim, fencing, sweeper', () => {
     // The zombie A: heartbeat, checkpoint and completion all match nothing.
     expect((await runStore.heartbeat(sql, [{ id: mine.id, epoch: mine.epoch }], 10_000)).size).toBe(0);
     expect(await runStore.insertStep(sql, { ...step, seq: 1, epoch: mine.epoch })).toBe(false);
-    expect(await runStore.finishRun(sql, mine.id, mine.epoch, 'SUCCEEDED', '"zombie"', null)).toBe(false);
+    const end = (epoch: number, output: string) => runStore.finishRuns(sql, [{ runId: mine.id, epoch, status: 'SUCCEEDED', output, error: null }]);
+    expect((await end(mine.epoch, '"zombie"')).size).toBe(0);
     // The owner B writes normally.
     expect(await runStore.insertStep(sql, { ...step, seq: 1, epoch: theirs.epoch })).toBe(true);
-    expect(await runStore.finishRun(sql, mine.id, theirs.epoch, 'SUCCEEDED', '"owner"', null)).toBe(true);
+    expect((await end(theirs.epoch, '"owner"')).size).toBe(1);
     const [row] = await h.query(`SELECT status, output, lease_owner FROM durable_runs WHERE id = $1`, [mine.id]);
     expect(row).toEqual({ status: 'SUCCEEDED', output: 'owner', lease_owner: null });
+  });
+
+  it('batched checkpoints and run ends are fenced per run, in one statement each', async () => {
+    await insert(4);
+    const runs = await runStore.claim(sql, 'q', 4, 'A', 10_000, ['wf']);
+    await runStore.cancel(sql, runs[3].id); // its lease is gone
+    const step = (r: (typeof runs)[number], seq: number, epoch = r.epoch) => ({
+      runId: r.id, epoch, seq, name: 's', status: 'SUCCEEDED' as const, output: `${seq}`, error: null, attempts: 1, durationMs: 2,
+    });
+    const written = await runStore.insertSteps(sql, [step(runs[0], 0), step(runs[0], 1), step(runs[1], 0), step(runs[2], 0, 99), step(runs[3], 0)]);
+    expect([...written].sort()).toEqual([`${runs[0].id}:0`, `${runs[0].id}:1`, `${runs[1].id}:0`].sort());
+    const ended = await runStore.finishRuns(sql, [
+      { runId: runs[0].id, epoch: runs[0].epoch, status: 'SUCCEEDED', output: '"a"', error: null },
+      { runId: runs[1].id, epoch: runs[1].epoch, status: 'FAILED', output: null, error: '{"message":"x"}' },
+      { runId: runs[2].id, epoch: 99, status: 'SUCCEEDED', output: '"zombie"', error: null },
+    ]);
+    expect([...ended].sort()).toEqual([runs[0].id, runs[1].id].sort());
+    const rows = await h.query(`SELECT id, status, output FROM durable_runs ORDER BY id`);
+    expect(rows.map((r) => r.status)).toEqual(['SUCCEEDED', 'FAILED', 'RUNNING', 'CANCELLED']);
+  });
+
+  it('batched checkpoints, heartbeats and run ends of many runs never deadlock each other', async () => {
+    await insert(200);
+    const runs = await runStore.claim(sql, 'q', 200, 'A', 60_000, ['wf']);
+    const shuffled = () => [...runs].sort(() => Math.random() - 0.5);
+    const work: Promise<unknown>[] = [];
+    for (let i = 0; i < 20; i++) {
+      work.push(runStore.insertSteps(sql, shuffled().slice(0, 50).map((r) => ({
+        runId: r.id, epoch: r.epoch, seq: i, name: 's', status: 'SUCCEEDED' as const, output: '1', error: null, attempts: 1, durationMs: 1,
+      }))));
+      work.push(runStore.heartbeat(sql, shuffled().map((r) => ({ id: r.id, epoch: r.epoch })), 60_000));
+    }
+    await Promise.all(work); // a deadlock would reject one of them
+    const ended = await runStore.finishRuns(sql, shuffled().map((r) => ({ runId: r.id, epoch: r.epoch, status: 'SUCCEEDED' as const, output: '1', error: null })));
+    expect(ended.size).toBe(200);
   });
 
   it('heartbeat extends only the leases still held, in one statement', async () => {

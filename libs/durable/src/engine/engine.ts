@@ -15,6 +15,7 @@ import type { WorkflowRegistry } from './registry.js';
 import type { ExecutionServices, TransactionalPrisma } from './services.js';
 import { Sweeper } from './sweeper.js';
 import { Worker } from './worker.js';
+import { groupedWrites } from './write-batcher.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -130,7 +131,7 @@ export class DurableEngine implements HandleBackend {
     else if (this.prisma) this.sql = withHistory(prismaSqlClient(this.prisma), this.options.history);
     else throw new DurableError('NO_CONNECTION', 'nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
     const services: ExecutionServices = {
-      sql: this.sql, prisma: this.prisma, options: this.options,
+      sql: this.sql, prisma: this.prisma, options: this.options, writes: groupedWrites(this.sql),
       newRun: (name, input, opts) => this.newRun(name, input, opts),
     };
     this.worker = new Worker(this.registry, services);

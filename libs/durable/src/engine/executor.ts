@@ -1,6 +1,7 @@
 import { DurableError } from '../errors/index.js';
-import { runStore, type ClaimedRun } from '../store/run-store.js';
+import type { ClaimedRun } from '../store/run-store.js';
 import { decode, encode, errorToJson } from './codec.js';
+import { retryingWrite } from './db-errors.js';
 import type { WorkflowRegistry } from './registry.js';
 import { durableScope, ExecutionStopped, RunContext } from './run-context.js';
 import type { ExecutionServices } from './services.js';
@@ -56,7 +57,7 @@ export async function executeRun(
 }
 
 async function finish(run: ClaimedRun, ctx: RunContext, services: ExecutionServices, status: 'SUCCEEDED' | 'FAILED', output: string | null, error: string | null): Promise<ExecutionOutcome> {
-  const written = await runStore.finishRun(services.sql, run.id, run.epoch, status, output, error);
+  const written = await retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error }));
   if (!written) {
     ctx.stop('lease-lost');
     services.options.logger.warn(`run ${run.id}: lease lost before it could be marked ${status}; its new owner decides`);

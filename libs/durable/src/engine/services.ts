@@ -2,6 +2,7 @@ import type { NewRun } from '../store/run-store.js';
 import type { SqlClient, PrismaLike } from '../store/sql-client.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { StepTransactionOptions } from './definitions.js';
+import type { ExecutionWrites } from './write-batcher.js';
 
 /** A Prisma client able to open interactive transactions (transactional steps). */
 export interface TransactionalPrisma extends PrismaLike {
@@ -13,6 +14,8 @@ export interface ExecutionServices {
   sql: SqlClient;
   prisma: TransactionalPrisma | null;
   options: ResolvedEngineOptions;
+  /** Step checkpoints and run ends, fenced, with group commit across concurrent executions. */
+  writes: ExecutionWrites;
   /**
    * Builds a validated run to insert (child workflows): the engine's checks and defaults for
    * workflow name, queue, priority, timeout and input encoding.

@@ -4,6 +4,7 @@ import { DeterminismError, DurableError, NotInWorkflowError, SerializationError,
 import { runStore } from '../store/run-store.js';
 import { prismaSqlClient } from '../store/sql-client.js';
 import { decode, encode, errorToJson, reviveError } from './codec.js';
+import { retryingWrite } from './db-errors.js';
 import type { StepDefinition } from './definitions.js';
 import { backoffDelay, resolveRetryPolicy, shouldRetry } from './retry.js';
 import { currentScope, durableScope, ExecutionStopped, type RunContext } from './run-context.js';
@@ -107,7 +108,8 @@ async function executeTransactional(ctx: RunContext, def: StepDefinition, seq: n
 }
 
 async function checkpoint(ctx: RunContext, s: { seq: number; name: string; status: 'SUCCEEDED' | 'FAILED'; output: string | null; error: string | null; attempts: number; durationMs: number }): Promise<void> {
-  const written = await runStore.insertStep(ctx.services.sql, { runId: ctx.runId, epoch: ctx.epoch, ...s });
+  // A dropped connection retries the write, not the step's code (see retryingWrite).
+  const written = await retryingWrite(ctx, () => ctx.services.writes.step({ runId: ctx.runId, epoch: ctx.epoch, ...s }));
   if (!written) throw leaseLost(ctx);
 }
 

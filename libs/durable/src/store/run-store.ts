@@ -38,6 +38,28 @@ export interface NewRun {
   appVersion: string | null;
 }
 
+/** A finished step to checkpoint (output/error as JSON text). */
+export interface StepCheckpoint {
+  runId: string;
+  epoch: number;
+  seq: number;
+  name: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  output: string | null;
+  error: string | null;
+  attempts: number;
+  durationMs: number;
+}
+
+/** The end of a run to record (output/error as JSON text). */
+export interface RunEnd {
+  runId: string;
+  epoch: number;
+  status: 'SUCCEEDED' | 'FAILED';
+  output: string | null;
+  error: string | null;
+}
+
 export type RunStatus = 'PENDING' | 'RUNNING' | 'WAITING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
 
 export interface RunRow {
@@ -172,10 +194,23 @@ export const runStore = {
     return rows.length === 1;
   },
 
-  /** Fenced end of a run; false = the lease is lost. */
-  async finishRun(sql: SqlClient, runId: string, epoch: number, status: 'SUCCEEDED' | 'FAILED', output: string | null, error: string | null): Promise<boolean> {
-    const rows = await sql.query(SQL.FINISH_RUN, [runId, epoch, status, output, error, historyOn(sql)]);
-    return rows.length === 1;
+
+
+  /** Fenced checkpoints of many steps in one statement; returns the `${runId}:${seq}` keys written. */
+  async insertSteps(sql: SqlClient, steps: StepCheckpoint[]): Promise<Set<string>> {
+    const col = <K extends keyof StepCheckpoint>(k: K) => steps.map((s) => s[k]);
+    const rows = await sql.query<{ run_id: string; seq: number }>(SQL.INSERT_STEPS, [
+      col('runId'), col('epoch'), col('seq'), col('name'), col('status'), col('output'), col('error'), col('attempts'), col('durationMs'),
+      historyOn(sql),
+    ]);
+    return new Set(rows.map((r) => `${r.run_id}:${r.seq}`));
+  },
+
+  /** Fenced ends of many runs in one statement; returns the ids ended. */
+  async finishRuns(sql: SqlClient, ends: RunEnd[]): Promise<Set<string>> {
+    const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
+    const rows = await sql.query<{ id: string }>(SQL.FINISH_RUNS, [col('runId'), col('epoch'), col('status'), col('output'), col('error'), historyOn(sql)]);
+    return new Set(rows.map((r) => r.id));
   },
 
   async releaseRuns(sql: SqlClient, held: { id: string; epoch: number }[]): Promise<number> {

@@ -146,14 +146,18 @@ hist AS (${history('$6', `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELS
 SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, steps FROM u`;
 
 /**
- * Heartbeat: extend, in one statement, the leases this worker still holds. $1 ids, $2 epochs,
+ * Heartbeat: extend, in one statement, the leases this worker still holds. Rows are locked in id
+ * order, like the batched checkpoints and run ends (INSERT_STEPS, FINISH_RUNS): no deadlock. $1 ids, $2 epochs,
  * $3 lease ms. Returns the ids still held; a run missing from the answer was lost (swept,
  * cancelled, or claimed by another worker) and its execution must stop.
  */
 export const HEARTBEAT = `
+WITH l AS (
+  SELECT r.id FROM durable_runs r JOIN unnest($1::text[], $2::int[]) AS h(id, epoch) ON r.id = h.id AND r.lease_epoch = h.epoch
+  WHERE r.status = 'RUNNING'
+  ORDER BY r.id FOR NO KEY UPDATE OF r)
 UPDATE durable_runs r SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
-FROM unnest($1::text[], $2::int[]) AS h(id, epoch)
-WHERE r.id = h.id AND r.lease_epoch = h.epoch AND r.status = 'RUNNING'
+FROM l WHERE r.id = l.id
 RETURNING r.id`;
 
 /**
@@ -177,20 +181,54 @@ hist AS (${history('$10', `SELECT run_id, 'step_failed', jsonb_build_object('seq
 SELECT seq FROM s`;
 
 /**
- * Finish a run, fenced. $1 run, $2 epoch, $3 status (SUCCEEDED|FAILED), $4 output, $5 error, $6 history.
- * A child run signals its parent in the same statement (a parent waiting for it wakes at once).
+ * Checkpoint many finished steps of this worker's runs in one statement (group commit; see
+ * WriteBatcher): the batched INSERT_STEP, with the same fencing — a step is inserted only while
+ * its run is RUNNING under its epoch, and the run rows stay share-locked until the commit.
+ * Run rows are locked in id order (as HEARTBEAT and FINISH_RUNS do): concurrent batches never
+ * deadlock. Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs, $4 names, $5 statuses,
+ * $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms; $10 history.
+ * Returns the (run_id, seq) pairs written.
  */
-export const FINISH_RUN = `
-WITH u AS (
-  UPDATE durable_runs
-  SET status = $3, output = $4::jsonb, error = $5::jsonb, finished_at = now(), updated_at = now(),
+export const INSERT_STEPS = `
+WITH t AS (
+  SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::float8[])
+    AS t(run_id, epoch, seq, name, status, output, error, attempts, dur)),
+l AS (
+  SELECT r.id, r.lease_epoch FROM durable_runs r
+  WHERE r.id IN (SELECT run_id FROM t) AND r.status = 'RUNNING'
+  ORDER BY r.id FOR SHARE),
+s AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
+  SELECT t.run_id, t.seq, t.name, t.status, t.output::jsonb, t.error::jsonb, t.attempts, now() - t.dur * interval '1 millisecond', now()
+  FROM t JOIN l ON l.id = t.run_id AND l.lease_epoch = t.epoch
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING run_id, seq, name, status, attempts, error),
+hist AS (${history('$10', `SELECT run_id, 'step_failed', jsonb_build_object('seq', seq, 'step', name, 'attempts', attempts,
+  'error', error -> 'message') FROM s WHERE status = 'FAILED'`)})
+SELECT run_id, seq FROM s`;
+
+/**
+ * End many runs of this worker in one statement (group commit): fenced by (id, epoch), rows locked in id
+ * order. Arrays: $1 ids, $2 epochs, $3 statuses, $4 outputs, $5 errors
+ * (json text); $6 history. A finished child signals its parent (unless the parent ends in this
+ * same statement). Returns the ids ended.
+ */
+export const FINISH_RUNS = `
+WITH t AS (
+  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS t(id, epoch, status, output, error)),
+l AS (
+  SELECT r.id FROM durable_runs r JOIN t ON t.id = r.id AND r.lease_epoch = t.epoch
+  WHERE r.status = 'RUNNING'
+  ORDER BY r.id FOR NO KEY UPDATE OF r),
+u AS (
+  UPDATE durable_runs r
+  SET status = t.status, output = t.output::jsonb, error = t.error::jsonb, finished_at = now(), updated_at = now(),
       lease_owner = NULL, lease_expires_at = NULL
-  WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
-  RETURNING id, parent_id, status),
+  FROM t JOIN l ON l.id = t.id WHERE r.id = t.id
+  RETURNING r.id, r.parent_id, r.status, r.error),
 hist AS (${history('$6', `SELECT id, CASE WHEN status = 'SUCCEEDED' THEN 'completed' ELSE 'failed' END,
-  CASE WHEN status = 'FAILED' THEN jsonb_build_object('error', error -> 'message') END FROM u
-  CROSS JOIN (SELECT $5::jsonb AS error) e WHERE true`)}),
-${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL')}
+  CASE WHEN status = 'FAILED' THEN jsonb_build_object('error', error -> 'message') END FROM u WHERE true`)}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM t)')}
 SELECT id, (SELECT n FROM par_n) AS signalled FROM u`;
 
 /**

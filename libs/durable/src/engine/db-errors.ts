@@ -1,0 +1,67 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { OutageLog } from './outage.js';
+import type { RunContext } from './run-context.js';
+import type { ExecutionServices } from './services.js';
+
+/** Error codes meaning "the database could not be reached / dropped the connection" (not a failed statement). */
+const CONNECTION_CODES = new Set([
+  // Node sockets (pg, the Prisma pg adapter)
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  // Postgres: admin_shutdown, crash_shutdown, cannot_connect_now (restart, failover); class 08 below
+  '57P01', '57P02', '57P03',
+  // Prisma: can't reach, timed out reaching, server closed the connection
+  'P1001', 'P1002', 'P1017',
+]);
+
+const CONNECTION_MESSAGE =
+  /Connection terminated|connection ended|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|server closed the connection|the database system is (?:shutting down|starting up|in recovery mode)|terminating connection due to administrator command|Code: `(?:08\w{3}|57P0[123])`/i;
+
+/**
+ * True when `err` (or one of its causes) says the database was unreachable or dropped the
+ * connection — a restart, a failover, a network blip — rather than that a statement failed.
+ * Such a write may simply be tried again once the database is back.
+ */
+export function isConnectionError(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const { code, meta, message } = e as { code?: unknown; meta?: { code?: unknown }; message?: unknown };
+    for (const c of [code, meta?.code]) {
+      if (typeof c === 'string' && (CONNECTION_CODES.has(c) || /^08[0-9A-Z]{3}$/.test(c))) return true;
+    }
+    if (typeof message === 'string' && CONNECTION_MESSAGE.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** One outage log per engine for the writes executions make (checkpoints, run ends): logged once per outage. */
+const writeOutages = new WeakMap<ExecutionServices, OutageLog>();
+
+/**
+ * Runs a write an execution makes for its run (a step checkpoint, the run's end). If the database
+ * connection fails, the write itself is tried again with back-off — the step's code does not run
+ * again — for as long as the run's lease may still be valid: until the execution is stopped (the
+ * heartbeat stops it when it could not renew the lease in time) and at most leaseMs after the
+ * first failure; then the error is thrown as before. The write is fenced by the lease epoch, so
+ * a late success can never overwrite a new owner's work.
+ */
+export async function retryingWrite<T>(ctx: RunContext, fn: () => Promise<T>): Promise<T> {
+  const { options } = ctx.services;
+  let outage = writeOutages.get(ctx.services);
+  if (!outage) writeOutages.set(ctx.services, (outage = new OutageLog('writing checkpoints', options.logger)));
+  let firstFailure = 0;
+  for (let attempt = 1; ; attempt++) {
+    ctx.throwIfStopped();
+    try {
+      const result = await fn();
+      if (firstFailure) outage.ok();
+      return result;
+    } catch (err) {
+      if (!isConnectionError(err)) throw err;
+      firstFailure ||= Date.now();
+      if (Date.now() - firstFailure >= options.leaseMs) throw err;
+      outage.failed(err);
+      await delay(Math.min(2_000, 50 * 2 ** attempt), undefined, { signal: ctx.abort.signal }).catch(() => ctx.throwIfStopped());
+    }
+  }
+}
