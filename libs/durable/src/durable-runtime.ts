@@ -30,7 +30,7 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
   }
 
   onModuleInit(): void {
-    const { prisma, connection, poolSize, logging, ...engineOptions } = this.options;
+    const { prisma, connection, poolSize, preparedStatements, logging, ...engineOptions } = this.options;
     const client = this.resolvePrisma(prisma);
     if (typeof (client as { onModuleDestroy?: unknown }).onModuleDestroy === 'function') {
       // Nest calls every onModuleDestroy before beforeApplicationShutdown, where in-flight steps drain:
@@ -46,6 +46,7 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
       prisma: client,
       connection: url || undefined,
       poolSize,
+      preparedStatements,
       options: { ...engineOptions, logger: logging === false ? silentLogger : new Logger('Durable') },
     });
   }

@@ -16,6 +16,8 @@ export interface DurableModuleOptions extends Omit<EngineOptions, 'logger'> {
   connection?: string | pg.Pool | false;
   /** Size of the engine's pool when `connection` is a URL. Default 10. */
   poolSize?: number;
+  /** Prepared statements on the engine's pool (default true; false behind PgBouncer < 1.21 in transaction mode). */
+  preparedStatements?: boolean;
   /** Log through Nest's Logger (default true). */
   logging?: boolean;
 }

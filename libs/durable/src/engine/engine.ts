@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { DurableError, IdempotencyConflictError, IllegalTransitionError, RunNotFoundError, SchemaMissingError } from '../errors/index.js';
 import { runStore, withHistory, type NewRun, type RunRow, type RunStatus } from '../store/run-store.js';
 import { waitStore } from '../store/wait-store.js';
+import { FIXED_STATEMENTS } from '../store/fixed-statements.js';
 import { pgSqlClient, prismaSqlClient, type PrismaLike, type SqlClient } from '../store/sql-client.js';
 import { decode, encode } from './codec.js';
 import { getEvent } from './events.js';
@@ -26,6 +27,11 @@ export interface DurableEngineConfig {
   connection?: string | pg.Pool;
   /** Size of the pool the engine creates from a URL. Default 10. */
   poolSize?: number;
+  /**
+   * Send the engine's fixed statements as prepared statements on its own pool (parsed and planned
+   * once per connection). Default true; set false behind PgBouncer in transaction mode before 1.21.
+   */
+  preparedStatements?: boolean;
   /** The app's PrismaClient: transactional steps, and statements when there is no connection. */
   prisma?: TransactionalPrisma | null;
   options?: EngineOptions;
@@ -127,7 +133,7 @@ export class DurableEngine implements HandleBackend {
       this.ownsPool = false;
       this.notifier = null;
     }
-    if (this.pool) this.sql = withHistory(pgSqlClient(this.pool), this.options.history);
+    if (this.pool) this.sql = withHistory(pgSqlClient(this.pool, config.preparedStatements === false ? undefined : FIXED_STATEMENTS), this.options.history);
     else if (this.prisma) this.sql = withHistory(prismaSqlClient(this.prisma), this.options.history);
     else throw new DurableError('NO_CONNECTION', 'nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
     const services: ExecutionServices = {
