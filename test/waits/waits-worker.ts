@@ -41,10 +41,11 @@ export const workflows: Record<string, [(input: any) => Promise<unknown>, Workfl
     },
   ],
   /** Fan-out of n children, fan-in of their results. */
+  /** Children of staggered lengths (ms × 1…5): some finish well before others. */
   fanout: [
     async (input: { n: number; ms: number }) => {
       await steps.count('before');
-      const children = await Promise.all(Array.from({ length: input.n }, (_, i) => Durable.startChild<number>('leaf', { i, ms: input.ms })));
+      const children = await Promise.all(Array.from({ length: input.n }, (_, i) => Durable.startChild<number>('leaf', { i, ms: input.ms * (1 + (i % 5)) })));
       const results = await Promise.all(children.map((c) => c.result()));
       await steps.count('after');
       return { sum: results.reduce((a, b) => a + b, 0), ids: children.map((c) => c.id) };
