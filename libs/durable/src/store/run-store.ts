@@ -116,6 +116,7 @@ export const runStore = {
       events: 'table durable_events',
       run_events: 'table durable_run_events',
       claim_idx: 'index durable_runs_claim_idx',
+      wake_idx: 'index durable_runs_wake_idx',
     };
     return Object.keys(names).filter((k) => !row[k]).map((k) => names[k]);
   },

@@ -60,7 +60,8 @@ export const SCHEMA_CHECK = `
 SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_steps') IS NOT NULL AS steps,
        to_regclass('durable_messages') IS NOT NULL AS messages, to_regclass('durable_events') IS NOT NULL AS events,
        to_regclass('durable_run_events') IS NOT NULL AS run_events,
-       to_regclass('durable_runs_claim_idx') IS NOT NULL AS claim_idx`;
+       to_regclass('durable_runs_claim_idx') IS NOT NULL AS claim_idx,
+       to_regclass('durable_runs_wake_idx') IS NOT NULL AS wake_idx`;
 
 /**
  * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
@@ -122,17 +123,26 @@ export const SELECT_RUN_IDENTITY = `SELECT id, workflow_name, status FROM durabl
  * (lowest number) and oldest first, among the workflows $5 this worker has code for (during a
  * rolling deploy an older instance leaves newer workflows to the instances that know them).
  * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
- * Index: durable_runs_claim_idx (partial: claimable rows only).
+ * Indexes: durable_runs_claim_idx (PENDING) and durable_runs_wake_idx (WAITING, by wake-up time),
+ * both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
+ * CTE but left out of the final LIMIT are released at commit.
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
  * token of durable waits, see wait-sql.ts). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
  */
 export const CLAIM = `
-WITH c AS (
-  SELECT id, status AS prev FROM durable_runs
-  WHERE queue = $1 AND status IN ('PENDING','WAITING') AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+WITH p AS (
+  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
   ORDER BY priority, available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
+w AS (
+  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  ORDER BY available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED),
+c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY priority, available_at LIMIT $2),
 u AS (
   UPDATE durable_runs r
   SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
