@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { DurableError, IdempotencyConflictError, IllegalTransitionError, RunNotFoundError, SchemaMissingError } from '../errors/index.js';
-import { runStore, withHistory, type NewRun, type RunRow, type RunStatus } from '../store/run-store.js';
+import { runStore, withHistory, type NewRun } from '../store/run-store.js';
 import { waitStore } from '../store/wait-store.js';
 import { FIXED_STATEMENTS } from '../store/fixed-statements.js';
 import { pgSqlClient, prismaSqlClient, type PrismaLike, type SqlClient } from '../store/sql-client.js';
-import { decode, encode } from './codec.js';
+import { encode } from './codec.js';
 import { getEvent } from './events.js';
 import { getRunEvents, type RunEvent } from './run-events.js';
 import { createPool, pgConfigFromUrl } from './connection.js';
@@ -15,8 +14,13 @@ import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } 
 import type { WorkflowRegistry } from './registry.js';
 import type { ExecutionServices, TransactionalPrisma } from './services.js';
 import { Sweeper } from './sweeper.js';
+import { buildNewRun, MAX_ID_LENGTH, type StartOptions } from './new-run.js';
+import { toRunView, type RunView } from './run-view.js';
 import { Worker } from './worker.js';
 import { groupedWrites } from './write-batcher.js';
+
+export type { StartOptions } from './new-run.js';
+export type { RunView } from './run-view.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -37,23 +41,6 @@ export interface DurableEngineConfig {
   options?: EngineOptions;
 }
 
-/** Options of start(). */
-export interface StartOptions {
-  /** A Prisma interactive-transaction client: the run exists if and only if that transaction commits. */
-  tx?: PrismaLike;
-  /** Idempotency key: starting an existing id returns the existing run. Default: a random UUID. */
-  id?: string;
-  /** Overrides the workflow's queue. */
-  queue?: string;
-  /** Not before this time. */
-  runAt?: Date;
-  /** Not before this many ms from now. */
-  delayMs?: number;
-  /** Overrides the workflow's priority (lower runs first). */
-  priority?: number;
-  /** Overrides the workflow's timeoutMs (deadline from now); null = no deadline. */
-  timeoutMs?: number | null;
-}
 
 /** Options of send(). */
 export interface SendOptions {
@@ -68,32 +55,7 @@ export type StartManyItem =
   | { workflow: string; input?: unknown; options?: Omit<StartOptions, 'tx'> }
   | { name: string; input?: unknown; opts?: Omit<StartOptions, 'tx'> };
 
-/** A run as WorkflowClient.getRun returns it: decoded values, steps in order. */
-export interface RunView {
-  id: string;
-  workflowName: string;
-  queue: string;
-  status: RunStatus;
-  input: unknown;
-  output: unknown;
-  error: unknown;
-  priority: number;
-  attempt: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: Date | null;
-  leaseEpoch: number;
-  parentId: string | null;
-  appVersion: string | null;
-  deadlineAt: Date | null;
-  availableAt: Date;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  updatedAt: Date;
-  steps: Array<{ seq: number; name: string; status: string; output: unknown; error: unknown; attempts: number; startedAt: Date | null; finishedAt: Date }>;
-}
 
-const MAX_ID_LENGTH = 256;
 
 /**
  * The durable-execution engine, independent of Nest: starts runs, executes the ones its
@@ -138,7 +100,7 @@ export class DurableEngine implements HandleBackend {
     else throw new DurableError('NO_CONNECTION', 'nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
     const services: ExecutionServices = {
       sql: this.sql, prisma: this.prisma, options: this.options, writes: groupedWrites(this.sql),
-      newRun: (name, input, opts) => this.newRun(name, input, opts),
+      newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
     };
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.resolveLocal(id));
@@ -186,7 +148,7 @@ export class DurableEngine implements HandleBackend {
 
   /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */
   async startRun<T = unknown>(workflowName: string, input: unknown, opts: StartOptions = {}): Promise<WorkflowHandle<T>> {
-    const run = this.newRun(workflowName, input, opts);
+    const run = buildNewRun(this.registry, this.options, workflowName, input, opts);
     const immediate = !opts.tx && !opts.runAt && !opts.delayMs;
     if (immediate && this.worker.reserveSlot(run.queue)) {
       // In-process fast path: the row is inserted already leased to this worker, and executes now.
@@ -217,7 +179,7 @@ export class DurableEngine implements HandleBackend {
       const item = it as { workflow?: unknown; name?: unknown; input?: unknown; options?: StartOptions; opts?: StartOptions } | null;
       const name = item?.workflow ?? item?.name;
       if (typeof name !== 'string') throw new DurableError('INVALID_ARGUMENT', `startMany: item ${i} needs a "workflow" name.`);
-      return this.newRun(name, item!.input, item!.options ?? item!.opts ?? {});
+      return buildNewRun(this.registry, this.options, name, item!.input, item!.options ?? item!.opts ?? {});
     });
     const ids = new Set<string>();
     for (const r of runs) {
@@ -349,36 +311,7 @@ export class DurableEngine implements HandleBackend {
 
   // --- helpers ---------------------------------------------------------------
 
-  private newRun(workflowName: string, input: unknown, opts: StartOptions): NewRun {
-    if (typeof workflowName !== 'string') throw new DurableError('INVALID_ARGUMENT', 'The workflow name must be a string.');
-    const def = this.registry.get(workflowName);
-    const id = opts.id ?? randomUUID();
-    if (typeof id !== 'string' || !id.length || id.length > MAX_ID_LENGTH) {
-      throw new DurableError('INVALID_ARGUMENT', `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`);
-    }
-    const timeoutMs = opts.timeoutMs === undefined ? def.options.timeoutMs ?? null : opts.timeoutMs;
-    checkNumber('timeoutMs', timeoutMs, 1);
-    checkNumber('delayMs', opts.delayMs ?? null, 0);
-    checkNumber('priority', opts.priority ?? null, -1_000_000, 1_000_000);
-    if (opts.runAt !== undefined && !(opts.runAt instanceof Date && !Number.isNaN(opts.runAt.getTime()))) {
-      throw new DurableError('INVALID_ARGUMENT', 'runAt must be a valid Date.');
-    }
-    if (opts.queue !== undefined && (typeof opts.queue !== 'string' || !opts.queue)) {
-      throw new DurableError('INVALID_ARGUMENT', 'queue must be a non-empty string.');
-    }
-    return {
-      id,
-      workflowName: def.name,
-      queue: opts.queue ?? def.queue,
-      input: encode(input, { where: `input of workflow "${def.name}"`, maxBytes: this.options.maxPayloadBytes }),
-      priority: opts.priority ?? def.options.priority ?? 0,
-      runAt: opts.runAt ?? null,
-      delayMs: opts.delayMs ?? null,
-      timeoutMs,
-      parentId: null,
-      appVersion: this.options.appVersion,
-    };
-  }
+
 
   private async checkExisting(sql: SqlClient, runs: NewRun[]): Promise<void> {
     const found = await runStore.runIdentities(sql, runs.map((r) => r.id));
@@ -403,39 +336,4 @@ async function cancelRetryingDeadlocks<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
-  if (v === null) return;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    throw new DurableError('INVALID_ARGUMENT', `${name} must be a number between ${min} and ${max} (got ${JSON.stringify(v)}).`);
-  }
-}
 
-function toRunView(r: RunRow): RunView {
-  const date = (v: unknown) => (v == null ? null : new Date(v as string));
-  return {
-    id: r.id,
-    workflowName: r.workflow_name,
-    queue: r.queue,
-    status: r.status,
-    input: decode(r.input),
-    output: decode(r.output),
-    error: r.error,
-    priority: r.priority,
-    attempt: r.attempt,
-    leaseOwner: r.lease_owner,
-    leaseExpiresAt: r.lease_expires_at,
-    leaseEpoch: r.lease_epoch,
-    parentId: r.parent_id,
-    appVersion: r.app_version,
-    deadlineAt: r.deadline_at,
-    availableAt: r.available_at,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    updatedAt: r.updated_at,
-    steps: r.steps.map((s) => ({
-      seq: s.seq, name: s.name, status: s.status, output: decode(s.output), error: s.error, attempts: s.attempts,
-      startedAt: date(s.startedAt), finishedAt: date(s.finishedAt)!,
-    })),
-  };
-}

@@ -1,0 +1,69 @@
+import { randomUUID } from 'node:crypto';
+import { DurableError } from '../errors/index.js';
+import type { NewRun } from '../store/run-store.js';
+import type { PrismaLike } from '../store/sql-client.js';
+import { encode } from './codec.js';
+import type { ResolvedEngineOptions } from './options.js';
+import type { WorkflowRegistry } from './registry.js';
+
+/** Longest run id (and idempotency key) accepted. */
+export const MAX_ID_LENGTH = 256;
+
+/** Options of start(). */
+export interface StartOptions {
+  /** A Prisma interactive-transaction client: the run exists if and only if that transaction commits. */
+  tx?: PrismaLike;
+  /** Idempotency key: starting an existing id returns the existing run. Default: a random UUID. */
+  id?: string;
+  /** Overrides the workflow's queue. */
+  queue?: string;
+  /** Not before this time. */
+  runAt?: Date;
+  /** Not before this many ms from now. */
+  delayMs?: number;
+  /** Overrides the workflow's priority (lower runs first). */
+  priority?: number;
+  /** Overrides the workflow's timeoutMs (deadline from now); null = no deadline. */
+  timeoutMs?: number | null;
+}
+
+/**
+ * Validates a start request and builds the row to insert: the workflow must be registered, ids,
+ * numbers and dates in range, the input storable (lossless JSON within maxPayloadBytes).
+ */
+export function buildNewRun(registry: WorkflowRegistry, options: ResolvedEngineOptions, workflowName: string, input: unknown, opts: StartOptions): NewRun {
+  if (typeof workflowName !== 'string') throw new DurableError('INVALID_ARGUMENT', 'The workflow name must be a string.');
+  const def = registry.get(workflowName);
+  const id = opts.id ?? randomUUID();
+  if (typeof id !== 'string' || !id.length || id.length > MAX_ID_LENGTH) {
+    throw new DurableError('INVALID_ARGUMENT', `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`);
+  }
+  const timeoutMs = opts.timeoutMs === undefined ? def.options.timeoutMs ?? null : opts.timeoutMs;
+  checkNumber('timeoutMs', timeoutMs, 1);
+  checkNumber('delayMs', opts.delayMs ?? null, 0);
+  checkNumber('priority', opts.priority ?? null, -1_000_000, 1_000_000);
+  if (opts.runAt !== undefined && !(opts.runAt instanceof Date && !Number.isNaN(opts.runAt.getTime()))) {
+    throw new DurableError('INVALID_ARGUMENT', 'runAt must be a valid Date.');
+  }
+  if (opts.queue !== undefined && (typeof opts.queue !== 'string' || !opts.queue)) {
+    throw new DurableError('INVALID_ARGUMENT', 'queue must be a non-empty string.');
+  }
+  return {
+    id,
+    workflowName: def.name,
+    queue: opts.queue ?? def.queue,
+    input: encode(input, { where: `input of workflow "${def.name}"`, maxBytes: options.maxPayloadBytes }),
+    priority: opts.priority ?? def.options.priority ?? 0,
+    runAt: opts.runAt ?? null,
+    delayMs: opts.delayMs ?? null,
+    timeoutMs,
+    parentId: null,
+    appVersion: options.appVersion,
+  };
+}
+function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
+  if (v === null) return;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
+    throw new DurableError('INVALID_ARGUMENT', `${name} must be a number between ${min} and ${max} (got ${JSON.stringify(v)}).`);
+  }
+}
