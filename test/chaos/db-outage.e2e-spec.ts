@@ -1,0 +1,81 @@
+import { DurableEngine, Step, WorkflowRegistry, type EngineOptions } from 'nestjs-durable';
+import pg from 'pg';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { eventually } from '../support/engine-harness.js';
+import { TcpProxy } from './tcp-proxy.js';
+
+/**
+ * Database outages, simulated with a TCP proxy between the engine and Postgres (every
+ * connection dropped, new ones refused), so the server the other test files use is not touched.
+ */
+describe('database outages', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  let pool: pg.Pool;
+  const engines: DurableEngine[] = [];
+  const q = async <T = any>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[];
+  const OPTS: EngineOptions = { leaseMs: 6_000, heartbeatMs: 1_000, pollIntervalMs: 100, sweepIntervalMs: 300 };
+
+  /** An engine whose every connection goes through the proxy. */
+  async function engine(workflows: Record<string, (input: any) => Promise<unknown>>, options: EngineOptions = {}) {
+    const registry = new WorkflowRegistry();
+    for (const [name, run] of Object.entries(workflows)) registry.register({ name, queue: 'default', options: {}, run });
+    const e = new DurableEngine({ registry, connection: proxy.url(db.url), options: { ...OPTS, ...options } });
+    engines.push(e);
+    await e.start();
+    return e;
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase('outage');
+    proxy = await TcpProxy.start(db.url);
+    pool = new pg.Pool({ connectionString: db.url, max: 3 });
+  });
+  afterEach(async () => {
+    for (const e of engines.splice(0)) await e.stop();
+  });
+  afterAll(async () => {
+    await pool.end();
+    await proxy.close();
+    await db.drop();
+  });
+
+  it('a checkpoint that fails with a connection error is written again; the step does not run again', async () => {
+    let calls = 0;
+    class Steps {
+      @Step() async charge() {
+        calls++;
+        if (calls === 1) void proxy.outage(1_500); // the database goes away right before the checkpoint
+        return 'charged';
+      }
+    }
+    const steps = new Steps();
+    const e = await engine({ pay: async () => steps.charge() });
+    const handle = await e.startRun('pay', null);
+    await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+    expect(calls).toBe(1);
+    expect(await q(`SELECT name, status, attempts, output FROM durable_steps WHERE run_id = $1`, [handle.id])).toEqual([
+      { name: 'charge', status: 'SUCCEEDED', attempts: 1, output: 'charged' },
+    ]);
+  });
+
+  it("a run's end that fails with a connection error is written again, by the same execution (no replay after the lease)", async () => {
+    class Steps {
+      @Step() async work() {
+        return 1;
+      }
+    }
+    const steps = new Steps();
+    const e = await engine({
+      finishDuringOutage: async () => {
+        await steps.work();
+        void proxy.outage(1_500); // the database goes away right before the run's end is written
+        return 'done';
+      },
+    });
+    const handle = await e.startRun('finishDuringOutage', null);
+    await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+    // Not left RUNNING until its lease expired and replayed: the first execution wrote its end.
+    expect(await q(`SELECT attempt, lease_epoch, output FROM durable_runs WHERE id = $1`, [handle.id])).toEqual([{ attempt: 1, lease_epoch: 1, output: 'done' }]);
+  });
+});
