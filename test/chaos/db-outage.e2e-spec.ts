@@ -2,6 +2,8 @@ import { DurableEngine, Step, WorkflowRegistry, type EngineOptions } from 'nestj
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { eventually } from '../support/engine-harness.js';
+import { WorkerProcess } from '../support/processes.js';
+import { chaosSettings, workerEnv } from './chaos-config.js';
 import { TcpProxy } from './tcp-proxy.js';
 
 /**
@@ -13,6 +15,7 @@ describe('database outages', () => {
   let proxy: TcpProxy;
   let pool: pg.Pool;
   const engines: DurableEngine[] = [];
+  const workers: WorkerProcess[] = [];
   const q = async <T = any>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[];
   const OPTS: EngineOptions = { leaseMs: 6_000, heartbeatMs: 1_000, pollIntervalMs: 100, sweepIntervalMs: 300 };
 
@@ -32,12 +35,26 @@ describe('database outages', () => {
     pool = new pg.Pool({ connectionString: db.url, max: 3 });
   });
   afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop()));
     for (const e of engines.splice(0)) await e.stop();
   });
   afterAll(async () => {
     await pool.end();
     await proxy.close();
     await db.drop();
+  });
+
+  it('a worker-only process outlives an outage (it exited with code 0 when its connections dropped) and works on', async () => {
+    const w = await WorkerProcess.start(proxy.url(db.url), workerEnv(chaosSettings()), 'test/chaos/chaos-worker.ts');
+    workers.push(w);
+    await proxy.outage(1_500);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.child.exitCode).toBeNull();
+    expect(w.child.signalCode).toBeNull();
+    const client = await engine({ chaos: async () => undefined }, { worker: false });
+    await client.startMany(Array.from({ length: 5 }, (_, i) => ({ workflow: 'chaos', input: { stepMs: [0, 0, 0, 0], sleepMs: 10 }, options: { id: `alive-${i}` } })));
+    await eventually(async () => (await q(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED'`))[0].n === 5, 30_000, 'the runs to succeed');
+    expect(w.output).toMatch(/claiming from queue "default" works again/);
   });
 
   it('a checkpoint that fails with a connection error is written again; the step does not run again', async () => {

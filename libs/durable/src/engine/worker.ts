@@ -210,8 +210,10 @@ export class Worker {
 
   private scheduleHeartbeat(): void {
     if (!this.running) return;
+    // Not unref'd: a running worker keeps its process alive. In a worker-only process (a Nest
+    // application context) the database connections are the only other handles, and they all
+    // close when Postgres restarts: the process would exit (code 0) in the middle of the outage.
     this.heartbeatTimer = setTimeout(() => void this.heartbeat().finally(() => this.scheduleHeartbeat()), this.services.options.heartbeatMs);
-    this.heartbeatTimer.unref?.();
   }
 
   /** One statement extends every lease this worker holds; runs missing from the answer stop. */

@@ -1,0 +1,95 @@
+import { Inject, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Durable, DurableModule, Step, Workflow } from 'nestjs-durable';
+import { PrismaClient } from '../../src/generated/prisma/client.js';
+
+/**
+ * The app the chaos worker processes run: a real Nest application context with the library and
+ * one workflow, "chaos", of 5 steps. Configured from the environment (DATABASE_URL, DURABLE_*),
+ * see chaos-config.ts. Dependencies are injected with explicit @Inject(): the processes run under
+ * tsx, which emits no decorator metadata.
+ */
+const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
+const concurrency = env('DURABLE_CONCURRENCY', 10);
+const pause = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+
+@Injectable()
+export class ChaosPrisma extends PrismaClient implements OnModuleDestroy {
+  constructor() {
+    // One connection per run slot (plus some): transactional steps hold theirs while they work.
+    super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: concurrency + 2, connectionTimeoutMillis: 10_000 }) });
+  }
+  async onModuleDestroy() {
+    await this.$disconnect();
+  }
+}
+
+/** Input of a chaos run: how long each step works, and the durable sleep between s1 and the ledger. */
+export interface ChaosInput {
+  stepMs: [number, number, number, number];
+  sleepMs: number;
+}
+
+/** What a step returns (and its checkpoint stores): the pid tells which process wrote it. */
+export interface StepResult {
+  step: string;
+  pid: number;
+}
+
+@Injectable()
+export class ChaosSteps {
+  constructor(@Inject(ChaosPrisma) private readonly prisma: ChaosPrisma) {}
+
+  /** A plain step: counts each execution in test_step_executions (at-least-once: may exceed 1 after a crash). */
+  @Step()
+  async count(runId: string, step: string, ms: number): Promise<StepResult> {
+    await this.prisma.$executeRaw`INSERT INTO test_step_executions (run_id, step, pid) VALUES (${runId}, ${step}, ${process.pid})`;
+    await pause(ms);
+    return { step, pid: process.pid };
+  }
+
+  /** A transactional step: its ledger row commits with its checkpoint, so exactly one per run. */
+  @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  async ledger(runId: string, ms: number): Promise<StepResult> {
+    const tx = Durable.tx<PrismaClient>();
+    await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'ledger', ${process.pid})`;
+    await pause(ms);
+    return { step: 'ledger', pid: process.pid };
+  }
+}
+
+@Injectable()
+export class ChaosWorkflows {
+  constructor(@Inject(ChaosSteps) private readonly steps: ChaosSteps) {}
+
+  /** s0, s1, a durable sleep, the ledger (transactional), s2. */
+  @Workflow({ name: 'chaos' })
+  async chaos(input: ChaosInput) {
+    const runId = Durable.runId();
+    const s0 = await this.steps.count(runId, 's0', input.stepMs[0]);
+    const s1 = await this.steps.count(runId, 's1', input.stepMs[1]);
+    await Durable.sleep(input.sleepMs);
+    const ledger = await this.steps.ledger(runId, input.stepMs[2]);
+    const s2 = await this.steps.count(runId, 's2', input.stepMs[3]);
+    return { pids: [s0.pid, s1.pid, ledger.pid, s2.pid], finishedBy: process.pid };
+  }
+}
+
+@Module({
+  imports: [
+    DurableModule.forRoot({
+      prisma: ChaosPrisma,
+      // The driver recognises a process's runs by this id (lease_owner, run history).
+      workerId: `chaos:${process.pid}`,
+      concurrency,
+      leaseMs: env('DURABLE_LEASE_MS', 3_000),
+      heartbeatMs: env('DURABLE_HEARTBEAT_MS', 600),
+      pollIntervalMs: env('DURABLE_POLL_MS', 250),
+      sweepIntervalMs: env('DURABLE_SWEEP_MS', 500),
+      inMemoryWaitMaxMs: env('DURABLE_IN_MEMORY_WAIT_MS', 250),
+      shutdownGraceMs: 2_000,
+    }),
+  ],
+  providers: [ChaosPrisma, ChaosSteps, ChaosWorkflows],
+})
+export class ChaosAppModule {}

@@ -1,0 +1,102 @@
+/**
+ * Settings of a chaos run: the size of the workload, what the driver does to the workers, and the
+ * engine settings the worker processes get (through DURABLE_* environment variables).
+ */
+export interface ChaosSettings {
+  /** Worker processes alive at once (P). */
+  workers: number;
+  /** Runs started at the beginning (M). */
+  runs: number;
+  /** The driver makes trouble for at most this long (s); the workload then finishes in peace. */
+  durationS: number;
+  /** Mean seconds between two SIGKILLs (each followed by a replacement); 0 = no kills. */
+  killEveryS: number;
+  /** Workers frozen (SIGSTOP) past their lease, then continued (SIGCONT). */
+  zombies: number;
+  /** Restart Postgres once mid-run (pg_ctlcluster restart). */
+  pgRestart: boolean;
+  /** Runs executed at once per worker. */
+  concurrency: number;
+  leaseMs: number;
+  heartbeatMs: number;
+  pollMs: number;
+  sweepMs: number;
+  /** Durable sleeps up to this long stay in memory; longer ones suspend the run. */
+  inMemoryWaitMs: number;
+  /** Duration of each plain/ledger step (uniform, ms). */
+  stepMs: [number, number];
+  /** Duration of the durable sleep of each run (uniform, ms). */
+  sleepMs: [number, number];
+  /** How long a zombie stays frozen (ms); must exceed the lease. */
+  zombieStopMs: number;
+  /** After the chaos, how long the runs may take to finish (s). */
+  settleTimeoutS: number;
+  /** false: timing checks (stuck runs, recovery) are reported but are not violations (CI on a loaded machine). */
+  strictTimings: boolean;
+  /** Seed of the workload's random numbers and of the driver's choices. */
+  seed: number;
+  /** Progress line every this many ms; 0 = quiet. */
+  progressMs: number;
+}
+
+export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
+  const leaseMs = o.leaseMs ?? 3_000;
+  const sweepMs = o.sweepMs ?? 500;
+  const runs = o.runs ?? 2_000;
+  const s: ChaosSettings = {
+    workers: 3,
+    runs,
+    durationS: 60,
+    killEveryS: 4,
+    zombies: 1,
+    pgRestart: true,
+    concurrency: 10,
+    leaseMs,
+    heartbeatMs: Math.round(leaseMs / 5),
+    pollMs: 250,
+    sweepMs,
+    inMemoryWaitMs: 250,
+    stepMs: [5, 60],
+    sleepMs: [50, 400],
+    zombieStopMs: leaseMs + 4 * sweepMs + 1_000,
+    settleTimeoutS: 120 + Math.ceil(runs / 20),
+    strictTimings: true,
+    seed: 42,
+    progressMs: 2_000,
+    ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)),
+  };
+  const bad: string[] = [];
+  if (!(s.workers >= 1)) bad.push('workers must be ≥ 1');
+  if (s.zombies > 0 && s.workers < 2) bad.push('a zombie needs at least 2 workers (someone must take its runs over)');
+  if (!(s.runs >= 1)) bad.push('runs must be ≥ 1');
+  if (s.zombieStopMs <= s.leaseMs) bad.push('zombieStopMs must exceed leaseMs (a zombie is frozen past its lease)');
+  if (s.heartbeatMs >= s.leaseMs) bad.push('heartbeatMs must be below leaseMs');
+  if (bad.length) throw new Error(`chaos settings: ${bad.join('; ')}`);
+  return s;
+}
+
+/** Environment of a worker process (read by chaos-app.ts). */
+export function workerEnv(s: ChaosSettings): Record<string, string> {
+  return {
+    DURABLE_CONCURRENCY: String(s.concurrency),
+    DURABLE_LEASE_MS: String(s.leaseMs),
+    DURABLE_HEARTBEAT_MS: String(s.heartbeatMs),
+    DURABLE_POLL_MS: String(s.pollMs),
+    DURABLE_SWEEP_MS: String(s.sweepMs),
+    DURABLE_IN_MEMORY_WAIT_MS: String(s.inMemoryWaitMs),
+  };
+}
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same workload and the same victims. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const between = (r: () => number, [lo, hi]: [number, number]) => Math.round(lo + r() * (hi - lo));

@@ -1,0 +1,11 @@
+// A chaos worker process: `node --import tsx test/chaos/chaos-worker.ts` with DATABASE_URL set.
+// Prints "ready" once it claims; exits gracefully on SIGTERM. Any other exit is a crash the
+// driver reports (e.g. an unhandled error while Postgres restarts).
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { ChaosAppModule } from './chaos-app.js';
+
+const app = await NestFactory.createApplicationContext(ChaosAppModule, { logger: ['error', 'warn', 'log'] });
+app.enableShutdownHooks();
+await app.init();
+process.stdout.write('ready\n');
