@@ -258,7 +258,8 @@ SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`;
 
 /**
- * Sweeper: runs whose lease expired (their worker died or froze) become claimable again,
+ * Sweeper: runs whose lease expired (their worker died or froze) become claimable again (keeping
+ * their place in the queue: available_at is not moved later),
  * at most $1 per statement; a wake-up per queue. Index: durable_runs_lease_idx.
  * SKIP LOCKED makes it safe on every instance at once. $2 history ('lease_expired').
  */
@@ -270,7 +271,8 @@ WITH x AS (
   FOR UPDATE SKIP LOCKED),
 u AS (
   UPDATE durable_runs r
-  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
+  -- Claimable at once, in its old place in the queue: a recovered run is not sent behind the backlog.
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = least(r.available_at, now()), updated_at = now()
   FROM x WHERE r.id = x.id
   RETURNING r.id, r.queue, x.lease_owner, x.lease_epoch),
 hist AS (${history('$2', `SELECT id, 'lease_expired', jsonb_build_object('worker', lease_owner, 'epoch', lease_epoch) FROM u WHERE true`)})

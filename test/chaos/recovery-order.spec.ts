@@ -1,0 +1,30 @@
+import { runStore } from '../../libs/durable/src/store/run-store.js';
+import { pgSqlClient, type SqlClient } from '../../libs/durable/src/store/sql-client.js';
+import { EngineHarness, sleep } from '../support/engine-harness.js';
+
+/**
+ * Found by the chaos run: the runs of a killed worker were swept back with available_at = now(),
+ * behind the whole backlog of pending runs, and were re-claimed only when the backlog had drained
+ * (seconds to minutes), far beyond lease + sweep interval.
+ */
+describe('recovery order', () => {
+  let h: EngineHarness;
+  let sql: SqlClient;
+  beforeAll(async () => {
+    h = await EngineHarness.create('recovery_order');
+    sql = pgSqlClient(h.pool);
+  });
+  afterAll(() => h.close());
+
+  it('a run swept from a dead worker keeps its place in the queue (ahead of newer pending runs)', async () => {
+    await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, available_at) VALUES ('old', 'wf', 'q', now() - interval '1 minute')`);
+    const [claimed] = await runStore.claim(sql, 'q', 1, 'dead-worker', 1, ['wf']); // a 1 ms lease: expired at once
+    expect(claimed.id).toBe('old');
+    await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, available_at)
+                   SELECT 'backlog-' || i, 'wf', 'q', now() - interval '1 second' FROM generate_series(1, 50) i`);
+    await sleep(5);
+    expect(await runStore.sweepExpiredLeases(sql, 10)).toBe(1);
+    const [next] = await runStore.claim(sql, 'q', 1, 'live-worker', 10_000, ['wf']);
+    expect(next).toMatchObject({ id: 'old', epoch: 2, attempt: 2 });
+  });
+});
