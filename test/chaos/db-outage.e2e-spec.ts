@@ -1,8 +1,10 @@
-import { DurableEngine, Step, WorkflowRegistry, type EngineOptions } from 'nestjs-durable';
+import { Durable, DurableEngine, Step, WorkflowRegistry, type EngineOptions } from 'nestjs-durable';
 import pg from 'pg';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { eventually } from '../support/engine-harness.js';
 import { WorkerProcess } from '../support/processes.js';
+import { prismaFor } from '../support/prisma.js';
 import { chaosSettings, workerEnv } from './chaos-config.js';
 import { TcpProxy } from './tcp-proxy.js';
 
@@ -20,10 +22,10 @@ describe('database outages', () => {
   const OPTS: EngineOptions = { leaseMs: 6_000, heartbeatMs: 1_000, pollIntervalMs: 100, sweepIntervalMs: 300 };
 
   /** An engine whose every connection goes through the proxy. */
-  async function engine(workflows: Record<string, (input: any) => Promise<unknown>>, options: EngineOptions = {}) {
+  async function engine(workflows: Record<string, (input: any) => Promise<unknown>>, options: EngineOptions = {}, prisma?: PrismaClient) {
     const registry = new WorkflowRegistry();
     for (const [name, run] of Object.entries(workflows)) registry.register({ name, queue: 'default', options: {}, run });
-    const e = new DurableEngine({ registry, connection: proxy.url(db.url), options: { ...OPTS, ...options } });
+    const e = new DurableEngine({ registry, connection: proxy.url(db.url), prisma: prisma as never, options: { ...OPTS, ...options } });
     engines.push(e);
     await e.start();
     return e;
@@ -94,5 +96,39 @@ describe('database outages', () => {
     await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
     // Not left RUNNING until its lease expired and replayed: the first execution wrote its end.
     expect(await q(`SELECT attempt, lease_epoch, output FROM durable_runs WHERE id = $1`, [handle.id])).toEqual([{ attempt: 1, lease_epoch: 1, output: 'done' }]);
+  });
+
+  it('a transactional step whose transaction cannot begin (database unreachable) waits for it, even with retries: 0', async () => {
+    const prisma = prismaFor(proxy.url(db.url), 2);
+    let calls = 0;
+    class Steps {
+      @Step({ transactional: true, retries: 0 })
+      async book() {
+        calls++;
+        await Durable.tx<PrismaClient>().$executeRawUnsafe(`INSERT INTO test_ledger (run_id, step) VALUES ('tx-run', 'book')`);
+        return 'booked';
+      }
+    }
+    const steps = new Steps();
+    try {
+      const e = await engine(
+        {
+          book: async () => {
+            void proxy.outage(1_500); // the database goes away right before the step's transaction begins
+            return steps.book();
+          },
+        },
+        {},
+        prisma,
+      );
+      await e.startRun('book', null, { id: 'tx-run' });
+      await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = 'tx-run'`))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+      expect(calls).toBe(1);
+      expect(await q(`SELECT step FROM test_ledger WHERE run_id = 'tx-run'`)).toEqual([{ step: 'book' }]);
+      expect(await q(`SELECT name, status, attempts FROM durable_steps WHERE run_id = 'tx-run'`)).toEqual([{ name: 'book', status: 'SUCCEEDED', attempts: 1 }]);
+    } finally {
+      for (const e of engines.splice(0)) await e.stop();
+      await prisma.$disconnect();
+    }
   });
 });

@@ -45,7 +45,7 @@ const writeOutages = new WeakMap<ExecutionServices, OutageLog>();
  * first failure; then the error is thrown as before. The write is fenced by the lease epoch, so
  * a late success can never overwrite a new owner's work.
  */
-export async function retryingWrite<T>(ctx: RunContext, fn: () => Promise<T>): Promise<T> {
+export async function retryingWrite<T>(ctx: RunContext, fn: () => Promise<T>, retryable: (err: unknown) => boolean = isConnectionError): Promise<T> {
   const { options } = ctx.services;
   let outage = writeOutages.get(ctx.services);
   if (!outage) writeOutages.set(ctx.services, (outage = new OutageLog('writing checkpoints', options.logger)));
@@ -57,7 +57,7 @@ export async function retryingWrite<T>(ctx: RunContext, fn: () => Promise<T>): P
       if (firstFailure) outage.ok();
       return result;
     } catch (err) {
-      if (!isConnectionError(err)) throw err;
+      if (!retryable(err)) throw err;
       firstFailure ||= Date.now();
       if (Date.now() - firstFailure >= options.leaseMs) throw err;
       outage.failed(err);

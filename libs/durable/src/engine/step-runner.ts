@@ -4,7 +4,7 @@ import { DeterminismError, DurableError, NotInWorkflowError, SerializationError,
 import { runStore } from '../store/run-store.js';
 import { prismaSqlClient } from '../store/sql-client.js';
 import { decode, encode, errorToJson, reviveError } from './codec.js';
-import { retryingWrite } from './db-errors.js';
+import { isConnectionError, retryingWrite } from './db-errors.js';
 import type { StepDefinition } from './definitions.js';
 import { backoffDelay, resolveRetryPolicy, shouldRetry } from './retry.js';
 import { currentScope, durableScope, ExecutionStopped, type RunContext } from './run-context.js';
@@ -89,8 +89,13 @@ async function executeTransactional(ctx: RunContext, def: StepDefinition, seq: n
   if (!prisma) {
     throw new DurableError('NO_PRISMA', `${where} is transactional but the engine has no Prisma client; pass one (DurableModule option "prisma").`);
   }
+  // While the database is unreachable the transaction cannot even begin: that is retried like a
+  // checkpoint write (the step's code has not run), not counted as one of the step's attempts.
+  let entered = false;
+  const notStarted = (err: unknown) => !entered && isConnectionError(err);
   try {
-    return await prisma.$transaction(async (tx) => {
+    return await retryingWrite(ctx, () => prisma.$transaction(async (tx) => {
+      entered = true;
       const output = await durableScope.run({ run: ctx, step: { name: def.name, seq, tx } }, call);
       const encoded = encode(output, { where, maxBytes: ctx.services.options.maxPayloadBytes });
       const written = await runStore.insertStep(prismaSqlClient(tx), {
@@ -100,7 +105,7 @@ async function executeTransactional(ctx: RunContext, def: StepDefinition, seq: n
       // The lease moved on: throwing rolls the step's own writes back with the checkpoint.
       if (!written) throw leaseLost(ctx);
       return encoded;
-    }, def.options.transaction);
+    }, def.options.transaction), notStarted);
   } catch (err) {
     if ((err as { code?: string }).code === 'P2028') throw new StepTransactionTimeoutError(def.name, messageOf(err));
     throw err;
