@@ -19,7 +19,7 @@ describe('database outages', () => {
   const engines: DurableEngine[] = [];
   const workers: WorkerProcess[] = [];
   const q = async <T = any>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[];
-  const OPTS: EngineOptions = { leaseMs: 6_000, heartbeatMs: 1_000, pollIntervalMs: 100, sweepIntervalMs: 300 };
+  const OPTS: EngineOptions = { leaseMs: 6_000, heartbeatMs: 1_000, pollIntervalMs: 100, sweepIntervalMs: 300, shutdownGraceMs: 500 };
 
   /** An engine whose every connection goes through the proxy. */
   async function engine(workflows: Record<string, (input: any) => Promise<unknown>>, options: EngineOptions = {}, prisma?: PrismaClient) {
@@ -130,5 +130,30 @@ describe('database outages', () => {
       for (const e of engines.splice(0)) await e.stop();
       await prisma.$disconnect();
     }
+  });
+
+  it('a worker whose heartbeat hangs (network partition) stops its runs when its lease runs out', async () => {
+    let started = 0;
+    let abortedAt = 0;
+    class Steps {
+      @Step({ retries: 0 })
+      async long() {
+        started = Date.now();
+        const signal = Durable.signal();
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, 8_000);
+          signal.addEventListener('abort', () => ((abortedAt = Date.now()), clearTimeout(t), resolve()), { once: true });
+        });
+        return 'done';
+      }
+    }
+    const steps = new Steps();
+    const e = await engine({ partitioned: async () => steps.long() }, { leaseMs: 1_500, heartbeatMs: 300 });
+    await e.startRun('partitioned', null);
+    await eventually(async () => started > 0, 10_000, 'the step to start');
+    const stallAt = Date.now();
+    await proxy.stall(4_000); // statements hang, nothing fails: only the clock says the lease is gone
+    expect(abortedAt).toBeGreaterThan(0);
+    expect(abortedAt - stallAt).toBeLessThan(3_000); // within the lease (1.5 s) of the last heartbeat, not when the partition healed
   });
 });

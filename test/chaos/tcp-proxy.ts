@@ -9,7 +9,10 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export class TcpProxy {
   private server: Server;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<[Socket, Socket]>();
   private down = false;
+  /** While set, nothing is forwarded and new connections wait: a network partition. */
+  private stalled: Promise<void> | null = null;
 
   private constructor(
     private readonly targetHost: string,
@@ -45,7 +48,15 @@ export class TcpProxy {
       client.destroy();
       return;
     }
+    if (this.stalled) {
+      client.pause();
+      void this.stalled.then(() => this.accept(client));
+      return;
+    }
     const upstream = connect(this.targetPort, this.targetHost);
+    const pair: [Socket, Socket] = [client, upstream];
+    this.pairs.add(pair);
+    client.on('close', () => this.pairs.delete(pair));
     for (const s of [client, upstream]) {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
@@ -69,6 +80,28 @@ export class TcpProxy {
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(this.port, '127.0.0.1', resolve));
     this.server = server;
     this.down = false;
+  }
+
+  /**
+   * A network partition for `ms`: connections stay open but nothing gets through (statements
+   * hang, new connections wait); afterwards everything flows again, late.
+   */
+  async stall(ms: number): Promise<void> {
+    let end!: () => void;
+    this.stalled = new Promise<void>((r) => (end = r));
+    for (const [a, b] of this.pairs) {
+      a.unpipe(b);
+      b.unpipe(a);
+      a.pause();
+      b.pause();
+    }
+    await new Promise((r) => setTimeout(r, ms));
+    this.stalled = null;
+    for (const [a, b] of this.pairs) {
+      a.pipe(b);
+      b.pipe(a);
+    }
+    end();
   }
 
   async close(): Promise<void> {

@@ -223,10 +223,15 @@ export class Worker {
       this.lastHeartbeatOk = Date.now();
       return;
     }
+    const sentAt = Date.now();
+    // A heartbeat that hangs (a network partition: no error, no answer) must not keep the runs
+    // going past their leases: they stop when the last confirmed lease runs out.
+    const watchdog = setTimeout(() => this.stopAll('lease-lost'), Math.max(0, this.lastHeartbeatOk + this.services.options.leaseMs - sentAt));
+    watchdog.unref?.();
     try {
       const kept = await runStore.heartbeat(this.services.sql, held, this.services.options.leaseMs);
       this.heartbeatOutage.ok();
-      this.lastHeartbeatOk = Date.now();
+      this.lastHeartbeatOk = sentAt; // the extended leases run from (no earlier than) the sending
       for (const h of held) if (!kept.has(h.id)) this.active.get(h.id)?.ctx.stop('lease-lost');
     } catch (err) {
       this.heartbeatOutage.failed(err);
@@ -234,6 +239,8 @@ export class Worker {
         // Our leases have expired by now: another worker may own these runs. Stop them.
         this.stopAll('lease-lost');
       }
+    } finally {
+      clearTimeout(watchdog);
     }
   }
 
