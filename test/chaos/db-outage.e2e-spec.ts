@@ -156,4 +156,14 @@ describe('database outages', () => {
     expect(abortedAt).toBeGreaterThan(0);
     expect(abortedAt - stallAt).toBeLessThan(3_000); // within the lease (1.5 s) of the last heartbeat, not when the partition healed
   });
+
+  it('logs the loss of its idle connections once per outage, not once per connection', async () => {
+    const warnings: string[] = [];
+    const logger = { log() {}, error() {}, debug() {}, warn: (m: string) => warnings.push(m) };
+    const e = await engine({}, { worker: false, logger });
+    await Promise.all(Array.from({ length: 6 }, () => e.sqlClient.query('SELECT pg_sleep(0.05)'))); // 6 pooled connections
+    await proxy.outage(500);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(warnings.filter((w) => w.includes('idle database connection lost'))).toHaveLength(1);
+  });
 });

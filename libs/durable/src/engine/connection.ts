@@ -18,6 +18,17 @@ export function pgConfigFromUrl(url: string): pg.ClientConfig {
 export function createPool(config: pg.ClientConfig, max: number, logger: DurableLogger): pg.Pool {
   const pool = new pg.Pool({ ...config, max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
   // An idle connection dying (e.g. Postgres restart) must not crash the app; the next query reconnects.
-  pool.on('error', (err) => logger.warn(`idle database connection lost: ${err.message}`));
+  // A restart drops every idle connection at once: one line per outage, not one per connection.
+  let loggedAt = -Infinity;
+  let unlogged = 0;
+  pool.on('error', (err) => {
+    if (Date.now() - loggedAt < 30_000) {
+      unlogged++;
+      return;
+    }
+    logger.warn(`idle database connection lost: ${err.message}${unlogged ? ` (${unlogged} more since the last report)` : ''}; the next statement reconnects`);
+    loggedAt = Date.now();
+    unlogged = 0;
+  });
   return pool;
 }
