@@ -166,4 +166,23 @@ describe('database outages', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(warnings.filter((w) => w.includes('idle database connection lost'))).toHaveLength(1);
   });
+
+  it('logs "writing checkpoints works again" after an outage that outlasted the lease (the failed write gave up)', async () => {
+    const logs: string[] = [];
+    const logger = { log: (m: string) => logs.push(m), error: (m: string) => logs.push(m), warn() {}, debug() {} };
+    let calls = 0;
+    class Steps {
+      @Step() async slow() {
+        calls++;
+        if (calls === 1) void proxy.outage(2_500); // longer than the lease: the execution is stopped, its write abandoned
+        return calls;
+      }
+    }
+    const steps = new Steps();
+    const e = await engine({ outlast: async () => steps.slow() }, { leaseMs: 1_500, heartbeatMs: 300, logger });
+    const handle = await e.startRun('outlast', null);
+    await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+    expect(logs.filter((m) => m.startsWith('writing checkpoints failed'))).toHaveLength(1);
+    expect(logs.filter((m) => m.startsWith('writing checkpoints works again'))).toHaveLength(1);
+  });
 });

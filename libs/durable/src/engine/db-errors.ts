@@ -54,7 +54,7 @@ export async function retryingWrite<T>(ctx: RunContext, fn: () => Promise<T>, re
     ctx.throwIfStopped();
     try {
       const result = await fn();
-      if (firstFailure) outage.ok();
+      outage.ok(); // any write that goes through ends the outage (the one that failed may have given up)
       return result;
     } catch (err) {
       if (!retryable(err)) throw err;
