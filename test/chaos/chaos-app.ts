@@ -88,6 +88,9 @@ export class ChaosWorkflows {
       sweepIntervalMs: env('DURABLE_SWEEP_MS', 500),
       inMemoryWaitMaxMs: env('DURABLE_IN_MEMORY_WAIT_MS', 250),
       shutdownGraceMs: 2_000,
+      // The steps write to the database themselves: while it restarts they fail, and are retried
+      // (a user's policy; ≥ ~15 s of retries outlasts a restart). The engine's own writes need none.
+      stepRetries: { maxAttempts: 20, initialDelayMs: 100, maxDelayMs: 2_000 },
     }),
   ],
   providers: [ChaosPrisma, ChaosSteps, ChaosWorkflows],

@@ -11,10 +11,18 @@ export interface ChaosSettings {
   durationS: number;
   /** Mean seconds between two SIGKILLs (each followed by a replacement); 0 = no kills. */
   killEveryS: number;
+  /** At least this many SIGKILLs, spread over the workload's progress (on a fast machine the time-based ones may be too few). */
+  minKills: number;
   /** Workers frozen (SIGSTOP) past their lease, then continued (SIGCONT). */
   zombies: number;
-  /** Restart Postgres once mid-run (pg_ctlcluster restart). */
-  pgRestart: boolean;
+  /**
+   * The database outage, once mid-run: "restart" restarts Postgres (pg_ctlcluster restart: every
+   * session on the server is cut), "proxy" cuts only the workers' connections for outageMs (a
+   * TCP proxy between them and Postgres: safe while other tests share the server), "none".
+   */
+  outage: 'restart' | 'proxy' | 'none';
+  /** Length of a "proxy" outage. */
+  outageMs: number;
   /** Runs executed at once per worker. */
   concurrency: number;
   leaseMs: number;
@@ -48,8 +56,10 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
     runs,
     durationS: 60,
     killEveryS: 4,
+    minKills: 0,
     zombies: 1,
-    pgRestart: true,
+    outage: 'restart',
+    outageMs: 3_000,
     concurrency: 10,
     leaseMs,
     heartbeatMs: Math.round(leaseMs / 5),
@@ -71,6 +81,7 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   if (!(s.runs >= 1)) bad.push('runs must be ≥ 1');
   if (s.zombieStopMs <= s.leaseMs) bad.push('zombieStopMs must exceed leaseMs (a zombie is frozen past its lease)');
   if (s.heartbeatMs >= s.leaseMs) bad.push('heartbeatMs must be below leaseMs');
+  if (!['restart', 'proxy', 'none'].includes(s.outage)) bad.push('outage must be restart, proxy or none');
   if (bad.length) throw new Error(`chaos settings: ${bad.join('; ')}`);
   return s;
 }
@@ -78,6 +89,7 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
 /** Environment of a worker process (read by chaos-app.ts). */
 export function workerEnv(s: ChaosSettings): Record<string, string> {
   return {
+    NO_COLOR: '1',
     DURABLE_CONCURRENCY: String(s.concurrency),
     DURABLE_LEASE_MS: String(s.leaseMs),
     DURABLE_HEARTBEAT_MS: String(s.heartbeatMs),

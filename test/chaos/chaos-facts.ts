@@ -1,0 +1,80 @@
+import type pg from 'pg';
+
+/**
+ * Everything the report needs from the database after a chaos run, loaded in a few statements.
+ * Times are ms since the epoch, from the database clock (same host as the driver's Date.now()).
+ */
+export interface ChaosFacts {
+  statuses: Record<string, number>;
+  /** Runs by number of ledger rows and status: "<n>:<status>" → runs. */
+  ledgerCounts: Array<{ n: number; status: string; runs: number }>;
+  /** Runs with more than one ledger row. */
+  ledgerDuplicates: Array<{ run: string; n: number }>;
+  /** Ledger rows whose pid differs from the pid recorded by the ledger checkpoint (two executions committed parts). */
+  ledgerPidMismatches: number;
+  /** SUCCEEDED runs without all 5 checkpoints or without an execution of each plain step. */
+  incompleteSucceeded: string[];
+  /** Plain steps executed more than once: executions in order, and the pid of the accepted checkpoint. */
+  duplicates: Array<{ run: string; step: string; executions: Array<{ pid: number; t: number }>; acceptedPid: number | null }>;
+  /** Run history rows that matter for ownership, per run, in order. */
+  history: Map<string, Array<{ kind: string; worker: string | null; t: number }>>;
+  /** Writes attributed to a process: checkpoints of steps (their output has the pid), ledger rows, completions. */
+  writes: Array<{ run: string; what: string; pid: number; t: number }>;
+  /** Unfinished runs at the end, with their status. */
+  unfinished: Array<{ id: string; status: string; owner: string | null }>;
+  failed: Array<{ id: string; error: string }>;
+}
+
+const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
+const HISTORY_KINDS = `'claimed','woken','lease_expired','lease_lost','completed','failed','suspended','released','cancelled'`;
+
+export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
+  const q = async <T>(sql: string) => (await pool.query(sql)).rows as T[];
+  const statuses = Object.fromEntries(
+    (await q<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM durable_runs GROUP BY status`)).map((r) => [r.status, r.n]),
+  );
+  const ledgerCounts = await q<{ n: number; status: string; runs: number }>(`
+    SELECT coalesce(l.n, 0) AS n, r.status, count(*)::int AS runs
+    FROM durable_runs r LEFT JOIN (SELECT run_id, count(*)::int AS n FROM test_ledger GROUP BY run_id) l ON l.run_id = r.id
+    GROUP BY 1, 2 ORDER BY 1, 2`);
+  const ledgerDuplicates = await q<{ run: string; n: number }>(
+    `SELECT run_id AS run, count(*)::int AS n FROM test_ledger GROUP BY run_id HAVING count(*) > 1 ORDER BY run_id LIMIT 100`,
+  );
+  const [{ n: ledgerPidMismatches }] = await q<{ n: number }>(`
+    SELECT count(*)::int AS n FROM test_ledger l JOIN durable_steps s ON s.run_id = l.run_id AND s.name = 'ledger'
+    WHERE (s.output ->> 'pid')::int IS DISTINCT FROM l.pid`);
+  const incompleteSucceeded = (
+    await q<{ id: string }>(`
+    SELECT r.id FROM durable_runs r WHERE r.status = 'SUCCEEDED' AND (
+      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> 5 OR
+      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> 3)
+    LIMIT 100`)
+  ).map((r) => r.id);
+  const duplicates = await q<ChaosFacts['duplicates'][number]>(`
+    SELECT e.run_id AS run, e.step, json_agg(json_build_object('pid', e.pid, 't', ${ms('e.at')}) ORDER BY e.at) AS executions,
+           (SELECT (s.output ->> 'pid')::int FROM durable_steps s WHERE s.run_id = e.run_id AND s.output ->> 'step' = e.step) AS "acceptedPid"
+    FROM test_step_executions e GROUP BY e.run_id, e.step HAVING count(*) > 1`);
+  const history = new Map<string, Array<{ kind: string; worker: string | null; t: number }>>();
+  const rows = await q<{ run: string; kind: string; worker: string | null; t: number }>(`
+    SELECT run_id AS run, kind, detail ->> 'worker' AS worker, ${ms('at')} AS t
+    FROM durable_run_events WHERE kind IN (${HISTORY_KINDS}) ORDER BY run_id, id`);
+  for (const r of rows) {
+    let list = history.get(r.run);
+    if (!list) history.set(r.run, (list = []));
+    list.push({ kind: r.kind, worker: r.worker, t: r.t });
+  }
+  const writes = await q<ChaosFacts['writes'][number]>(`
+    SELECT run_id AS run, 'checkpoint of ' || (output ->> 'step') AS what, (output ->> 'pid')::int AS pid, ${ms('finished_at')} AS t
+    FROM durable_steps WHERE output ? 'pid'
+    UNION ALL
+    SELECT run_id, 'ledger row', pid, ${ms('at')} FROM test_ledger
+    UNION ALL
+    SELECT id, 'completion', (output ->> 'finishedBy')::int, ${ms('finished_at')} FROM durable_runs WHERE status = 'SUCCEEDED'`);
+  const unfinished = await q<{ id: string; status: string; owner: string | null }>(
+    `SELECT id, status, lease_owner AS owner FROM durable_runs WHERE status NOT IN ('SUCCEEDED','FAILED','CANCELLED') ORDER BY id LIMIT 50`,
+  );
+  const failed = await q<{ id: string; error: string }>(
+    `SELECT id, coalesce(error ->> 'message', error::text) AS error FROM durable_runs WHERE status = 'FAILED' ORDER BY id LIMIT 20`,
+  );
+  return { statuses, ledgerCounts, ledgerDuplicates, ledgerPidMismatches, incompleteSucceeded, duplicates, history, writes, unfinished, failed };
+}

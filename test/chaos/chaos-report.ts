@@ -1,0 +1,187 @@
+import type { ChaosSettings } from './chaos-config.js';
+import type { ChaosEvent } from './chaos-driver.js';
+import type { ChaosFacts } from './chaos-facts.js';
+import type { Fleet } from './chaos-fleet.js';
+import { judgeDuplicates, outageLogLines, ownerlessPeriods, percentile, recoveries, unrecovered, zombieWrites, type Recovery } from './chaos-checks.js';
+
+/** What happened in a chaos run, as the driver saw it, plus the database's account. */
+export interface ChaosOutcome {
+  settings: ChaosSettings;
+  events: ChaosEvent[];
+  fleet: Fleet;
+  facts: ChaosFacts;
+  startedAt: number;
+  chaosEndedAt: number;
+  /** Every run finished before settleTimeoutS. */
+  settled: boolean;
+  settledAt: number;
+  /** Workers that did not exit 0 on SIGTERM at the end. */
+  stopFailures: Array<{ pid: number; code: number | string | null }>;
+}
+
+export interface ChaosFigures {
+  runs: number;
+  statuses: Record<string, number>;
+  kills: number;
+  zombies: number;
+  pgRestarts: number;
+  ledgerNotOne: number;
+  extraExecutions: number;
+  unexplainedExecutions: number;
+  zombieWrites: number;
+  stuck: number;
+  recoveryP50Ms: number;
+  recoveryMaxMs: number;
+  crashes: number;
+}
+
+export interface ChaosReport {
+  lines: string[];
+  /** Broken guarantees: the run fails. */
+  violations: string[];
+  /** Timing problems when settings.strictTimings is false (reported, not failed). */
+  warnings: string[];
+  figures: ChaosFigures;
+}
+
+const sec = (ms: number | null) => (ms === null ? 'never' : `${(ms / 1000).toFixed(2)} s`);
+
+export function buildReport(o: ChaosOutcome): ChaosReport {
+  const { settings: s, events, facts, fleet } = o;
+  const lines: string[] = [];
+  const violations: string[] = [];
+  const warnings: string[] = [];
+  const timing = (msg: string) => (s.strictTimings ? violations : warnings).push(msg);
+  const count = (k: ChaosEvent['kind']) => events.filter((e) => e.kind === k).length;
+  const restart = events.find((e) => e.kind === 'pg-restart');
+
+  lines.push(
+    `chaos: ${s.workers} workers × concurrency ${s.concurrency}, ${s.runs} runs of 5 steps; lease ${s.leaseMs} ms, sweep ${s.sweepMs} ms; ` +
+      `chaos for ${sec(o.chaosEndedAt - o.startedAt)}, all done after ${sec(o.settledAt - o.startedAt)}`,
+  );
+  lines.push(
+    `done to it: ${count('kill')} SIGKILLs (+ replacements), ${count('freeze')} zombie(s) frozen ${s.zombieStopMs} ms, ` +
+      (restart
+        ? `${s.outage === 'restart' ? 'Postgres restarted' : "the workers' connections cut (proxy)"} (back after ${sec((restart.end ?? o.settledAt) - restart.at)})`
+        : 'no database outage'),
+  );
+
+  // 1. Runs by status.
+  const total = Object.values(facts.statuses).reduce((a, b) => a + b, 0);
+  const statusText = Object.entries(facts.statuses).map(([k, v]) => `${k} ${v}`).join(', ');
+  lines.push(`runs by status: ${statusText} (expected SUCCEEDED ${s.runs})`);
+  if ((facts.statuses.SUCCEEDED ?? 0) !== s.runs || total !== s.runs) {
+    violations.push(`runs not all SUCCEEDED: ${statusText}${o.settled ? '' : ` (not settled within ${s.settleTimeoutS} s)`}`);
+    for (const f of facts.failed) lines.push(`  FAILED ${f.id}: ${f.error}`);
+    for (const u of facts.unfinished.slice(0, 10)) lines.push(`  unfinished ${u.id}: ${u.status} (lease ${u.owner ?? '-'})`);
+  }
+  if (facts.incompleteSucceeded.length) {
+    violations.push(`${facts.incompleteSucceeded.length} SUCCEEDED run(s) without all their checkpoints/executions, e.g. ${facts.incompleteSucceeded[0]}`);
+  }
+
+  // 2. Ledger rows per (run, step): the transactional step commits exactly once.
+  const ledgerText = facts.ledgerCounts.map((c) => `${c.n} row(s): ${c.runs} ${c.status}`).join(', ');
+  const ledgerNotOne = facts.ledgerCounts.filter((c) => c.n > 1 || (c.status === 'SUCCEEDED' && c.n !== 1)).reduce((a, c) => a + c.runs, 0);
+  lines.push(`ledger rows per (run, ledger step): ${ledgerText} (expected exactly 1)`);
+  if (ledgerNotOne) violations.push(`${ledgerNotOne} run(s) without exactly one ledger row, e.g. ${JSON.stringify(facts.ledgerDuplicates.slice(0, 3))}`);
+  if (facts.ledgerPidMismatches) violations.push(`${facts.ledgerPidMismatches} ledger row(s) written by another process than the one whose checkpoint committed`);
+
+  // 3. Plain-step executions above 1, explained by the kills, zombies and the restart.
+  const live = s.workers;
+  const dup = judgeDuplicates(facts, events, s, live);
+  const causes = [...dup.byCause].map(([c, n]) => `${c}: ${n}`).join(', ') || 'none';
+  lines.push(
+    `plain-step executions above 1: ${dup.extra} (at-least-once; each kill/zombie may explain ≤ ${s.concurrency} in-flight steps, ` +
+      `the outage ≤ ${s.concurrency * live}) — wasted executions by cause: ${causes}`,
+  );
+  for (const b of dup.overBudget) violations.push(`more re-executed steps than the chaos explains: ${b}`);
+  if (dup.unexplained.length) lines.push(`  unexplained, e.g. ${JSON.stringify(dup.unexplained.slice(0, 5))}`);
+
+  // 4. Runs stuck (ownerless) longer than lease + sweep interval.
+  const periods = ownerlessPeriods(facts, events, s);
+  const stuck = periods.filter((p) => p.ms > p.limitMs);
+  const longest = periods.reduce((a, p) => (p.ms > a.ms ? p : a), { ms: 0, cause: '-', run: '-', limitMs: 0 });
+  const spurious = periods.filter((p) => p.cause.includes('without a kill'));
+  lines.push(
+    `runs stuck (held by a dead, frozen or cut-off worker until swept) longer than lease + sweep interval (${sec(s.leaseMs + s.sweepMs)}; ` +
+      `judged with 20 % sweep jitter + 1 s slack: ${sec(s.leaseMs + s.sweepMs * 1.2 + 1_000)}, + the time the database was away): ` +
+      `${stuck.length} of ${periods.length} lease expirations; longest ${sec(longest.ms)} (${longest.cause})`,
+  );
+  if (stuck.length) timing(`${stuck.length} run(s) stuck: e.g. ${stuck.slice(0, 3).map((p) => `${p.run} ${sec(p.ms)} after ${p.cause}`).join('; ')}`);
+  if (spurious.length) {
+    timing(`${spurious.length} lease(s) expired without a kill, zombie or restart (a worker failed to heartbeat), e.g. ${spurious[0].cause}`);
+  }
+
+  // 5. Recovery after each kill (and zombie): until the runs it held were claimed again.
+  const describe = (label: string, list: Recovery[]) => {
+    const done = list.filter((r) => r.runs > 0);
+    const times = done.map((r) => r.recoveryMs ?? Infinity);
+    const swept = done.map((r) => r.sweptMs);
+    lines.push(
+      `recovery after each ${label} (until its in-flight runs were claimed again): n=${done.length}` +
+        (done.length
+          ? `, p50 ${sec(percentile(times, 50))}, max ${sec(Math.max(...times))} (made claimable again by the sweeper after ` +
+            `p50 ${sec(percentile(swept, 50))}, max ${sec(Math.max(...swept))}; the rest is queueing behind other due runs); ` +
+            `runs left behind: ${done.map((r) => r.runs).join(', ')}`
+          : ''),
+    );
+    for (const r of list) if (r.recoveryMs === null) violations.push(`runs of ${label === 'kill' ? 'killed' : 'frozen'} worker ${r.pid} were never claimed again`);
+    return times.filter(Number.isFinite);
+  };
+  const killTimes = describe('kill', recoveries(facts, events, 'kill'));
+  describe('zombie', recoveries(facts, events, 'freeze'));
+
+  // 6. Zombie writes accepted.
+  const zw = zombieWrites(facts);
+  lines.push(`zombie writes accepted (checkpoints, ledger rows, completions by a process after its lease was taken over): ${zw.length} (expected 0)`);
+  if (zw.length) violations.push(`${zw.length} write(s) accepted from a process that no longer held the lease, e.g. ${JSON.stringify(zw.slice(0, 3))}`);
+
+  // 7. Processes: no crash (not even while Postgres restarts), graceful exit at the end.
+  lines.push(
+    `worker processes: ${fleet.all.length} started, ${fleet.crashes.length} crashed, ${fleet.bootFailures} failed to boot, ` +
+      `${o.stopFailures.length} did not exit 0 on SIGTERM`,
+  );
+  for (const c of fleet.crashes) violations.push(`worker ${c.pid} crashed (exit ${c.code ?? c.signal}):\n${c.tail}`);
+  for (const f of o.stopFailures) violations.push(`worker ${f.pid} exited ${f.code} on SIGTERM`);
+
+  // 8. Database outage: logged once per outage, not per attempt.
+  if (restart?.end) {
+    const perWorker = fleet.all
+      .filter((w) => w.lines.some((l) => l.at <= restart.at))
+      .map((w) => ({ pid: w.pid, groups: outageLogLines(w.lines, restart.at - 1_000, restart.end! + 15_000) }));
+    const worst = perWorker.map((w) => [...w.groups.values()].reduce((a, b) => a + b, 0));
+    lines.push(`warnings/errors logged per worker around the outage: ${worst.join(', ') || 'none'}`);
+    const groups = new Map<string, number>();
+    for (const w of perWorker) for (const [m, n] of w.groups) groups.set(m, Math.max(groups.get(m) ?? 0, n));
+    for (const [m, n] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, 8)) lines.push(`  ≤${n}× per worker: ${m.slice(0, 160)}`);
+    for (const w of fleet.all.filter((x) => x.state === 'stopped' && x.lines.some((l) => l.at <= restart.at))) {
+      for (const what of unrecovered(w.lines, restart.at - 1_000)) violations.push(`worker ${w.pid}: "${what}" failed in the outage and never worked again`);
+    }
+    for (const [m, n] of groups) {
+      // A step's own failures are logged per attempt, by design (they are the user's errors and retries).
+      if (/failed \(attempt #\/#\), retrying/.test(m)) continue;
+      if (n > s.concurrency + 2) violations.push(`logged ${n}× by one worker during the outage (per attempt, not once per outage): ${m.slice(0, 160)}`);
+    }
+  }
+
+  return {
+    lines,
+    violations,
+    warnings,
+    figures: {
+      runs: s.runs,
+      statuses: facts.statuses,
+      kills: count('kill'),
+      zombies: count('freeze'),
+      pgRestarts: count('pg-restart'),
+      ledgerNotOne,
+      extraExecutions: dup.extra,
+      unexplainedExecutions: dup.unexplained.length,
+      zombieWrites: zw.length,
+      stuck: stuck.length,
+      recoveryP50Ms: percentile(killTimes, 50),
+      recoveryMaxMs: killTimes.length ? Math.max(...killTimes) : 0,
+      crashes: fleet.crashes.length,
+    },
+  };
+}

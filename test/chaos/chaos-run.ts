@@ -1,0 +1,132 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
+import pg from 'pg';
+import type { ChaosInput } from './chaos-app.js';
+import { between, rng, workerEnv, type ChaosSettings } from './chaos-config.js';
+import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
+import { loadFacts } from './chaos-facts.js';
+import { Fleet } from './chaos-fleet.js';
+import { buildReport, type ChaosReport } from './chaos-report.js';
+import { TcpProxy } from './tcp-proxy.js';
+
+/**
+ * One chaos run against the database at `url` (migrated, with the test tables): starts the
+ * workers and the runs, lets the driver loose, waits for every run to finish, stops the workers
+ * and reports what the database says.
+ */
+export async function runChaos(s: ChaosSettings, url: string, log: (line: string) => void = console.log): Promise<ChaosReport> {
+  const pool = new pg.Pool({ connectionString: url, max: 3, connectionTimeoutMillis: 5_000 });
+  pool.on('error', () => {}); // idle connections die when Postgres restarts; the next query reconnects
+  const proxy = s.outage === 'proxy' ? await TcpProxy.start(url) : null;
+  const fleet = new Fleet(proxy ? proxy.url(url) : url, workerEnv(s), log);
+  const t0 = Date.now();
+  const stamp = (line: string) => log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
+  let progress: Progress = { finished: 0, leased: new Map() };
+  let statuses: Record<string, number> = {};
+  let sampling = true;
+  let driver = null as ChaosDriver | null;
+  try {
+    await Promise.all(Array.from({ length: s.workers }, () => fleet.spawn()));
+    stamp(`${s.workers} workers ready: ${fleet.all.map((w) => w.pid).join(', ')}`);
+    await startRuns(s, url);
+    stamp(`${s.runs} runs started`);
+
+    // Sampling (progress for the driver and the console); tolerates the database being away.
+    const sampler = (async () => {
+      let lastPrint = 0;
+      while (sampling) {
+        try {
+          const rows = (await pool.query(`SELECT status, lease_owner, count(*)::int AS n FROM durable_runs GROUP BY 1, 2`)).rows as Array<{ status: string; lease_owner: string | null; n: number }>;
+          const leased = new Map<string, number>();
+          statuses = {};
+          let finished = 0;
+          for (const r of rows) {
+            statuses[r.status] = (statuses[r.status] ?? 0) + r.n;
+            if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.status)) finished += r.n;
+            if (r.lease_owner && r.status === 'RUNNING') leased.set(r.lease_owner, (leased.get(r.lease_owner) ?? 0) + r.n);
+          }
+          progress = { finished, leased };
+        } catch {
+          statuses = { ...statuses, '(database unavailable)': 0 };
+        }
+        if (s.progressMs && Date.now() - lastPrint >= s.progressMs) {
+          lastPrint = Date.now();
+          const st = Object.entries(statuses).map(([k, v]) => `${k} ${v}`).join(' · ');
+          const frozen = fleet.all.filter((w) => w.state === 'frozen').length;
+          stamp(
+            `${progress.finished}/${s.runs} finished | ${st} | workers ${fleet.running().length}${frozen ? ` (+${frozen} frozen)` : ''}` +
+              (driver ? ` | kills ${driver.count('kill')} zombies ${driver.count('freeze')} pg-restarts ${driver.count('pg-restart')}` : ''),
+          );
+        }
+        await delay(250);
+      }
+    })();
+
+    const outage = async () => {
+      if (proxy) await proxy.outage(s.outageMs);
+      else await restartPostgres();
+      await waitForDatabase(pool);
+    };
+    driver = new ChaosDriver(fleet, s, () => progress, outage, stamp);
+    await driver.run();
+    driver.thawAll();
+    const chaosEndedAt = Date.now();
+    stamp('chaos over; waiting for every run to finish');
+    const deadline = Date.now() + s.settleTimeoutS * 1000;
+    while (progress.finished < s.runs && Date.now() < deadline) {
+      await driver.maintain();
+      await delay(250);
+    }
+    const settled = progress.finished >= s.runs;
+    const settledAt = Date.now();
+    // Late writes (a zombie that woke up just now) land before the books are checked.
+    await delay(s.leaseMs + 1_000);
+    sampling = false;
+    await sampler;
+    stamp(settled ? 'all runs finished; stopping the workers (SIGTERM)' : `NOT all runs finished within ${s.settleTimeoutS} s`);
+    const stopFailures = await fleet.stopAll();
+    const facts = await loadFacts(pool);
+    return buildReport({ settings: s, events: driver.events, fleet, facts, startedAt: t0, chaosEndedAt, settled, settledAt, stopFailures });
+  } finally {
+    sampling = false;
+    driver?.stop();
+    driver?.thawAll();
+    fleet.killAll();
+    await pool.end().catch(() => {});
+    await proxy?.close();
+  }
+}
+
+/** Starts the workload: `runs` runs of "chaos" with seeded random step durations, 500 per statement. */
+async function startRuns(s: ChaosSettings, url: string): Promise<void> {
+  const registry = new WorkflowRegistry();
+  registry.register({ name: 'chaos', queue: 'default', options: {}, run: async () => undefined });
+  const client = new DurableEngine({ registry, connection: url, poolSize: 2, options: { worker: false } });
+  await client.start();
+  try {
+    const r = rng(s.seed);
+    for (let i = 0; i < s.runs; i += 500) {
+      const batch = Array.from({ length: Math.min(500, s.runs - i) }, (_, k) => {
+        const input: ChaosInput = {
+          stepMs: [between(r, s.stepMs), between(r, s.stepMs), between(r, s.stepMs), between(r, s.stepMs)],
+          sleepMs: between(r, s.sleepMs),
+        };
+        return { workflow: 'chaos', input, options: { id: `chaos-${String(i + k).padStart(6, '0')}` } };
+      });
+      await client.startMany(batch);
+    }
+  } finally {
+    await client.stop();
+  }
+}
+
+async function waitForDatabase(pool: pg.Pool): Promise<void> {
+  for (;;) {
+    try {
+      await pool.query('SELECT 1');
+      return;
+    } catch {
+      await delay(100);
+    }
+  }
+}
