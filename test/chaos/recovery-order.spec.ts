@@ -12,6 +12,8 @@ describe('recovery order', () => {
   let sql: SqlClient;
   beforeAll(async () => {
     h = await EngineHarness.create('recovery_order');
+    // The harness pool has no error listener: an idle connection cut by the final DROP DATABASE … (FORCE) would be an unhandled error.
+    h.pool.on('error', () => {});
     sql = pgSqlClient(h.pool);
   });
   afterAll(() => h.close());

@@ -35,11 +35,14 @@ export async function executeRun(
     const def = registry.get(run.workflowName);
     // Pending durable waits end with the workflow (a statement still in flight may suspend the run).
     const result = await durableScope.run({ run: ctx }, () => def.run(decode(run.input))).finally(() => ctx.waits?.close());
+    // Steps the workflow started without awaiting them end (and are checkpointed) before the run does.
+    await ctx.settled();
     if (ctx.fatal) throw ctx.fatal;
     ctx.throwIfStopped();
     output = encode(result, { where: `output of ${where}`, maxBytes: maxPayloadBytes });
     status = 'SUCCEEDED';
   } catch (thrown) {
+    await ctx.settled();
     const err = ctx.fatal ?? thrown;
     if (ctx.stopped || err instanceof ExecutionStopped) {
       logger.debug?.(`${where} stopped: ${ctx.stopped ?? (err as ExecutionStopped).reason}`);

@@ -50,6 +50,26 @@ export class RunContext {
     this.recorded = new Map(steps.map((s) => [s.seq, s]));
   }
 
+  /** Step executions this execution started, awaited by the workflow or not (see track). */
+  private readonly started = new Set<Promise<unknown>>();
+
+  /**
+   * Tracks a step the workflow started. A workflow may return (or throw) without awaiting one:
+   * the run's end then waits for it (settled()), so its checkpoint is never cut off by the
+   * run's end, and its rejection is handled here (no unhandled rejection crashing the process;
+   * the workflow still gets it when it awaits the step).
+   */
+  track(p: Promise<unknown>): void {
+    this.started.add(p);
+    const done = () => this.started.delete(p);
+    p.then(done, done);
+  }
+
+  /** Resolves once every step started so far has settled (never rejects). */
+  async settled(): Promise<void> {
+    while (this.started.size) await Promise.allSettled([...this.started]);
+  }
+
   /** The next step sequence number; assigned synchronously at call time, so Promise.all is deterministic. */
   takeSeq(): number {
     return this.nextSeq++;

@@ -22,7 +22,9 @@ export function invokeStep(def: StepDefinition, call: () => unknown): unknown {
   // The sequence number is taken synchronously, before any await: parallel calls
   // (Promise.all) get the same numbers on every replay.
   const seq = ctx.takeSeq();
-  return runStep(ctx, def, seq, call);
+  const step = runStep(ctx, def, seq, call);
+  ctx.track(step); // the run's end waits for it even if the workflow never awaits it
+  return step;
 }
 
 async function runStep(ctx: RunContext, def: StepDefinition, seq: number, call: () => unknown): Promise<unknown> {
