@@ -1,4 +1,4 @@
-import { ResultTimeoutError, RunNotFoundError, WorkflowCancelledError, WorkflowFailedError } from '../errors/index.js';
+import { DurableError, ResultTimeoutError, RunNotFoundError, WorkflowCancelledError, WorkflowFailedError } from '../errors/index.js';
 import type { RunStatus } from '../store/run-store.js';
 import { decode } from './codec.js';
 
@@ -30,6 +30,9 @@ export class WorkflowHandle<TOutput = unknown> {
    * error), WorkflowCancelledError, or ResultTimeoutError after `timeoutMs` (default: wait forever).
    */
   async result(opts: { timeoutMs?: number } = {}): Promise<TOutput> {
+    if (opts.timeoutMs !== undefined && !(typeof opts.timeoutMs === 'number' && opts.timeoutMs >= 0)) {
+      throw new DurableError('INVALID_ARGUMENT', `result(): timeoutMs must be a number of milliseconds ≥ 0, or omitted to wait until the run ends (got ${JSON.stringify(opts.timeoutMs)}).`);
+    }
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
     let pause = 10;
     for (;;) {

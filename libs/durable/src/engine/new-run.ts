@@ -6,6 +6,9 @@ import { encode } from './codec.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 
+/** Longest delay, timeout or distance of runAt from now accepted: a century. */
+const CENTURY_MS = 100 * 365 * 24 * 3600_000;
+
 /** Longest run id (and idempotency key) accepted. */
 export const MAX_ID_LENGTH = 256;
 
@@ -39,11 +42,15 @@ export function buildNewRun(registry: WorkflowRegistry, options: ResolvedEngineO
     throw new DurableError('INVALID_ARGUMENT', `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`);
   }
   const timeoutMs = opts.timeoutMs === undefined ? def.options.timeoutMs ?? null : opts.timeoutMs;
-  checkNumber('timeoutMs', timeoutMs, 1);
-  checkNumber('delayMs', opts.delayMs ?? null, 0);
-  checkNumber('priority', opts.priority ?? null, -1_000_000, 1_000_000);
-  if (opts.runAt !== undefined && !(opts.runAt instanceof Date && !Number.isNaN(opts.runAt.getTime()))) {
-    throw new DurableError('INVALID_ARGUMENT', 'runAt must be a valid Date.');
+  // Beyond a century the database cannot store some of the times (or they make no sense).
+  checkNumber('timeoutMs', timeoutMs, 1, CENTURY_MS);
+  checkNumber('delayMs', opts.delayMs ?? null, 0, CENTURY_MS);
+  const priority = opts.priority ?? def.options.priority ?? 0;
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1_000_000 || priority > 1_000_000) {
+    throw new DurableError('INVALID_ARGUMENT', `priority must be an integer between -1000000 and 1000000 (lower runs first; got ${JSON.stringify(priority)}).`);
+  }
+  if (opts.runAt !== undefined && !(opts.runAt instanceof Date && Math.abs(opts.runAt.getTime() - Date.now()) <= CENTURY_MS)) {
+    throw new DurableError('INVALID_ARGUMENT', `runAt must be a valid Date within a century of now (got ${String(opts.runAt)}).`);
   }
   if (opts.queue !== undefined && (typeof opts.queue !== 'string' || !opts.queue)) {
     throw new DurableError('INVALID_ARGUMENT', 'queue must be a non-empty string.');
@@ -53,7 +60,7 @@ export function buildNewRun(registry: WorkflowRegistry, options: ResolvedEngineO
     workflowName: def.name,
     queue: opts.queue ?? def.queue,
     input: encode(input, { where: `input of workflow "${def.name}"`, maxBytes: options.maxPayloadBytes }),
-    priority: opts.priority ?? def.options.priority ?? 0,
+    priority,
     runAt: opts.runAt ?? null,
     delayMs: opts.delayMs ?? null,
     timeoutMs,

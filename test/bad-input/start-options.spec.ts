@@ -1,0 +1,54 @@
+import { DurableError } from 'nestjs-durable';
+import { EngineHarness } from '../support/engine-harness.js';
+
+/**
+ * Start and result options out of range: each is a typed INVALID_ARGUMENT error naming the
+ * option, thrown before anything is written. (Before: a fractional priority and a runAt the
+ * database cannot store reached Postgres as raw errors, "invalid input syntax for type integer"
+ * and "timestamp out of range"; result({ timeoutMs: NaN }) never returned.)
+ */
+describe('bad input: start and result options out of range', () => {
+  let h: EngineHarness;
+  beforeAll(async () => {
+    h = await EngineHarness.create('start_options');
+    h.pool.on('error', () => {}); // see dangling-step.spec.ts
+    await h.engine({ plain: async () => 'ok', [`badPriority`]: [async () => 'ok', { priority: 2.5 }] }, { worker: false });
+  });
+  afterAll(() => h.close());
+  const count = async () => (await h.query(`SELECT count(*)::int AS n FROM durable_runs`))[0].n;
+
+  it.each([
+    ['a fractional priority', { priority: 1.5 }, /priority must be an integer between -1000000 and 1000000 .*got 1.5/],
+    ['a priority out of range', { priority: 2_000_000 }, /priority must be an integer/],
+    ['a delay beyond a century', { delayMs: 1e15 }, /delayMs must be a number between 0 and 3153600000000/],
+    ['a timeout of 0', { timeoutMs: 0 }, /timeoutMs must be a number between 1 and/],
+    ['a timeout beyond a century', { timeoutMs: 1e14 }, /timeoutMs must be a number between 1 and 3153600000000/],
+    ['a runAt the database cannot store', { runAt: new Date(-8e15) }, /runAt must be a valid Date within a century of now/],
+    ['a runAt far in the future', { runAt: new Date(8.64e15) }, /runAt must be a valid Date within a century/],
+    ['an id that is not a string', { id: 42 }, /Run id must be a non-empty string/],
+    ['an empty queue name', { queue: '' }, /queue must be a non-empty string/],
+  ])('%s → INVALID_ARGUMENT, nothing written', async (_what, opts, message) => {
+    const before = await count();
+    const err = await h.engines[0].startRun('plain', null, opts as never).catch((e) => e);
+    expect(err).toBeInstanceOf(DurableError);
+    expect(err.code).toBe('INVALID_ARGUMENT');
+    expect(err.message).toMatch(message);
+    expect(await count()).toBe(before);
+  });
+
+  it("a workflow's own priority option is checked like the start option", async () => {
+    await expect(h.engines[0].startRun('badPriority', null)).rejects.toThrow(/priority must be an integer .*got 2.5/);
+    // startMany validates every item before inserting any
+    const before = await count();
+    await expect(h.engines[0].startMany([{ workflow: 'plain', input: 1 }, { workflow: 'badPriority', input: 2 }])).rejects.toThrow(DurableError);
+    expect(await count()).toBe(before);
+  });
+
+  it('result() refuses a timeout that is not a number ≥ 0 (NaN used to wait forever)', async () => {
+    const handle = await h.engines[0].startRun('plain', null);
+    for (const timeoutMs of [Number.NaN, -1, '5' as unknown as number]) {
+      const err = await handle.result({ timeoutMs }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/result\(\): timeoutMs must be a number of milliseconds ≥ 0/) });
+    }
+  });
+});
