@@ -63,9 +63,12 @@ export async function retrying<T>(ctx: RunContext, what: string, fn: () => Promi
   }
 }
 
+/** Longest durable wait: a century (a wake-up time the database can store). */
+const MAX_WAIT_MS = 100 * 365 * 24 * 3600_000;
+
 export function checkMs(api: string, name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) {
-    throw new DurableError('INVALID_ARGUMENT', `${api}: ${name} must be a finite number of milliseconds ≥ 0 (got ${JSON.stringify(v)}).`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_WAIT_MS) {
+    throw new DurableError('INVALID_ARGUMENT', `${api}: ${name} must be a finite number of milliseconds ≥ 0 and at most ${MAX_WAIT_MS} (a century; got ${JSON.stringify(v)}).`);
   }
   return v;
 }
