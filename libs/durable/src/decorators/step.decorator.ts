@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { StepDefinition, StepOptions } from '../engine/definitions.js';
 import { invokeStep } from '../engine/step-runner.js';
+import { checkStepOptions } from '../engine/option-checks.js';
 import { STEP_METADATA } from './metadata.js';
 
 /**
@@ -14,6 +15,8 @@ export function Step(options: StepOptions = {}): MethodDecorator {
   return (_target, key, descriptor) => {
     const original = descriptor.value as unknown as (...args: unknown[]) => unknown;
     if (typeof original !== 'function') throw new TypeError(`@Step() must decorate a method (${String(key)})`);
+    const owner = typeof _target === 'function' ? _target.name : (_target as { constructor?: { name?: string } }).constructor?.name;
+    checkStepOptions(`@Step() on ${owner ?? '?'}.${String(key)}()`, options);
     const def: StepDefinition = { name: options.name ?? String(key), options };
     const wrapped = function (this: unknown, ...args: unknown[]) {
       return invokeStep(def, () => original.apply(this, args));

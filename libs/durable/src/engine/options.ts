@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { RetryPolicy } from './retry.js';
+import { retryProblems } from './option-checks.js';
 
 /** What the engine logs through; Nest's Logger fits, so does console. */
 export interface DurableLogger {
@@ -131,6 +132,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('inMemoryWaitMaxMs', r.inMemoryWaitMaxMs, 0);
   int('suspendGraceMs', r.suspendGraceMs, 0);
   int('waitRecheckMs', r.waitRecheckMs, 100);
+  problems.push(...retryProblems('stepRetries', r.stepRetries));
   if (typeof r.cancelChildren !== 'boolean') problems.push('cancelChildren must be true or false');
   if (typeof r.history !== 'boolean') problems.push('history must be true or false');
   if (r.retentionMs !== null) int('retentionMs', r.retentionMs, 1);

@@ -1,5 +1,6 @@
 import { DurableError, UnknownWorkflowError } from '../errors/index.js';
 import type { WorkflowDefinition } from './definitions.js';
+import { checkWorkflowOptions } from './option-checks.js';
 
 /** The workflows this process knows, by name (and by `Class.method`, an alias). */
 export class WorkflowRegistry {
@@ -7,6 +8,7 @@ export class WorkflowRegistry {
   private readonly aliases = new Map<string, string>();
 
   register(def: WorkflowDefinition): void {
+    checkWorkflowOptions(`workflow ${where(def)}`, { ...def.options, name: def.name, queue: def.queue });
     const existing = this.byName.get(def.name);
     if (existing) {
       throw new DurableError(
