@@ -1,0 +1,231 @@
+import {
+  Durable, DurableError, NotInWorkflowError, PayloadTooLargeError, RunNotFoundError, SerializationError, Step, UnknownWorkflowError, WorkflowFailedError,
+} from 'nestjs-durable';
+import { EngineHarness } from '../support/engine-harness.js';
+
+/**
+ * The bad-input catalogue: what a caller or a workflow can get wrong, and the typed error each
+ * gets — with nothing half-written (no run left RUNNING, no row for a refused start or message).
+ * Complements engine-basics.spec.ts (unknown name on start, bad start ids, a function as input),
+ * codec.spec.ts (what the codec refuses), and the other files of this folder.
+ */
+describe('bad input: the catalogue', () => {
+  let h: EngineHarness;
+  const LIMIT = 1_000;
+  const executions: Record<string, number> = {};
+  const count = (name: string) => (executions[name] = (executions[name] ?? 0) + 1);
+  class Steps {
+    @Step({ retries: 2 }) async huge() {
+      count('huge');
+      return 'x'.repeat(LIMIT + 1);
+    }
+    @Step({ retries: 2 }) async circular() {
+      count('circular');
+      const o: Record<string, unknown> = {};
+      o.self = o;
+      return o;
+    }
+    @Step({ retries: { maxAttempts: 2, initialDelayMs: 10 } }) async throwsString() {
+      count('throwsString');
+      throw 'card declined';
+    }
+    @Step({ retries: 0 }) async throwsUndefined() {
+      count('throwsUndefined');
+      throw undefined;
+    }
+    @Step({ retries: 0 }) async recvInside() {
+      return Durable.recv('inside');
+    }
+  }
+  const steps = new Steps();
+
+  beforeAll(async () => {
+    h = await EngineHarness.create('catalogue');
+    h.pool.on('error', () => {}); // see dangling-step.spec.ts
+    await h.engine(
+      {
+        echo: async (input: unknown) => input,
+        hugeOutput: async () => 'y'.repeat(LIMIT + 1),
+        functionOutput: async () => ({ total: 3, format: () => '3 €' }),
+        hugeStep: async () => steps.huge(),
+        circularStep: async () => steps.circular(),
+        stringThrown: async () => steps.throwsString(),
+        undefinedThrown: async () => steps.throwsUndefined(),
+        objectThrownByWorkflow: async () => {
+          throw { reason: 'out of stock', sku: 42 };
+        },
+        unknownChild: async () => (await Durable.startChild('noSuchWorkflow', {})).result(),
+        hugeEvent: async () => Durable.setEvent('report', 'z'.repeat(LIMIT + 1)),
+        recvInStep: async () => steps.recvInside(),
+      },
+      { maxPayloadBytes: LIMIT },
+    );
+  });
+  afterAll(() => h.close());
+
+  const engine = () => h.engines[0];
+  const runs = async () => (await h.query(`SELECT count(*)::int AS n FROM durable_runs`))[0].n;
+  /** Runs the workflow to its end; returns the error result() rejected with, and the stored run. */
+  async function failedRun(workflow: string, input: unknown = null) {
+    const handle = await engine().startRun(workflow, input);
+    const err = await handle.result({ timeoutMs: 15_000 }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    return { err: err as WorkflowFailedError, run: (await engine().getRun(handle.id))! };
+  }
+
+  describe('unknown workflow names and ids', () => {
+    it('startMany with one unknown name inserts none of the runs', async () => {
+      const before = await runs();
+      const err = await engine().startMany([{ workflow: 'echo', input: 1 }, { workflow: 'nope', input: 2 }]).catch((e) => e);
+      expect(err).toBeInstanceOf(UnknownWorkflowError);
+      expect(err.message).toMatch(/No workflow named "nope" is registered\. Known workflows: .*"echo"/);
+      expect(await runs()).toBe(before);
+    });
+
+    it('a child of an unknown workflow fails the parent with UnknownWorkflowError, and creates no child', async () => {
+      const { err, run } = await failedRun('unknownChild');
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(run.status).toBe('FAILED');
+      expect(run.error).toMatchObject({ name: 'UnknownWorkflowError', message: expect.stringContaining('No workflow named "noSuchWorkflow"') });
+      expect(await h.query(`SELECT id FROM durable_runs WHERE parent_id = $1`, [run.id])).toEqual([]);
+    });
+
+    it.each([
+      ['empty', ''],
+      ['300 characters', 'x'.repeat(300)],
+      ['a number', 42],
+      ['null', null],
+      ['an object', { id: 'r' }],
+    ])('a malformed run id (%s): getRun null, the rest a typed error', async (_what, id) => {
+      const bad = id as unknown as string;
+      expect(await engine().getRun(bad)).toBeNull();
+      await expect(engine().cancel(bad)).rejects.toBeInstanceOf(DurableError);
+      await expect(engine().resume(bad)).rejects.toBeInstanceOf(DurableError);
+      await expect(engine().send(bad, 'topic', 1)).rejects.toBeInstanceOf(RunNotFoundError);
+      await expect(engine().handle(bad).result({ timeoutMs: 100 })).rejects.toBeInstanceOf(DurableError);
+    });
+
+    it('cancel, resume and result of a well-formed id that does not exist: RunNotFoundError', async () => {
+      await expect(engine().cancel('no-such-run')).rejects.toBeInstanceOf(RunNotFoundError);
+      await expect(engine().resume('no-such-run')).rejects.toBeInstanceOf(RunNotFoundError);
+      await expect(engine().handle('no-such-run').result()).rejects.toThrow(/No run with id "no-such-run"/);
+    });
+  });
+
+  describe('payloads over maxPayloadBytes', () => {
+    it('an input: PayloadTooLargeError naming the workflow and the limit, nothing written', async () => {
+      const before = await runs();
+      const err = await engine().startRun('echo', 'é'.repeat(LIMIT)).catch((e) => e);
+      expect(err).toBeInstanceOf(PayloadTooLargeError);
+      expect(err.message).toMatch(/input of workflow "echo": the serialized value is \d+ bytes, above the limit of 1000 bytes\. .*raise DurableModule option maxPayloadBytes/);
+      expect(await runs()).toBe(before);
+    });
+
+    it("a workflow's output: the run FAILED with PAYLOAD_TOO_LARGE naming the output", async () => {
+      const { err, run } = await failedRun('hugeOutput');
+      expect(err.message).toMatch(/output of run .* \(hugeOutput\): the serialized value is 1003 bytes, above the limit of 1000/);
+      expect(run).toMatchObject({ status: 'FAILED', output: null, error: { name: 'PayloadTooLargeError', code: 'PAYLOAD_TOO_LARGE' } });
+    });
+
+    it("a step's result: the step fails at once (a retry would return the same), the run FAILED", async () => {
+      const { err, run } = await failedRun('hugeStep');
+      expect(err.message).toMatch(/step "huge" \(#0\) of run .*: the serialized value is 1003 bytes/);
+      expect(run.steps).toEqual([expect.objectContaining({ name: 'huge', status: 'FAILED', attempts: 1 })]);
+      expect(executions.huge).toBe(1);
+    });
+
+    it('a message: PayloadTooLargeError, no message stored', async () => {
+      const handle = await engine().startRun('echo', 1);
+      await handle.result({ timeoutMs: 10_000 });
+      const err = await engine().send(handle.id, 'big', 'm'.repeat(LIMIT + 1)).catch((e) => e);
+      expect(err).toBeInstanceOf(PayloadTooLargeError);
+      expect(err.message).toContain(`message "big" to run ${handle.id}`);
+      expect(await h.query(`SELECT count(*)::int AS n FROM durable_messages`)).toEqual([{ n: 0 }]);
+    });
+
+    it('an event value: the run FAILED with PAYLOAD_TOO_LARGE naming the event, nothing published', async () => {
+      const { run } = await failedRun('hugeEvent');
+      expect(run.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: expect.stringContaining('event "report" of run') });
+      expect(await h.query(`SELECT count(*)::int AS n FROM durable_events WHERE run_id = $1`, [run.id])).toEqual([{ n: 0 }]);
+    });
+  });
+
+  describe('values that are not data', () => {
+    it('a circular step result: the step fails at once with the path, the run FAILED', async () => {
+      const { err, run } = await failedRun('circularStep');
+      expect(err.message).toMatch(/step "circular" \(#0\) of run .*: cannot store the value at \$\.self: circular reference/);
+      expect(run.steps[0]).toMatchObject({ status: 'FAILED', attempts: 1, error: expect.objectContaining({ name: 'SerializationError' }) });
+      expect(executions.circular).toBe(1);
+    });
+
+    it('a function in the output: the run FAILED naming the path', async () => {
+      const { err } = await failedRun('functionOutput');
+      expect(err.message).toMatch(/output of run .* \(functionOutput\): cannot store the value at \$\.format: a function is not data/);
+    });
+
+    it('a symbol in a message: SerializationError, nothing stored', async () => {
+      const handle = await engine().startRun('echo', 2);
+      await handle.result({ timeoutMs: 10_000 });
+      await expect(engine().send(handle.id, 't', { s: Symbol('x') })).rejects.toBeInstanceOf(SerializationError);
+    });
+  });
+
+  describe('throwing something that is not an Error', () => {
+    it('a step throwing a string is retried per its policy, then stored as NonErrorThrown with the step named', async () => {
+      const { err, run } = await failedRun('stringThrown');
+      expect(executions.throwsString).toBe(2);
+      expect(err.message).toContain('A non-Error value was thrown: card declined');
+      expect(run.steps[0]).toMatchObject({
+        name: 'throwsString', status: 'FAILED', attempts: 2,
+        error: expect.objectContaining({ name: 'NonErrorThrown', message: 'A non-Error value was thrown: card declined', step: 'throwsString', seq: 0 }),
+      });
+    });
+
+    it('a step throwing undefined, a workflow throwing a plain object: readable errors, runs FAILED', async () => {
+      const a = await failedRun('undefinedThrown');
+      expect(a.run.error).toMatchObject({ name: 'NonErrorThrown', message: 'A non-Error value was thrown: undefined' });
+      const b = await failedRun('objectThrownByWorkflow');
+      expect(b.err.message).toContain('A non-Error value was thrown: {"reason":"out of stock","sku":42}');
+      expect(b.run.status).toBe('FAILED');
+    });
+  });
+
+  describe('durable APIs outside a workflow', () => {
+    it.each([
+      ['Durable.sleep()', () => Durable.sleep(10)],
+      ['Durable.recv()', () => Durable.recv('t')],
+      ['Durable.send()', () => Durable.send('r', 't', 1)],
+      ['Durable.setEvent()', () => Durable.setEvent('k', 1)],
+      ['Durable.startChild()', () => Durable.startChild('echo', 1)],
+      ['Durable.runId()', async () => Durable.runId()],
+      ['Durable.signal()', async () => Durable.signal()],
+      ['Durable.tx()', async () => Durable.tx()],
+    ])('%s → NotInWorkflowError saying where it may be called', async (api, call) => {
+      const err = await call().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(NotInWorkflowError);
+      expect((err as Error).message).toContain(`${api} can only be called inside`);
+    });
+
+    it('a step called outside any workflow is a plain method call (nothing recorded)', async () => {
+      const before = await h.query(`SELECT count(*)::int AS n FROM durable_steps`);
+      await expect(steps.throwsString()).rejects.toBe('card declined');
+      expect(await h.query(`SELECT count(*)::int AS n FROM durable_steps`)).toEqual(before);
+    });
+
+    it('a durable wait inside a step (which may run twice) fails the run with NotInWorkflowError naming the step', async () => {
+      const { run } = await failedRun('recvInStep');
+      expect(run.error).toMatchObject({ name: 'NotInWorkflowError', message: expect.stringContaining('not inside a step (step "recvInside"') });
+    });
+  });
+
+  describe('at the end', () => {
+    it('no run is left half-written: every run of this file ended', async () => {
+      expect(await h.query(`SELECT id, status FROM durable_runs WHERE status NOT IN ('SUCCEEDED', 'FAILED')`)).toEqual([]);
+    });
+  });
+});
