@@ -17,6 +17,8 @@ export class EngineHarness {
   private constructor(readonly db: TestDatabase) {
     this.prisma = prismaFor(db.url);
     this.pool = new pg.Pool({ connectionString: db.url, max: 4 });
+    // The database is dropped WITH (FORCE) at the end: its idle connections die then.
+    this.pool.on('error', () => {});
   }
 
   static async create(label: string): Promise<EngineHarness> {

@@ -249,7 +249,8 @@ SELECT id, (SELECT n FROM par_n) AS signalled FROM u`;
 export const RELEASE_RUNS = `
 WITH u AS (
   UPDATE durable_runs r
-  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = now(), updated_at = now()
+  -- Claimable at once, in its old place in the queue (as SWEEP_EXPIRED_LEASES does).
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = least(r.available_at, now()), updated_at = now()
   FROM unnest($1::text[], $2::int[]) AS h(id, epoch)
   WHERE r.id = h.id AND r.lease_epoch = h.epoch AND r.status = 'RUNNING'
   RETURNING r.id, r.queue),
