@@ -25,7 +25,7 @@ export interface StepTransactionOptions {
 export interface StepOptions {
   /** Name recorded with the checkpoint; default: the method name. */
   name?: string;
-  /** Number of retries after the first attempt, or a full policy. Default: the module's stepRetries (3 attempts). */
+  /** Number of retries after the first attempt, or a full policy. Default: the module's stepRetries (5 attempts, 1 s doubling). */
   retries?: number | RetryPolicy;
   /**
    * Run the step's code and its checkpoint in ONE Prisma transaction: its database writes

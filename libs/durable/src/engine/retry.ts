@@ -2,9 +2,9 @@ import { NonRetryableError } from '../errors/index.js';
 
 /** How a failing step is retried. Delays grow exponentially, with jitter, up to maxDelayMs. */
 export interface RetryPolicy {
-  /** Total attempts including the first. Default 3; 1 = no retry. */
+  /** Total attempts including the first. Default 5; 1 = no retry. */
   maxAttempts?: number;
-  /** Delay before the second attempt. Default 200 ms. */
+  /** Delay before the second attempt. Default 1 000 ms (then 2, 4, 8 s: a database failover of ~10 s is ridden out). */
   initialDelayMs?: number;
   /** Growth of the delay per attempt. Default 2. */
   backoffFactor?: number;
@@ -17,7 +17,7 @@ export interface RetryPolicy {
 export type ResolvedRetryPolicy = Required<Omit<RetryPolicy, 'retryIf'>> & Pick<RetryPolicy, 'retryIf'>;
 
 export function resolveRetryPolicy(...layers: Array<RetryPolicy | number | undefined>): ResolvedRetryPolicy {
-  const r: ResolvedRetryPolicy = { maxAttempts: 3, initialDelayMs: 200, backoffFactor: 2, maxDelayMs: 30_000 };
+  const r: ResolvedRetryPolicy = { maxAttempts: 5, initialDelayMs: 1_000, backoffFactor: 2, maxDelayMs: 30_000 };
   for (const l of layers) {
     if (l === undefined) continue;
     if (typeof l === 'number') r.maxAttempts = l + 1; // `retries: 2` = 2 retries after the first attempt
