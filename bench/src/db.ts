@@ -23,29 +23,30 @@ function scratchName(url: string, what: string): string {
   return name;
 }
 
+/** Runs `fn` with a fresh connection to `url`, closed afterwards whatever happens. */
+export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
 /** Drop (if present) and create the database named in `url`. Refuses protected names. */
 export async function recreateDatabase(url: string): Promise<void> {
   const name = scratchName(url, 'recreate');
-  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
-  await client.connect();
-  try {
+  await withClient(maintenanceUrl(url), async (client) => {
     await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Drop the database named in `url` if present. Refuses protected names. */
 export async function dropDatabase(url: string): Promise<void> {
   const name = scratchName(url, 'drop');
-  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  } finally {
-    await client.end();
-  }
+  await withClient(maintenanceUrl(url), (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
 
 export interface DbStats {
@@ -60,9 +61,7 @@ export interface DbStats {
  * "after" once the peer's connections are closed.
  */
 export async function readDbStats(url: string, dbName = databaseName(url)): Promise<DbStats> {
-  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
-  await client.connect();
-  try {
+  return withClient(maintenanceUrl(url), async (client) => {
     const { rows } = await client.query(
       `SELECT xact_commit::bigint AS c, (tup_inserted + tup_updated + tup_deleted)::bigint AS w
          FROM pg_stat_database WHERE datname = $1`,
@@ -70,18 +69,12 @@ export async function readDbStats(url: string, dbName = databaseName(url)): Prom
     );
     if (rows.length === 0) throw new Error(`no pg_stat_database row for ${dbName}`);
     return { xactCommit: Number(rows[0].c), tupWritten: Number(rows[0].w) };
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 export async function serverVersion(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: maintenanceUrl(url) });
-  await client.connect();
-  try {
+  return withClient(maintenanceUrl(url), async (client) => {
     const { rows } = await client.query('SHOW server_version');
     return rows[0].server_version as string;
-  } finally {
-    await client.end();
-  }
+  });
 }

@@ -56,9 +56,14 @@ const cases: Case[] = [
     make: (i) => [SQL.INSERT_STEP, [`s${i}`, 1, 0, 'benchStep', 'SUCCEEDED', '0', null, 1, 0.1, history]],
   },
   {
-    name: 'FINISH_RUN',
+    name: 'INSERT_STEPS (1 checkpoint)',
+    prepare: (i) => setup(`b${i}`),
+    make: (i) => [SQL.INSERT_STEPS, [[`b${i}`], [1], [0], ['benchStep'], ['SUCCEEDED'], ['0'], [null], [1], [0.1], history]],
+  },
+  {
+    name: 'FINISH_RUNS (1 run)',
     prepare: (i) => setup(`e${i}`),
-    make: (i) => [SQL.FINISH_RUN, [`e${i}`, 1, 'SUCCEEDED', '0', null, history]],
+    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], history]],
   },
 ];
 

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowClient } from 'nestjs-durable';
 import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
+import { rng } from '../support/rng.js';
 
 /**
  * Fuzz: many generated bad (and some good) inputs against every admin endpoint — wrong types,
@@ -10,17 +11,6 @@ import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js'
  * something other than a 5xx, and the data must be untouched.
  */
 
-/** Deterministic PRNG (mulberry32), so a failure can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261129);
 

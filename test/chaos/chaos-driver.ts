@@ -3,7 +3,7 @@ import { readdirSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type { ChaosSettings } from './chaos-config.js';
-import { rng } from './chaos-config.js';
+import { rng } from '../support/rng.js';
 import type { Fleet, FleetWorker } from './chaos-fleet.js';
 
 /** Something the driver did, with its time (Date.now()); the report explains the damage by these. */

@@ -20,7 +20,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { databaseName, readDbStats, recreateDatabase } from '../db.js';
+import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu } from '../pg-cpu.js';
 import { p50p90p99, percentiles } from '../stats.js';
@@ -88,16 +88,6 @@ function registerWorkload(): (payload: string) => Promise<number> {
 // ---- helpers ----
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 interface Timing {
   id: string;

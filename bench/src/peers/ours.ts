@@ -21,8 +21,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { databaseName, readDbStats, recreateDatabase, type DbStats } from '../db.js';
+import { databaseName, readDbStats, recreateDatabase, withClient, type DbStats } from '../db.js';
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu, type PgCpuSnapshot } from '../pg-cpu.js';
 import { startProfile, stopProfile, type ProfileSummary } from '../profile.js';
@@ -196,16 +195,6 @@ async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet>
 }
 
 // ---- helpers ---------------------------------------------------------------------------------
-
-async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
 
 interface Timing {
   created: number;
@@ -466,4 +455,4 @@ export { QUEUE, SQL, startWorkers_ as startWorkers };
 function startWorkers_(cfg: HostConfig, processes: number): Promise<WorkerSet> {
   return processes === 1 ? startInProcess(cfg) : startChildren(cfg, processes);
 }
-export { enqueueBulk, readTimings, withClient, type WorkerSet };
+export { enqueueBulk, readTimings, type WorkerSet };
