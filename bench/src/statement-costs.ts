@@ -51,11 +51,6 @@ const cases: Case[] = [
     make: () => [SQL.CLAIM, [QUEUE, 10, 'w', 30000, [WORKFLOW], history]],
   },
   {
-    name: 'INSERT_STEP (checkpoint)',
-    prepare: (i) => setup(`s${i}`),
-    make: (i) => [SQL.INSERT_STEP, [`s${i}`, 1, 0, 'benchStep', 'SUCCEEDED', '0', null, 1, 0.1, history]],
-  },
-  {
     name: 'INSERT_STEPS (1 checkpoint)',
     prepare: (i) => setup(`b${i}`),
     make: (i) => [SQL.INSERT_STEPS, [[`b${i}`], [1], [0], ['benchStep'], ['SUCCEEDED'], ['0'], [null], [1], [0.1], history]],

@@ -186,14 +186,11 @@ export const runStore = {
     return new Set(rows.map((r) => r.id));
   },
 
-  /** Fenced checkpoint; false = the lease is lost (or the step already exists). */
-  async insertStep(
-    sql: SqlClient,
-    s: { runId: string; epoch: number; seq: number; name: string; status: 'SUCCEEDED' | 'FAILED'; output: string | null; error: string | null; attempts: number; durationMs: number },
-  ): Promise<boolean> {
-    const rows = await sql.query(SQL.INSERT_STEP, [s.runId, s.epoch, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.durationMs, historyOn(sql)]);
-    return rows.length === 1;
+  /** Fenced checkpoint of one step; false = the lease is lost (or the step already exists). */
+  async insertStep(sql: SqlClient, step: StepCheckpoint): Promise<boolean> {
+    return (await runStore.insertSteps(sql, [step])).size === 1;
   },
+
 
 
 

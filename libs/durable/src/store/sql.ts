@@ -171,29 +171,11 @@ FROM l WHERE r.id = l.id
 RETURNING r.id`;
 
 /**
- * Checkpoint one finished step, fenced: inserted only while the run is RUNNING under epoch $2.
- * FOR SHARE holds the run row until this statement commits, so a concurrent sweep or claim
- * either sees this step or makes the insert match nothing — never a lost or duplicate step.
- * $1 run, $2 epoch, $3 seq, $4 name, $5 status, $6 output, $7 error, $8 attempts, $9 duration ms,
- * $10 history (a 'step_failed' row for a FAILED step).
- */
-export const INSERT_STEP = `
-WITH s AS (
-  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
-  SELECT r.id, $3, $4, $5, $6::jsonb, $7::jsonb, $8, now() - $9::float8 * interval '1 millisecond', now()
-  FROM durable_runs r
-  WHERE r.id = $1 AND r.lease_epoch = $2 AND r.status = 'RUNNING'
-  FOR SHARE OF r
-  ON CONFLICT (run_id, seq) DO NOTHING
-  RETURNING run_id, seq, status, attempts, error),
-hist AS (${history('$10', `SELECT run_id, 'step_failed', jsonb_build_object('seq', seq, 'step', $4::text, 'attempts', attempts,
-  'error', error -> 'message') FROM s WHERE status = 'FAILED'`)})
-SELECT seq FROM s`;
-
-/**
- * Checkpoint many finished steps of this worker's runs in one statement (group commit; see
- * WriteBatcher): the batched INSERT_STEP, with the same fencing — a step is inserted only while
- * its run is RUNNING under its epoch, and the run rows stay share-locked until the commit.
+ * Checkpoint finished steps, fenced: a step is inserted only while its run is RUNNING under its
+ * epoch, and FOR SHARE holds the run rows until this statement commits, so a concurrent sweep or
+ * claim either sees the step or makes the insert match nothing — never a lost or duplicate step.
+ * Many steps of this worker's runs go in one statement (group commit; see WriteBatcher); a
+ * transactional step sends its one checkpoint through its own transaction.
  * Run rows are locked in id order (as HEARTBEAT and FINISH_RUNS do): concurrent batches never
  * deadlock. Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs, $4 names, $5 statuses,
  * $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms; $10 history.
