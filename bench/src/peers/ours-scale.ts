@@ -20,7 +20,8 @@ import pg from 'pg';
 import { databaseName, dropDatabase, recreateDatabase } from '../db.js';
 import { percentile, percentiles } from '../stats.js';
 import { createSchema, OursHost, QUEUE, SQL, WORKFLOW, type HostConfig } from './ours-lib.js';
-import { enqueueBulk, readTimings, startWorkers } from './ours.js';
+import { enqueueBulk, readTimings } from './ours.js';
+import { startWorkers } from './ours-workers.js';
 
 export interface ScaleOpts {
   databaseUrl: string;

@@ -19,18 +19,17 @@
  *      workers, drain. workflows/s = N / (first started_at -> last finished_at).
  * Timestamps are durable_runs.created_at / started_at / finished_at (database clock, ms).
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { databaseName, readDbStats, recreateDatabase, withClient, type DbStats } from '../db.js';
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu, type PgCpuSnapshot } from '../pg-cpu.js';
-import { startProfile, stopProfile, type ProfileSummary } from '../profile.js';
+import type { ProfileSummary } from '../profile.js';
 import { p50p90p99, percentiles } from '../stats.js';
-import type { FromChild, Snap, ToChild } from './ours-child.js';
+import type { Snap } from './ours-child.js';
 import {
   OursHost, QUEUE, UNSERVED_QUEUE, WORKFLOW, addCounts, createSchema, diffCounts, SQL,
   type HostConfig, type StatementCounts,
 } from './ours-lib.js';
+import { Child, startWorkers, type WorkerSet } from './ours-workers.js';
 
 export interface OursOpts extends RunOpts {
   /** Worker processes (1 = in this process). */
@@ -76,123 +75,8 @@ export interface OursResult {
   detail: OursDetail;
 }
 
-const CHILD = fileURLToPath(new URL('./ours-child.ts', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BULK_BATCH = 1000;
-
-// ---- a counter of finished runs ---------------------------------------------------------------
-
-class DoneCounter {
-  n = 0;
-  private waiters: Array<{ target: number; resolve: () => void }> = [];
-  add(k: number): void {
-    this.n += k;
-    this.waiters = this.waiters.filter((w) => (this.n >= w.target ? (w.resolve(), false) : true));
-  }
-  until(target: number, log?: (m: string) => void, total = target): Promise<void> {
-    if (this.n >= target) return Promise.resolve();
-    const progress = log && setInterval(() => log(`  done ${this.n}/${total}`), 2000);
-    return new Promise<void>((resolve) => this.waiters.push({ target, resolve })).finally(() => clearInterval(progress));
-  }
-}
-
-// ---- worker sets: in-process or forked -------------------------------------------------------
-
-interface WorkerSet {
-  done: DoneCounter;
-  /** The in-process host, when processes = 1 (it is also the enqueuer in phase B). */
-  host?: OursHost;
-  /** CPU ms of the worker processes (0 for in-process: the parent's own figure covers it) and their statement counts. */
-  snap(): Promise<Snap>;
-  profileStart(): Promise<void>;
-  profileStop(file: (i: number) => string): Promise<ProfileSummary[]>;
-  stop(): Promise<Snap>;
-}
-
-function inProcessSnap(host: OursHost): Snap {
-  return { cpuMs: 0, counts: { ...host.counts }, userWrites: host.userWrites };
-}
-
-async function startInProcess(cfg: HostConfig): Promise<WorkerSet> {
-  const done = new DoneCounter();
-  const host = new OursHost(cfg, () => done.add(1));
-  await host.start();
-  return {
-    done,
-    host,
-    snap: async () => inProcessSnap(host),
-    profileStart: () => startProfile(),
-    profileStop: async (file) => [await stopProfile(file(0))],
-    stop: async () => {
-      const s = inProcessSnap(host);
-      await host.stop();
-      return s;
-    },
-  };
-}
-
-class Child {
-  private readonly proc: ChildProcess;
-  private readonly waiting = new Map<string, (m: FromChild) => void>();
-  readonly exited: Promise<void>;
-  constructor(onDone: (n: number) => void, onError: (e: Error) => void) {
-    this.proc = fork(CHILD, [], { execArgv: process.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    this.proc.on('message', (m: FromChild) => {
-      if (m.type === 'done') return onDone(m.n);
-      if (m.type === 'error') return onError(new Error(`ours child process: ${m.message}`));
-      const key = m.type === 'stopped' ? 'stop' : m.type;
-      const w = this.waiting.get(key);
-      this.waiting.delete(key);
-      w?.(m);
-    });
-    this.exited = new Promise((r) => this.proc.on('exit', () => r()));
-  }
-  /** Waits for the next message of type `type`. */
-  waitFor<T extends FromChild>(type: string): Promise<T> {
-    return new Promise<T>((resolve) => this.waiting.set(type, resolve as (m: FromChild) => void));
-  }
-  /** Sends a message and waits for the answer of type `answer`. */
-  request<T extends FromChild>(m: ToChild, answer: string): Promise<T> {
-    return new Promise<T>((resolve) => {
-      this.waiting.set(answer, resolve as (m: FromChild) => void);
-      this.proc.send(m);
-    });
-  }
-}
-
-async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet> {
-  const done = new DoneCounter();
-  let failure: Error | undefined;
-  const children = Array.from({ length: count }, () => new Child((n) => done.add(n), (e) => (failure = e)));
-  await Promise.all(children.map((c) => c.request({ type: 'init', role: 'worker', cfg }, 'ready')));
-  const sum = (snaps: Snap[]): Snap => ({
-    cpuMs: snaps.reduce((a, s) => a + s.cpuMs, 0),
-    counts: snaps.reduce((a, s) => addCounts(a, s.counts), {} as StatementCounts),
-    userWrites: snaps.reduce((a, s) => a + s.userWrites, 0),
-  });
-  const check = () => {
-    if (failure) throw failure;
-  };
-  return {
-    done,
-    snap: async () => {
-      check();
-      return sum((await Promise.all(children.map((c) => c.request<{ type: 'snap'; snap: Snap }>({ type: 'snap' }, 'snap')))).map((m) => m.snap));
-    },
-    profileStart: async () => {
-      await Promise.all(children.map((c) => c.request({ type: 'profile-start' }, 'profile')));
-    },
-    profileStop: async (file) =>
-      (await Promise.all(children.map((c, i) => c.request<{ type: 'profile'; summary: ProfileSummary }>({ type: 'profile-stop', file: file(i) }, 'profile')))).map(
-        (m) => m.summary,
-      ),
-    stop: async () => {
-      const snaps = await Promise.all(children.map((c) => c.request<{ type: 'stopped'; snap: Snap }>({ type: 'stop' }, 'stop')));
-      await Promise.all(children.map((c) => c.exited));
-      return sum(snaps.map((m) => m.snap));
-    },
-  };
-}
 
 // ---- helpers ---------------------------------------------------------------------------------
 
@@ -299,7 +183,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
     url, steps: opts.steps, concurrency: opts.concurrency, dbWrite: opts.dbWrite, worker, history,
     pollIntervalMs: opts.pollIntervalMs, poolSize, prepared: opts.prepared,
   });
-  const startWorkers = () => (P === 1 ? startInProcess(cfg(true)) : startChildren(cfg(true), P));
+  const startPhaseWorkers = () => startWorkers(cfg(true), P);
   const startClient = async () => {
     const h = new OursHost(cfg(false));
     await h.start();
@@ -313,7 +197,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
 
   // ---- A: warm-up and idle probe (enqueued from another process) ----
   log(`workers: ${P === 1 ? 'in this process' : `${P} processes`}, concurrency ${opts.concurrency} each, history ${history ? 'on' : 'off'}, poll ${opts.pollIntervalMs ?? 'default (1000)'} ms`);
-  let ws = await startWorkers();
+  let ws = await startPhaseWorkers();
   let client = ws.host ?? (await startClient());
   const warm = Math.min(100, Math.max(20, opts.concurrency * 4));
   log(`warm-up: ${warm} workflows (half startMany, half startRun)`);
@@ -332,7 +216,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   // ---- B: end to end ----
   await sleep(300);
   const e2eStats0 = await readDbStats(url);
-  ws = await startWorkers();
+  ws = await startPhaseWorkers();
   client = ws.host ?? (await startClient());
   await sleep(200);
   const e2eWin = new Window(ws, ws.host ? undefined : client);
@@ -372,7 +256,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   await sleep(300);
   const drainStats0 = await readDbStats(url);
   t0 = performance.now();
-  ws = await startWorkers();
+  ws = await startPhaseWorkers();
   const drainWin = new Window(ws);
   await drainWin.begin();
   if (opts.cpuProfDir) await ws.profileStart();
@@ -449,10 +333,4 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   };
 }
 
-export { QUEUE, SQL, startWorkers_ as startWorkers };
-
-/** For scale.ts: the same worker sets. */
-function startWorkers_(cfg: HostConfig, processes: number): Promise<WorkerSet> {
-  return processes === 1 ? startInProcess(cfg) : startChildren(cfg, processes);
-}
-export { enqueueBulk, readTimings, type WorkerSet };
+export { QUEUE, SQL, enqueueBulk, readTimings };
