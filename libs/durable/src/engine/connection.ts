@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import pg from 'pg';
 import type { DurableLogger } from './options.js';
 
@@ -26,7 +27,7 @@ export function createPool(config: pg.ClientConfig, max: number, logger: Durable
       unlogged++;
       return;
     }
-    logger.warn(`idle database connection lost: ${err.message}${unlogged ? ` (${unlogged} more since the last report)` : ''}; the next statement reconnects`);
+    logger.warn(`idle database connection lost: ${errorText(err)}${unlogged ? ` (${unlogged} more since the last report)` : ''}; the next statement reconnects`);
     loggedAt = Date.now();
     unlogged = 0;
   });

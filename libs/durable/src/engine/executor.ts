@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import { DurableError } from '../errors/index.js';
 import type { ClaimedRun } from '../store/run-store.js';
 import { decode, encode, errorToJson } from './codec.js';
@@ -54,7 +55,7 @@ export async function executeRun(
   try {
     return await finish(run, ctx, services, status, output, error);
   } catch (writeErr) {
-    logger.error(`${where}: could not record its end (${(writeErr as Error).message}); another worker will replay it after the lease expires`);
+    logger.error(`${where}: could not record its end (${errorText(writeErr)}); another worker will replay it after the lease expires`);
     return 'stopped';
   }
 }

@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import type { DurableLogger } from './options.js';
 
 /**
@@ -17,7 +18,7 @@ export class OutageLog {
     this.failures++;
     if (this.failingSince !== null) return;
     this.failingSince = Date.now();
-    this.logger.error(`${this.what} failed: ${(err as Error)?.message ?? err}; retrying with back-off (logged once per outage)`);
+    this.logger.error(`${this.what} failed: ${errorText(err)}; retrying with back-off (logged once per outage)`);
   }
 
   ok(): void {

@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import * as W from '../store/wait-sql.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { ExecutionServices } from './services.js';
@@ -23,7 +24,7 @@ export interface RunEvent {
 export function recordRunEvent(services: ExecutionServices, runId: string, kind: string, detail: Record<string, unknown>): void {
   if (!services.options.history) return;
   services.sql.query(W.INSERT_RUN_EVENT, [runId, kind, JSON.stringify(detail)]).catch((err: Error) => {
-    services.options.logger.debug?.(`run ${runId}: could not record history event "${kind}" (${err.message})`);
+    services.options.logger.debug?.(`run ${runId}: could not record history event "${kind}" (${errorText(err)})`);
   });
 }
 

@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { DeterminismError, DurableError, NotInWorkflowError, SerializationError, PayloadTooLargeError, StepTransactionTimeoutError } from '../errors/index.js';
@@ -63,8 +64,8 @@ async function executeStep(ctx: RunContext, def: StepDefinition, seq: number, ca
       if (err instanceof ExecutionStopped || ctx.stopped) throw ctx.stopped ? new ExecutionStopped(ctx.stopped) : err;
       const final = err instanceof SerializationError || err instanceof PayloadTooLargeError || !shouldRetry(policy, attempt, err);
       if (!final) {
-        options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${messageOf(err)}`);
-        recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: messageOf(err) });
+        options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
+        recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) });
         await delay(backoffDelay(policy, attempt), undefined, { signal: ctx.abort.signal }).catch(() => ctx.throwIfStopped());
         continue;
       }
@@ -109,7 +110,7 @@ async function executeTransactional(ctx: RunContext, def: StepDefinition, seq: n
       return encoded;
     }, def.options.transaction), notStarted);
   } catch (err) {
-    if ((err as { code?: string }).code === 'P2028') throw new StepTransactionTimeoutError(def.name, messageOf(err));
+    if ((err as { code?: string }).code === 'P2028') throw new StepTransactionTimeoutError(def.name, errorText(err));
     throw err;
   }
 }
@@ -124,8 +125,6 @@ function leaseLost(ctx: RunContext): ExecutionStopped {
   ctx.stop('lease-lost');
   return new ExecutionStopped('lease-lost');
 }
-
-const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Durable.tx(): the Prisma transaction of the transactional step in scope. */
 export function currentStepTransaction<T>(): T {

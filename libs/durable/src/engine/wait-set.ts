@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import { waitStore, type WaitSpec } from '../store/wait-store.js';
 import { decode } from './codec.js';
 import { ExecutionStopped, type RunContext } from './run-context.js';
@@ -209,7 +210,7 @@ export class WaitSet {
       this.failures++;
       this.dirty = true;
       this.retryAt = Date.now() + Math.min(5_000, 50 * 2 ** Math.min(this.failures, 7));
-      if (this.failures === 1) options.logger.warn(`run ${ctx.runId}: could not check its waits (${(err as Error).message}); retrying`);
+      if (this.failures === 1) options.logger.warn(`run ${ctx.runId}: could not check its waits (${errorText(err)}); retrying`);
       this.armTimer(Date.now());
       return;
     }

@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DeterminismError, DurableError, NotInWorkflowError, RunNotFoundError } from '../errors/index.js';
 import type { RecordedStep } from '../store/run-store.js';
@@ -57,7 +58,7 @@ export async function retrying<T>(ctx: RunContext, what: string, fn: () => Promi
       return await fn();
     } catch (err) {
       if (err instanceof DurableError || attempt >= 5) throw err;
-      ctx.services.options.logger.warn(`run ${ctx.runId}: could not ${what} (${(err as Error).message}); retrying`);
+      ctx.services.options.logger.warn(`run ${ctx.runId}: could not ${what} (${errorText(err)}); retrying`);
       await delay(100 * 2 ** attempt, undefined, { signal: ctx.abort.signal }).catch(() => ctx.throwIfStopped());
     }
   }

@@ -1,3 +1,4 @@
+import { errorText } from './error-text.js';
 import { runStore, type ClaimedRun } from '../store/run-store.js';
 import { executeRun, type ExecutionOutcome } from './executor.js';
 import { OutageLog } from './outage.js';
@@ -280,7 +281,7 @@ export class Worker {
     try {
       return await runStore.releaseRuns(this.services.sql, held);
     } catch (err) {
-      this.services.options.logger.error(`could not hand back ${held.length} run(s) (${(err as Error).message}); they resume when their leases expire`);
+      this.services.options.logger.error(`could not hand back ${held.length} run(s) (${errorText(err)}); they resume when their leases expire`);
       return 0;
     }
   }
