@@ -6,13 +6,14 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { serverVersion } from './db.js';
+import { serverVersion, withClient } from './db.js';
 import type { RunOpts } from './figures.js';
 import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
 import { runOurs } from './peers/ours.js';
 import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type Report } from './report.js';
+import { writePoolSize } from './stall.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -94,6 +95,8 @@ const report: Report = {
   },
 };
 
+await warnAboutConnections();
+
 const t0 = performance.now();
 if (!a['skip-limit']) {
   log(`[limit] single-row INSERT commit rate, ${a['limit-clients']} clients, ${a['limit-seconds']} s`);
@@ -152,3 +155,28 @@ process.stdout.write(renderTable(report) + '\n');
 writeJson(a.out!, report);
 log(`\nwrote ${a.out}`);
 process.exit(0);
+
+/**
+ * Both peers size their pools from --concurrency (and ours per process): warn up front when that
+ * could exceed what the server allows, rather than let a peer fail later with "too many clients".
+ */
+async function warnAboutConnections(): Promise<void> {
+  const enginePool = Math.max(10, base.concurrency + 5);
+  const writes = base.dbWrite ? writePoolSize(base.concurrency) : 0;
+  const ours = workers * (enginePool + 1 + writes) + (workers > 1 ? enginePool : 0);
+  const dbos = enginePool + writes + 2;
+  const need = Math.max(a['skip-ours'] ? 0 : ours, a['skip-dbos'] ? 0 : dbos);
+  const free = await withClient(dbUrl('postgres'), async (c) => {
+    const { rows } = await c.query<{ free: number }>(
+      `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free`,
+    );
+    return rows[0].free;
+  });
+  if (need > free) {
+    log(
+      `WARNING: this run may open up to ${need} connections at once (pools sized from --concurrency ${base.concurrency}` +
+        `${workers > 1 ? ` × ${workers} processes` : ''}${base.dbWrite ? ', plus the --db-write pools' : ''}), but the server has ${free} free. ` +
+        'A peer that runs out fails with "too many clients": lower --concurrency or --processes, or raise max_connections.',
+    );
+  }
+}

@@ -23,6 +23,7 @@ import pg from 'pg';
 import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu } from '../pg-cpu.js';
+import { guardStall, writePoolSize } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 
 export interface DbosOpts extends RunOpts {
@@ -115,6 +116,15 @@ async function readTimings(url: string, prefix: string): Promise<Timing[]> {
 }
 
 /** Wait until DBOS has recorded the outcome of these workflows (the body finishing is not enough). */
+/** DBOS's workflows by status, and the error of one that failed: what a stalled phase reports. */
+async function dbosStatusSummary(url: string): Promise<string> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dbos.workflow_status GROUP BY status ORDER BY status');
+    const failed = await c.query<{ error: string }>(`SELECT left(error, 300) AS error FROM dbos.workflow_status WHERE status = 'ERROR' LIMIT 1`);
+    return `DBOS workflows by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
+  });
+}
+
 async function awaitRecorded(ids: string[]): Promise<void> {
   for (const id of ids) {
     await DBOS.retrieveWorkflow(id).getResult({ pollingIntervalMs: 5 });
@@ -124,6 +134,18 @@ async function awaitRecorded(ids: string[]): Promise<void> {
 // ---- the run ----
 
 export async function runDbos(opts: DbosOpts): Promise<PeerFigures> {
+  try {
+    return await runDbosPhases(opts);
+  } catch (err) {
+    // Leave nothing connected for the phases after this one.
+    await DBOS.shutdown().catch(() => {});
+    await current.pool?.end().catch(() => {});
+    current.pool = undefined;
+    throw err;
+  }
+}
+
+async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[dbos] ${m}\n`));
   const pollMs = opts.pollIntervalMs ?? DBOS_DEFAULT_POLL_MS;
   const idleRuns = opts.idleRuns ?? 50;
@@ -142,7 +164,7 @@ export async function runDbos(opts: DbosOpts): Promise<PeerFigures> {
 
   current.steps = opts.steps;
   current.dbWrite = opts.dbWrite;
-  const newPool = () => (opts.dbWrite ? new pg.Pool({ connectionString: url, max: opts.concurrency }) : undefined);
+  const newPool = () => (opts.dbWrite ? new pg.Pool({ connectionString: url, max: writePoolSize(opts.concurrency) }) : undefined);
 
   /** Launch DBOS; `dispatch: false` keeps this process from dequeuing the bench queue. */
   const launch = async (dispatch: boolean) => {
@@ -194,8 +216,11 @@ export async function runDbos(opts: DbosOpts): Promise<PeerFigures> {
   };
   const awaitAll = async (done: Promise<void[]>) => {
     const progress = setInterval(() => log(`  done ${finishOrder.length}/${N}`), 2000);
-    await done;
-    clearInterval(progress);
+    try {
+      await guardStall('DBOS', done, () => finishOrder.length, () => dbosStatusSummary(url));
+    } finally {
+      clearInterval(progress);
+    }
     await awaitRecorded(finishOrder.slice(-opts.concurrency));
   };
 
@@ -214,7 +239,7 @@ export async function runDbos(opts: DbosOpts): Promise<PeerFigures> {
   log(`warm-up: ${warm} workflows`);
   const warmDone: Promise<void>[] = [];
   for (let i = 0; i < warm; i++) warmDone.push((await enqueue(`warm-${i}`)).done);
-  await Promise.all(warmDone);
+  await guardStall('DBOS warm-up', Promise.all(warmDone), () => finishOrder.length, () => dbosStatusSummary(url));
 
   log(`idle probe: ${idleRuns} sequential runs`);
   for (let i = 0; i < idleRuns; i++) {

@@ -14,6 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { writePoolSize } from '../stall.js';
 import { DurableEngine } from '../../../libs/durable/src/engine/engine.js';
 import { WorkflowRegistry } from '../../../libs/durable/src/engine/registry.js';
 import { invokeStep } from '../../../libs/durable/src/engine/step-runner.js';
@@ -114,7 +115,7 @@ export class OursHost {
 
   constructor(readonly cfg: HostConfig, onDone: (id: string) => void = () => {}) {
     this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, cfg.prepared);
-    if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: cfg.concurrency });
+    if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: writePoolSize(cfg.concurrency) });
     const registry = new WorkflowRegistry();
     const writePool = this.writePool;
     const stepBody = async (id: string, i: number) => {

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { databaseName, dropDatabase, recreateDatabase } from '../db.js';
 import { percentile, percentiles } from '../stats.js';
 import { createSchema, OursHost, QUEUE, SQL, WORKFLOW, type HostConfig } from './ours-lib.js';
-import { enqueueBulk, readTimings } from './ours.js';
+import { enqueueBulk, readTimings, untilDone } from './ours.js';
 import { startWorkers } from './ours-workers.js';
 
 export interface ScaleOpts {
@@ -176,7 +176,7 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
       await enqueueBulk(enq, prefix, opts.workflows, '');
       await enq.stop();
       const ws = await startWorkers(cfg(true), opts.processes);
-      await ws.done.until(opts.workflows, (m) => log(m));
+      await untilDone(ws, opts.workflows, opts.databaseUrl, (m) => log(m));
       await ws.stop();
       await sleep(100);
       const t = await readTimings(url, prefix);

@@ -23,6 +23,7 @@ import { databaseName, readDbStats, recreateDatabase, withClient, type DbStats }
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu, type PgCpuSnapshot } from '../pg-cpu.js';
 import type { ProfileSummary } from '../profile.js';
+import { guardStall } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 import type { Snap } from './ours-child.js';
 import {
@@ -167,6 +168,20 @@ const dbDelta = (a: DbStats, b: DbStats, n: number) => ({
 
 // ---- the run ---------------------------------------------------------------------------------
 
+/** Waits until `target` runs finished in this phase; fails with the runs by status if nothing finishes for a minute. */
+export function untilDone(ws: WorkerSet, target: number, url: string, log?: (m: string) => void): Promise<void> {
+  return guardStall('nestjs-durable', ws.done.until(target, log), () => ws.done.n, () => runStatusSummary(url));
+}
+
+/** Runs by status, and the error of one that failed: what a stalled phase reports. */
+async function runStatusSummary(url: string): Promise<string> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM durable_runs GROUP BY status ORDER BY status');
+    const failed = await c.query<{ error: string }>(`SELECT left(error->>'message', 300) AS error FROM durable_runs WHERE status = 'FAILED' LIMIT 1`);
+    return `runs by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
+  });
+}
+
 export async function runOurs(opts: OursOpts): Promise<OursResult> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[ours] ${m}\n`));
   const N = opts.workflows;
@@ -203,7 +218,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   log(`warm-up: ${warm} workflows (half startMany, half startRun)`);
   await client.engine.startMany(items('warm-', 0, warm / 2, payload));
   for (let i = warm / 2; i < warm; i++) await client.engine.startRun(WORKFLOW, payload, { id: `warm-${i}` });
-  await ws.done.until(warm);
+  await untilDone(ws, warm, url);
   log(`idle probe: ${idleRuns} sequential runs started from another process`);
   const enq = new Child(() => {}, (e) => log(`idle enqueuer failed: ${e.message}`));
   const idleDone = enq.waitFor('idle-done');
@@ -228,7 +243,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
     await client.engine.startRun(WORKFLOW, payload, { id: `e2e-${i}` });
     if ((i + 1) % every === 0) log(`  enqueued ${i + 1}/${N} (${ws.done.n} done)`);
   }
-  await ws.done.until(N, log);
+  await untilDone(ws, N, url, log);
   const e2eProfiles = opts.cpuProfDir ? await ws.profileStop(profileFile('e2e')) : undefined;
   const e2e = await e2eWin.end(dbName, N);
   if (!ws.host) await client.stop();
@@ -260,7 +275,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   const drainWin = new Window(ws);
   await drainWin.begin();
   if (opts.cpuProfDir) await ws.profileStart();
-  await ws.done.until(N, log);
+  await untilDone(ws, N, url, log);
   const drainProfiles = opts.cpuProfDir ? await ws.profileStop(profileFile('drain')) : undefined;
   const drain = await drainWin.end(dbName, N);
   await ws.stop();
