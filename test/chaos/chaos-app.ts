@@ -1,11 +1,12 @@
-import { Inject, Injectable, Module, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableModule, Step, Workflow } from 'nestjs-durable';
+import { Durable, DurableModule, NonRetryableError, Step, Workflow } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
+import { REPLY_WORKFLOW } from './chaos-config.js';
 
 /**
  * The app the chaos worker processes run: a real Nest application context with the library and
- * one workflow, "chaos", of 5 steps. Configured from the environment (DATABASE_URL, DURABLE_*),
+ * the workflow "chaos" (5 steps, then a child "chaos.reply" that answers a message). Configured from the environment (DATABASE_URL, DURABLE_*),
  * see chaos-config.ts. Dependencies are injected with explicit @Inject(): the processes run under
  * tsx, which emits no decorator metadata.
  */
@@ -14,12 +15,13 @@ const concurrency = env('DURABLE_CONCURRENCY', 10);
 const pause = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 
 @Injectable()
-export class ChaosPrisma extends PrismaClient implements OnModuleDestroy {
+export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
   constructor() {
     // One connection per run slot (plus some): transactional steps hold theirs while they work.
     super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: concurrency + 2, connectionTimeoutMillis: 10_000 }) });
   }
-  async onModuleDestroy() {
+  /** After nestjs-durable has drained its in-flight steps (they use this client). */
+  async onApplicationShutdown() {
     await this.$disconnect();
   }
 }
@@ -28,6 +30,13 @@ export class ChaosPrisma extends PrismaClient implements OnModuleDestroy {
 export interface ChaosInput {
   stepMs: [number, number, number, number];
   sleepMs: number;
+}
+
+/** What the child workflow every chaos run starts (REPLY_WORKFLOW) answers. */
+export interface ReplyOutput {
+  token: string;
+  pids: number[];
+  finishedBy: number;
 }
 
 /** What a step returns (and its checkpoint stores): the pid tells which process wrote it. */
@@ -62,7 +71,10 @@ export class ChaosSteps {
 export class ChaosWorkflows {
   constructor(@Inject(ChaosSteps) private readonly steps: ChaosSteps) {}
 
-  /** s0, s1, a durable sleep, the ledger (transactional), s2. */
+  /**
+   * s0, s1, a durable sleep, the ledger (transactional), s2; then a child run that must answer
+   * the message this run sends it (exactly-once send, recv and child result under the chaos).
+   */
   @Workflow({ name: 'chaos' })
   async chaos(input: ChaosInput) {
     const runId = Durable.runId();
@@ -71,7 +83,19 @@ export class ChaosWorkflows {
     await Durable.sleep(input.sleepMs);
     const ledger = await this.steps.ledger(runId, input.stepMs[2]);
     const s2 = await this.steps.count(runId, 's2', input.stepMs[3]);
+    const child = await Durable.startChild<ReplyOutput>(REPLY_WORKFLOW, { stepMs: input.stepMs[0] });
+    await Durable.send(child.id, 'token', { token: runId });
+    const reply = await child.result();
+    if (reply.token !== runId) throw new NonRetryableError(`child ${child.id} answered "${reply.token}", expected "${runId}"`);
     return { pids: [s0.pid, s1.pid, ledger.pid, s2.pid], finishedBy: process.pid };
+  }
+
+  /** The child: waits for its parent's message, runs one plain step, answers with the message's token. */
+  @Workflow({ name: REPLY_WORKFLOW })
+  async reply(input: { stepMs: number }): Promise<ReplyOutput> {
+    const message = await Durable.recv<{ token: string }>('token');
+    const c0 = await this.steps.count(Durable.runId(), 'c0', input.stepMs);
+    return { token: message!.token, pids: [c0.pid], finishedBy: process.pid };
   }
 }
 

@@ -2,6 +2,9 @@
  * Settings of a chaos run: the size of the workload, what the driver does to the workers, and the
  * engine settings the worker processes get (through DURABLE_* environment variables).
  */
+/** The child workflow each chaos run starts; it must answer the message its parent sends it. */
+export const REPLY_WORKFLOW = 'chaos.reply';
+
 export interface ChaosSettings {
   /** Worker processes alive at once (P). */
   workers: number;

@@ -71,11 +71,13 @@ export class ChaosDriver {
     let restarted = this.s.outage === 'none';
     while (!this.stopped && Date.now() < end && this.progress().finished < this.s.runs) {
       const done = this.progress().finished / this.s.runs;
+      // How far the chaos is: by finished runs, or by time when runs finish late (children queue behind the backlog).
+      const stage = Math.max(done, (Date.now() - t0) / (end - t0));
       if (!restarted && (done >= 0.4 || Date.now() >= t0 + (end - t0) / 2)) {
         restarted = true;
         await this.restart();
         nextKill = Math.max(nextKill, Date.now() + 1_000);
-      } else if (zombiesDone < this.s.zombies && done >= 0.1 + (0.6 * zombiesDone) / this.s.zombies) {
+      } else if (zombiesDone < this.s.zombies && stage >= 0.1 + (0.6 * zombiesDone) / this.s.zombies) {
         if (this.freeze()) zombiesDone++;
       } else if (Date.now() >= nextKill || this.count('kill') < Math.min(this.s.minKills, Math.floor(done * (this.s.minKills + 1)))) {
         await this.killOne();

@@ -1,18 +1,26 @@
 import type pg from 'pg';
+import { REPLY_WORKFLOW } from './chaos-config.js';
 
 /**
  * Everything the report needs from the database after a chaos run, loaded in a few statements.
  * Times are ms since the epoch, from the database clock (same host as the driver's Date.now()).
  */
 export interface ChaosFacts {
+  /** The chaos runs (workflow "chaos") by status. */
   statuses: Record<string, number>;
+  /** Their children (workflow "chaos.reply") by status. */
+  childStatuses: Record<string, number>;
+  /** Chaos runs without exactly one child, or whose child did not answer with the run's own id. */
+  badReplies: Array<{ run: string; children: number; token: string | null }>;
+  /** Children that did not get exactly one message, consumed once. */
+  badMessages: Array<{ child: string; messages: number; consumed: number }>;
   /** Runs by number of ledger rows and status: "<n>:<status>" → runs. */
   ledgerCounts: Array<{ n: number; status: string; runs: number }>;
   /** Runs with more than one ledger row. */
   ledgerDuplicates: Array<{ run: string; n: number }>;
   /** Ledger rows whose pid differs from the pid recorded by the ledger checkpoint (two executions committed parts). */
   ledgerPidMismatches: number;
-  /** SUCCEEDED runs without all 5 checkpoints or without an execution of each plain step. */
+  /** SUCCEEDED runs without all their checkpoints (8 for a chaos run, 2 for its child) or without an execution of each plain step. */
   incompleteSucceeded: string[];
   /** Plain steps executed more than once: executions in order, and the pid of the accepted checkpoint. */
   duplicates: Array<{ run: string; step: string; executions: Array<{ pid: number; t: number }>; acceptedPid: number | null }>;
@@ -30,12 +38,31 @@ const HISTORY_KINDS = `'claimed','woken','lease_expired','lease_lost','completed
 
 export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const q = async <T>(sql: string) => (await pool.query(sql)).rows as T[];
-  const statuses = Object.fromEntries(
-    (await q<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM durable_runs GROUP BY status`)).map((r) => [r.status, r.n]),
-  );
+  const byStatus = async (workflow: string) =>
+    Object.fromEntries(
+      (await q<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM durable_runs WHERE workflow_name = '${workflow}' GROUP BY status`)).map((r) => [
+        r.status,
+        r.n,
+      ]),
+    );
+  const statuses = await byStatus('chaos');
+  const childStatuses = await byStatus(REPLY_WORKFLOW);
+  const badReplies = await q<ChaosFacts['badReplies'][number]>(`
+    SELECT r.id AS run, count(c.id)::int AS children, min(c.output ->> 'token') AS token
+    FROM durable_runs r LEFT JOIN durable_runs c ON c.parent_id = r.id
+    WHERE r.workflow_name = 'chaos' AND r.status = 'SUCCEEDED'
+    GROUP BY r.id HAVING count(c.id) <> 1 OR min(c.output ->> 'token') IS DISTINCT FROM r.id
+    ORDER BY r.id LIMIT 20`);
+  const badMessages = await q<ChaosFacts['badMessages'][number]>(`
+    SELECT c.id AS child, count(m.id)::int AS messages, count(m.consumed_at)::int AS consumed
+    FROM durable_runs c LEFT JOIN durable_messages m ON m.run_id = c.id
+    WHERE c.workflow_name = '${REPLY_WORKFLOW}' AND c.status = 'SUCCEEDED'
+    GROUP BY c.id HAVING count(m.id) <> 1 OR count(m.consumed_at) <> 1
+    ORDER BY c.id LIMIT 20`);
   const ledgerCounts = await q<{ n: number; status: string; runs: number }>(`
     SELECT coalesce(l.n, 0) AS n, r.status, count(*)::int AS runs
     FROM durable_runs r LEFT JOIN (SELECT run_id, count(*)::int AS n FROM test_ledger GROUP BY run_id) l ON l.run_id = r.id
+    WHERE r.workflow_name = 'chaos'
     GROUP BY 1, 2 ORDER BY 1, 2`);
   const ledgerDuplicates = await q<{ run: string; n: number }>(
     `SELECT run_id AS run, count(*)::int AS n FROM test_ledger GROUP BY run_id HAVING count(*) > 1 ORDER BY run_id LIMIT 100`,
@@ -46,8 +73,8 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const incompleteSucceeded = (
     await q<{ id: string }>(`
     SELECT r.id FROM durable_runs r WHERE r.status = 'SUCCEEDED' AND (
-      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> 5 OR
-      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> 3)
+      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE r.workflow_name WHEN 'chaos' THEN 8 ELSE 2 END OR
+      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE r.workflow_name WHEN 'chaos' THEN 3 ELSE 1 END)
     LIMIT 100`)
   ).map((r) => r.id);
   const duplicates = await q<ChaosFacts['duplicates'][number]>(`
@@ -76,5 +103,5 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const failed = await q<{ id: string; error: string }>(
     `SELECT id, coalesce(error ->> 'message', error::text) AS error FROM durable_runs WHERE status = 'FAILED' ORDER BY id LIMIT 20`,
   );
-  return { statuses, ledgerCounts, ledgerDuplicates, ledgerPidMismatches, incompleteSucceeded, duplicates, history, writes, unfinished, failed };
+  return { statuses, childStatuses, badReplies, badMessages, ledgerCounts, ledgerDuplicates, ledgerPidMismatches, incompleteSucceeded, duplicates, history, writes, unfinished, failed };
 }

@@ -5,7 +5,7 @@ import { runChaos } from './chaos-run.js';
 
 const HELP = `npm run chaos -- [flags]
   -P, --workers <n>        worker processes (default 3)
-  -M, --runs <n>           runs of 5 steps (default 2000)
+  -M, --runs <n>           runs of 5 steps + a child (default 2000)
   --duration <s>           the driver makes trouble for at most this long (default 60)
   --kill-every <s>         mean seconds between SIGKILLs, 0 = none (default 4)
   --zombies <n>            workers frozen past their lease, then continued (default 1)

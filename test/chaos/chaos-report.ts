@@ -22,6 +22,7 @@ export interface ChaosOutcome {
 export interface ChaosFigures {
   runs: number;
   statuses: Record<string, number>;
+  childStatuses: Record<string, number>;
   kills: number;
   zombies: number;
   pgRestarts: number;
@@ -56,7 +57,7 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const restart = events.find((e) => e.kind === 'pg-restart');
 
   lines.push(
-    `chaos: ${s.workers} workers × concurrency ${s.concurrency}, ${s.runs} runs of 5 steps; lease ${s.leaseMs} ms, sweep ${s.sweepMs} ms; ` +
+    `chaos: ${s.workers} workers × concurrency ${s.concurrency}, ${s.runs} runs of 5 steps and a child that answers a message; lease ${s.leaseMs} ms, sweep ${s.sweepMs} ms; ` +
       `chaos for ${sec(o.chaosEndedAt - o.startedAt)}, all done after ${sec(o.settledAt - o.startedAt)}`,
   );
   lines.push(
@@ -75,6 +76,11 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
     for (const f of facts.failed) lines.push(`  FAILED ${f.id}: ${f.error}`);
     for (const u of facts.unfinished.slice(0, 10)) lines.push(`  unfinished ${u.id}: ${u.status} (lease ${u.owner ?? '-'})`);
   }
+  const childText = Object.entries(facts.childStatuses).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  lines.push(`children by status: ${childText} (expected SUCCEEDED ${s.runs}); children that got their message exactly once and answered it: ${(facts.childStatuses.SUCCEEDED ?? 0) - facts.badMessages.length}`);
+  if ((facts.childStatuses.SUCCEEDED ?? 0) !== (facts.statuses.SUCCEEDED ?? 0)) violations.push(`children not all SUCCEEDED: ${childText}`);
+  if (facts.badReplies.length) violations.push(`${facts.badReplies.length} run(s) without exactly one child answering their id, e.g. ${JSON.stringify(facts.badReplies.slice(0, 3))}`);
+  if (facts.badMessages.length) violations.push(`${facts.badMessages.length} child(ren) without exactly one message consumed once, e.g. ${JSON.stringify(facts.badMessages.slice(0, 3))}`);
   if (facts.incompleteSucceeded.length) {
     violations.push(`${facts.incompleteSucceeded.length} SUCCEEDED run(s) without all their checkpoints/executions, e.g. ${facts.incompleteSucceeded[0]}`);
   }
@@ -171,6 +177,7 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
     figures: {
       runs: s.runs,
       statuses: facts.statuses,
+      childStatuses: facts.childStatuses,
       kills: count('kill'),
       zombies: count('freeze'),
       pgRestarts: count('pg-restart'),

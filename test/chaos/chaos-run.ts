@@ -37,13 +37,15 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
       let lastPrint = 0;
       while (sampling) {
         try {
-          const rows = (await pool.query(`SELECT status, lease_owner, count(*)::int AS n FROM durable_runs GROUP BY 1, 2`)).rows as Array<{ status: string; lease_owner: string | null; n: number }>;
+          // Children (chaos.reply) are counted in the statuses; "finished" counts the chaos runs, which end after their child.
+          const rows = (await pool.query(`SELECT status, lease_owner, workflow_name = 'chaos' AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`))
+            .rows as Array<{ status: string; lease_owner: string | null; top: boolean; n: number }>;
           const leased = new Map<string, number>();
           statuses = {};
           let finished = 0;
           for (const r of rows) {
             statuses[r.status] = (statuses[r.status] ?? 0) + r.n;
-            if (['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.status)) finished += r.n;
+            if (r.top && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.status)) finished += r.n;
             if (r.lease_owner && r.status === 'RUNNING') leased.set(r.lease_owner, (leased.get(r.lease_owner) ?? 0) + r.n);
           }
           progress = { finished, leased };

@@ -3,7 +3,7 @@ import { chaosSettings } from './chaos-config.js';
 import { runChaos } from './chaos-run.js';
 
 /**
- * The chaos run (npm run chaos), CI-sized: 3 worker processes, 600 runs of 5 steps, SIGKILLs
+ * The chaos run (npm run chaos), CI-sized: 3 worker processes, 600 runs of 5 steps and a child, SIGKILLs
  * (at least 3) with replacements, one zombie frozen past its lease, and one database outage.
  *
  * The outage cuts only the workers' connections, through a TCP proxy: the other test files run
@@ -45,6 +45,7 @@ describe('chaos (CI-sized)', () => {
     console.log([...log, '', ...report.lines, ...report.warnings.map((w) => `WARNING (timing, not asserted): ${w}`)].join('\n'));
     expect(report.violations).toEqual([]);
     expect(report.figures.statuses).toEqual({ SUCCEEDED: 600 });
+    expect(report.figures.childStatuses).toEqual({ SUCCEEDED: 600 });
     expect(report.figures.kills).toBeGreaterThanOrEqual(3);
     expect(report.figures.zombies).toBe(1);
     expect(report.figures.pgRestarts).toBe(1);
