@@ -1,7 +1,7 @@
 /**
- * npm start -- --workflows 1000 --steps 3 --payload 0 --concurrency 10 [--db-write]
- * Runs the Postgres limit, DBOS and ours on the same Postgres, prints the
- * table (stdout) and writes results/latest.json. Progress goes to stderr.
+ * npm start -- --workflows 1000 --steps 3 --payload 0 --concurrency 10,50 [--db-write]
+ * Runs the Postgres limit, then DBOS and ours at each concurrency level on the same Postgres,
+ * prints the tables (stdout) and writes results/latest.json. Progress goes to stderr.
  */
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -12,7 +12,7 @@ import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
 import { runOurs } from './peers/ours.js';
 import { runScale } from './peers/ours-scale.js';
-import { renderTable, writeJson, type Report } from './report.js';
+import { renderTable, writeJson, type LevelReport, type Report } from './report.js';
 import { writePoolSize } from './stall.js';
 
 const { values: a } = parseArgs({
@@ -20,7 +20,7 @@ const { values: a } = parseArgs({
     workflows: { type: 'string', default: '1000' },
     steps: { type: 'string', default: '3' },
     payload: { type: 'string', default: '0' },
-    concurrency: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '10,50' },
     'db-write': { type: 'boolean', default: false },
     processes: { type: 'string' },
     workers: { type: 'string' },
@@ -47,7 +47,7 @@ const { values: a } = parseArgs({
 
 if (a.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C] [--db-write]\n' +
+    'usage: npm run bench -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C[,C2...]] [--db-write]\n' +
       '       [--processes P] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
@@ -64,11 +64,14 @@ const int = (name: string, v: string | undefined) => {
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const dbUrl = (db: string) => `${a['pg-url']!.replace(/\/+$/, '')}/${db}`;
 
+/** Worker concurrency levels: both peers run at each, side by side. */
+const levels = a.concurrency!.split(',').map((c) => int('concurrency', c.trim()));
+if (!levels.length || levels.some((c) => c < 1)) throw new Error(`--concurrency must be one or more integers ≥ 1 separated by commas, got ${a.concurrency}`);
 const base: Omit<RunOpts, 'databaseUrl'> = {
   workflows: int('workflows', a.workflows),
   steps: int('steps', a.steps),
   payloadBytes: int('payload', a.payload),
-  concurrency: int('concurrency', a.concurrency),
+  concurrency: levels[0],
   dbWrite: a['db-write']!,
 };
 const workers = Math.max(1, int('processes', a.processes ?? a.workers ?? '1'));
@@ -85,7 +88,7 @@ const report: Report = {
     date: new Date().toISOString(),
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
     loadAverage: loadavg().map((x) => Number(x.toFixed(2))),
-    workload: { ...base, processes: workers, idleRuns },
+    workload: { ...base, concurrency: levels, processes: workers, idleRuns },
     node: process.version,
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
@@ -93,6 +96,7 @@ const report: Report = {
     postgres: await serverVersion(dbUrl('postgres')),
     dbos: { version: dbosVersion(), queueMinPollingIntervalMs: pollMs },
   },
+  levels: [],
 };
 
 await warnAboutConnections();
@@ -107,26 +111,30 @@ if (!a['skip-limit']) {
   });
 }
 
-if (!a['skip-dbos']) {
-  try {
-    report.dbos = await runDbos({ ...base, databaseUrl: dbUrl('bench_dbos'), pollIntervalMs: pollMs, idleRuns, log: (m) => log(`[dbos] ${m}`) });
-  } catch (e) {
-    report.dbosError = (e as Error).stack ?? String(e);
-    log(`[dbos] FAILED: ${report.dbosError}`);
+for (const concurrency of levels) {
+  const level: LevelReport = { concurrency };
+  report.levels.push(level);
+  const at = levels.length > 1 ? ` c${concurrency}` : '';
+  if (!a['skip-dbos']) {
+    try {
+      level.dbos = await runDbos({ ...base, concurrency, databaseUrl: dbUrl('bench_dbos'), pollIntervalMs: pollMs, idleRuns, log: (m) => log(`[dbos${at}] ${m}`) });
+    } catch (e) {
+      level.dbosError = (e as Error).stack ?? String(e);
+      log(`[dbos${at}] FAILED: ${level.dbosError}`);
+    }
   }
-}
-
-if (!a['skip-ours']) {
-  try {
-    const r = await runOurs({
-      ...base, databaseUrl: dbUrl('bench_ours'), workers, idleRuns, history: oursHistory, pollIntervalMs: oursPollMs,
-      bulkRuns, cpuProfDir, prepared: a['ours-prepared'], log: (m) => log(`[ours] ${m}`),
-    });
-    report.ours = r.figures;
-    report.oursDetail = r.detail;
-  } catch (e) {
-    report.oursError = (e as Error).stack ?? String(e);
-    log(`[ours] ${report.oursError}`);
+  if (!a['skip-ours']) {
+    try {
+      const r = await runOurs({
+        ...base, concurrency, databaseUrl: dbUrl('bench_ours'), workers, idleRuns, history: oursHistory, pollIntervalMs: oursPollMs,
+        bulkRuns, cpuProfDir, prepared: a['ours-prepared'], log: (m) => log(`[ours${at}] ${m}`),
+      });
+      level.ours = r.figures;
+      level.oursDetail = r.detail;
+    } catch (e) {
+      level.oursError = (e as Error).stack ?? String(e);
+      log(`[ours${at}] ${level.oursError}`);
+    }
   }
 }
 
@@ -147,7 +155,7 @@ if (!a['skip-scale']) {
 report.meta.durationS = Math.round((performance.now() - t0) / 1000);
 process.stdout.write(
   `\nnestjs-durable bench: ${base.workflows} workflows x ${base.steps} steps, payload ${base.payloadBytes} B, ` +
-    `concurrency ${base.concurrency}${base.dbWrite ? ', db write per step' : ''}; ` +
+    `concurrency ${levels.join(' and ')}${base.dbWrite ? ', db write per step' : ''}; ` +
     `${report.meta.cpus} x ${report.meta.cpuModel}, Node ${report.meta.node}, PostgreSQL ${report.meta.postgres}\n\n`,
 );
 report.meta.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)));
@@ -161,8 +169,9 @@ process.exit(0);
  * could exceed what the server allows, rather than let a peer fail later with "too many clients".
  */
 async function warnAboutConnections(): Promise<void> {
-  const enginePool = Math.max(10, base.concurrency + 5);
-  const writes = base.dbWrite ? writePoolSize(base.concurrency) : 0;
+  const top = Math.max(...levels);
+  const enginePool = Math.max(10, top + 5);
+  const writes = base.dbWrite ? writePoolSize(top) : 0;
   const ours = workers * (enginePool + 1 + writes) + (workers > 1 ? enginePool : 0);
   const dbos = enginePool + writes + 2;
   const need = Math.max(a['skip-ours'] ? 0 : ours, a['skip-dbos'] ? 0 : dbos);
@@ -174,7 +183,7 @@ async function warnAboutConnections(): Promise<void> {
   });
   if (need > free) {
     log(
-      `WARNING: this run may open up to ${need} connections at once (pools sized from --concurrency ${base.concurrency}` +
+      `WARNING: this run may open up to ${need} connections at once (pools sized from --concurrency ${top}` +
         `${workers > 1 ? ` × ${workers} processes` : ''}${base.dbWrite ? ', plus the --db-write pools' : ''}), but the server has ${free} free. ` +
         'A peer that runs out fails with "too many clients": lower --concurrency or --processes, or raise max_connections.',
     );

@@ -5,16 +5,23 @@ import type { LimitFigures, PeerFigures } from './figures.js';
 import type { OursDetail, PhaseCost } from './peers/ours.js';
 import type { ScaleResult } from './peers/ours-scale.js';
 
-export interface Report {
-  meta: Record<string, unknown>;
-  limit?: LimitFigures;
+/** Both peers at one worker concurrency. */
+export interface LevelReport {
+  concurrency: number;
   ours?: PeerFigures;
   oursDetail?: OursDetail;
-  scale?: ScaleResult;
-  scaleError?: string;
   oursError?: string;
   dbos?: PeerFigures;
   dbosError?: string;
+}
+
+export interface Report {
+  meta: Record<string, unknown>;
+  limit?: LimitFigures;
+  /** One entry per --concurrency level, in the order given. */
+  levels: LevelReport[];
+  scale?: ScaleResult;
+  scaleError?: string;
 }
 
 interface Row {
@@ -37,7 +44,7 @@ export function percentOfLimit(p: PeerFigures | undefined, limit?: LimitFigures)
   return (100 * p.workflowsPerSec) / (rate / p.commitsPerWorkflow);
 }
 
-export function rows(r: Report): Row[] {
+export function rows(r: LevelReport, limit?: LimitFigures): Row[] {
   const o = r.ours;
   const d = r.dbos;
   const row = (figure: string, f: (p: PeerFigures) => number | undefined, digits = 1): Row => ({
@@ -65,16 +72,17 @@ export function rows(r: Report): Row[] {
     row('CPU ms/wf total', (p) => p.cpuMsPerWorkflow.total, 2),
     row('commits/wf', (p) => p.commitsPerWorkflow, 2),
     row('rows written/wf', (p) => p.rowsWrittenPerWorkflow, 2),
-    row('% of commit limit', (p) => percentOfLimit(p, r.limit), 1),
+    row('% of commit limit', (p) => percentOfLimit(p, limit), 1),
   ];
 }
 
 const fmt = (v: number | undefined, digits: number) =>
   v === undefined || !Number.isFinite(v) ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-export function renderTable(r: Report): string {
+/** The side-by-side table of one concurrency level, with ours' cost breakdown and both peers' notes. */
+function renderLevel(r: LevelReport, limit?: LimitFigures): string[] {
   const header = ['figure', 'ours', 'DBOS', 'ours/DBOS'];
-  const body = rows(r).map((x) => [
+  const body = rows(r, limit).map((x) => [
     x.figure,
     fmt(x.ours, x.digits),
     fmt(x.dbos, x.digits),
@@ -85,17 +93,8 @@ export function renderTable(r: Report): string {
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ');
   const sep = widths.map((w) => '-'.repeat(w)).join('-|-');
-  const out = [line(header), sep, ...body.map(line)];
-  if (r.limit) {
-    out.push('');
-    out.push(`Postgres limit (single-row INSERT, autocommit, ${r.limit.clients} clients, ${r.limit.seconds} s):`);
-    out.push(`  Node (pg driver): ${fmt(r.limit.nodeInsertCommitsPerSec, 0)} commits/s`);
-    out.push(`  pgbench:          ${fmt(r.limit.pgbenchInsertCommitsPerSec, 0)} commits/s`);
-    for (const n of r.limit.notes) out.push(`  note: ${n}`);
-  }
+  const out = [`== concurrency ${r.concurrency} (workflows at once per worker process, both peers) ==`, '', line(header), sep, ...body.map(line)];
   if (r.oursDetail) out.push('', ...renderOursDetail(r.oursDetail));
-  if (r.scale) out.push('', ...renderScale(r.scale));
-  if (r.scaleError) out.push('', `scale: ${r.scaleError}`);
   if (r.oursError) out.push('', `ours: ${r.oursError}`);
   if (r.dbosError) out.push('', `DBOS: ${r.dbosError}`);
   for (const [name, p] of [['ours', r.ours], ['DBOS', r.dbos]] as const) {
@@ -103,6 +102,43 @@ export function renderTable(r: Report): string {
     out.push('', `${name} notes:`);
     for (const n of p.notes) out.push(`  - ${n}`);
   }
+  return out;
+}
+
+/**
+ * Saturation throughput of each peer at the level where it is highest: what each can drain at
+ * the concurrency that suits it (DBOS polls its queue and peaks early; ours keeps scaling).
+ */
+export function bestSaturation(r: Report): { ours?: { wps: number; concurrency: number }; dbos?: { wps: number; concurrency: number } } {
+  const best = (pick: (l: LevelReport) => PeerFigures | undefined) =>
+    r.levels
+      .filter((l) => pick(l))
+      .map((l) => ({ wps: pick(l)!.workflowsPerSec, concurrency: l.concurrency }))
+      .sort((x, y) => y.wps - x.wps)[0];
+  return { ours: best((l) => l.ours), dbos: best((l) => l.dbos) };
+}
+
+export function renderTable(r: Report): string {
+  const out: string[] = [];
+  for (const level of r.levels) out.push(...renderLevel(level, r.limit), '');
+  if (r.levels.length > 1) {
+    const { ours, dbos } = bestSaturation(r);
+    if (ours && dbos) {
+      out.push(
+        `Saturation throughput, each peer at its best level: ours ${fmt(ours.wps, 0)} wf/s (concurrency ${ours.concurrency}), ` +
+          `DBOS ${fmt(dbos.wps, 0)} wf/s (concurrency ${dbos.concurrency}): ${(ours.wps / dbos.wps).toFixed(2)}x`,
+        '',
+      );
+    }
+  }
+  if (r.limit) {
+    out.push(`Postgres limit (single-row INSERT, autocommit, ${r.limit.clients} clients, ${r.limit.seconds} s):`);
+    out.push(`  Node (pg driver): ${fmt(r.limit.nodeInsertCommitsPerSec, 0)} commits/s`);
+    out.push(`  pgbench:          ${fmt(r.limit.pgbenchInsertCommitsPerSec, 0)} commits/s`);
+    for (const n of r.limit.notes) out.push(`  note: ${n}`);
+  }
+  if (r.scale) out.push('', ...renderScale(r.scale));
+  if (r.scaleError) out.push('', `scale: ${r.scaleError}`);
   return out.join('\n');
 }
 
@@ -165,5 +201,6 @@ export function renderScale(s: ScaleResult): string[] {
 
 export function writeJson(path: string, r: Report): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, JSON.stringify({ ...r, table: rows(r) }, null, 2) + '\n');
+  const levels = r.levels.map((l) => ({ ...l, table: rows(l, r.limit) }));
+  writeFileSync(path, JSON.stringify({ ...r, levels, bestSaturation: bestSaturation(r) }, null, 2) + '\n');
 }
