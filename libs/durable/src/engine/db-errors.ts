@@ -7,14 +7,15 @@ import type { ExecutionServices } from './services.js';
 const CONNECTION_CODES = new Set([
   // Node sockets (pg, the Prisma pg adapter)
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  // Postgres: admin_shutdown, crash_shutdown, cannot_connect_now (restart, failover); class 08 below
-  '57P01', '57P02', '57P03',
+  // Postgres: admin_shutdown, crash_shutdown, cannot_connect_now (restart, failover); class 08 below;
+  // too_many_connections (the server is full: a connection frees up soon)
+  '57P01', '57P02', '57P03', '53300',
   // Prisma: can't reach, timed out reaching, server closed the connection
   'P1001', 'P1002', 'P1017',
 ]);
 
 const CONNECTION_MESSAGE =
-  /Connection terminated|connection ended|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|server closed the connection|the database system is (?:shutting down|starting up|in recovery mode)|terminating connection due to administrator command|Code: `(?:08\w{3}|57P0[123])`/i;
+  /Connection terminated|connection ended|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|server closed the connection|the database system is (?:shutting down|starting up|in recovery mode)|terminating connection due to administrator command|too many clients already|remaining connection slots are reserved|Code: `(?:08\w{3}|57P0[123]|53300)`/i;
 
 /**
  * True when `err` (or one of its causes) says the database was unreachable or dropped the
