@@ -129,6 +129,17 @@ describe('store: claim, fencing, sweeper', () => {
     expect(rows[0].n).toBe(2);
   });
 
+  it('heartbeat does not renew a lease that has expired (the worker counts it lost already)', async () => {
+    await insert(2);
+    const runs = await runStore.claim(sql, 'q', 2, 'A', 60_000, ['wf']);
+    await h.query(`UPDATE durable_runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [runs[0].id]);
+    const kept = await runStore.heartbeat(sql, runs.map((r) => ({ id: r.id, epoch: r.epoch })), 60_000);
+    expect([...kept]).toEqual([runs[1].id]);
+    const [row] = await h.query(`SELECT lease_expires_at < now() AS expired FROM durable_runs WHERE id = $1`, [runs[0].id]);
+    expect(row.expired).toBe(true);
+    expect(await runStore.sweepExpiredLeases(sql, 10)).toBe(1);
+  });
+
   it('sweeps expired leases in bounded batches, safely from several instances at once', async () => {
     await insert(1200);
     await runStore.claim(sql, 'q', 1200, 'dead', 1, ['wf']);

@@ -95,16 +95,30 @@ export class DurableEngine implements HandleBackend {
       this.ownsPool = false;
       this.notifier = null;
     }
-    if (this.pool) this.sql = withHistory(pgSqlClient(this.pool, config.preparedStatements === false ? undefined : FIXED_STATEMENTS), this.options.history);
+    const prepared = config.preparedStatements === false ? undefined : FIXED_STATEMENTS;
+    if (this.pool) this.sql = withHistory(pgSqlClient(this.pool, prepared), this.options.history);
     else if (this.prisma) this.sql = withHistory(prismaSqlClient(this.prisma), this.options.history);
     else throw new DurableError('NO_CONNECTION', 'nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
     const services: ExecutionServices = {
-      sql: this.sql, prisma: this.prisma, options: this.options, writes: groupedWrites(this.sql),
+      sql: this.sql, prisma: this.prisma, options: this.options, writes: groupedWrites(this.sql), leaseSql: this.leaseSql(prepared),
       newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
     };
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.resolveLocal(id));
     this.sweeper = new Sweeper(this.sql, this.options);
+  }
+
+  /** The heartbeat's connection: the LISTEN session while it is up (one SqlClient per session). */
+  private leaseSql(prepared: ReadonlySet<string> | undefined): (() => SqlClient | null) | undefined {
+    const notifier = this.notifier;
+    if (!notifier) return undefined;
+    let cached: { session: pg.Client; sql: SqlClient } | null = null;
+    return () => {
+      const session = notifier.session();
+      if (!session) return null;
+      if (cached?.session !== session) cached = { session, sql: withHistory(pgSqlClient(session, prepared), this.options.history) };
+      return cached.sql;
+    };
   }
 
   private notifierHandlers() {

@@ -61,7 +61,7 @@ export async function executeRun(
 }
 
 async function finish(run: ClaimedRun, ctx: RunContext, services: ExecutionServices, status: 'SUCCEEDED' | 'FAILED', output: string | null, error: string | null): Promise<ExecutionOutcome> {
-  const written = await retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error }));
+  const written = await ctx.releasing(() => retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error })));
   if (!written) {
     ctx.stop('lease-lost');
     services.options.logger.warn(`run ${run.id}: lease lost before it could be marked ${status}; its new owner decides`);

@@ -15,7 +15,7 @@ export interface NotifierHandlers {
 /**
  * One dedicated connection LISTENing for wake-up and cancel hints. Hints only make things
  * faster: if the connection drops, polling keeps everything correct while it reconnects
- * with back-off.
+ * with back-off. While it is up, the lease heartbeat also runs on it (see session()).
  */
 export class Notifier {
   private client: pg.Client | null = null;
@@ -69,6 +69,15 @@ export class Notifier {
     clearTimeout(this.retryTimer);
     this.retryTimer = setTimeout(() => void this.connect(), this.outage.backoffMs());
     this.retryTimer.unref?.();
+  }
+
+  /**
+   * The LISTEN connection while it is up, else null. It is idle between notifications, so the
+   * lease heartbeat uses it: renewing leases then never waits behind a busy pool nor needs a
+   * new connection from a server that is full.
+   */
+  session(): pg.Client | null {
+    return this.client;
   }
 
   async stop(): Promise<void> {

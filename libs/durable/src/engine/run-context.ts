@@ -38,6 +38,8 @@ export class RunContext {
   waits: { signal(): void; idle(): void; hurry(): void; close(): Promise<void> } | null = null;
   /** Step executions in flight: a run suspends only when none is (its waits are all it has left). */
   private busyCount = 0;
+  /** Writes in flight that may give the lease up (the run's end, a suspension); see releasing(). */
+  private releasingCount = 0;
 
   constructor(
     readonly runId: string,
@@ -84,6 +86,25 @@ export class RunContext {
     this.stopped = reason;
     this.abort.abort(new ExecutionStopped(reason));
     if (reason === 'lease-lost') recordRunEvent(this.services, this.runId, 'lease_lost', { epoch: this.epoch, worker: this.services.options.workerId });
+  }
+
+  /**
+   * Runs a write that may end this execution's hold on the run (its end, a suspension). A
+   * heartbeat that does not find the run RUNNING meanwhile is not a lost lease: the write
+   * finds out itself (it is fenced) whether the lease was still ours.
+   */
+  async releasing<T>(write: () => Promise<T>): Promise<T> {
+    this.releasingCount++;
+    try {
+      return await write();
+    } finally {
+      this.releasingCount--;
+    }
+  }
+
+  /** True while a write that may end the hold on the run is in flight. */
+  get isReleasing(): boolean {
+    return this.releasingCount > 0;
   }
 
   /** Number of step executions in flight. */

@@ -16,6 +16,8 @@ export interface ExecutionServices {
   options: ResolvedEngineOptions;
   /** Step checkpoints and run ends, fenced, with group commit across concurrent executions. */
   writes: ExecutionWrites;
+  /** A connection kept for lease renewal (the LISTEN session) while it is up; the heartbeat falls back to `sql`. */
+  leaseSql?: () => SqlClient | null;
   /**
    * Builds a validated run to insert (child workflows): the engine's checks and defaults for
    * workflow name, queue, priority, timeout and input encoding.

@@ -198,10 +198,12 @@ export class WaitSet {
     this.lastFlushAt = Date.now();
     let res;
     try {
-      res = await waitStore.resolveWaits(sql, {
-        runId: ctx.runId, epoch: ctx.epoch, token: ctx.token, maySuspend, recheckMs: options.waitRecheckMs,
-        waits: waits.map(({ seq, kind, name, key, ms, due }) => ({ seq, kind, name, key, ms, due })),
-      });
+      const resolve = () =>
+        waitStore.resolveWaits(sql, {
+          runId: ctx.runId, epoch: ctx.epoch, token: ctx.token, maySuspend, recheckMs: options.waitRecheckMs,
+          waits: waits.map(({ seq, kind, name, key, ms, due }) => ({ seq, kind, name, key, ms, due })),
+        });
+      res = maySuspend ? await ctx.releasing(resolve) : await resolve();
       this.failures = 0;
       this.retryAt = 0;
     } catch (err) {

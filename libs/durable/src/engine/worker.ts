@@ -225,15 +225,29 @@ export class Worker {
       return;
     }
     const sentAt = Date.now();
+    if (sentAt - this.lastHeartbeatOk > this.services.options.leaseMs) {
+      // This process was away past its leases (frozen, a long pause): another worker may own these
+      // runs by now. Stop them, and hand back those nobody took yet so they are claimable at once.
+      this.services.options.logger.warn(`no lease renewal for ${sentAt - this.lastHeartbeatOk} ms (lease ${this.services.options.leaseMs} ms): stopping ${held.length} run(s) and handing them back`);
+      this.stopAll('lease-lost');
+      await this.release(held);
+      this.lastHeartbeatOk = Date.now();
+      return;
+    }
     // A heartbeat that hangs (a network partition: no error, no answer) must not keep the runs
     // going past their leases: they stop when the last confirmed lease runs out.
     const watchdog = setTimeout(() => this.stopAll('lease-lost'), Math.max(0, this.lastHeartbeatOk + this.services.options.leaseMs - sentAt));
     watchdog.unref?.();
     try {
-      const kept = await runStore.heartbeat(this.services.sql, held, this.services.options.leaseMs);
+      const kept = await runStore.heartbeat(this.services.leaseSql?.() ?? this.services.sql, held, this.services.options.leaseMs);
       this.heartbeatOutage.ok();
       this.lastHeartbeatOk = sentAt; // the extended leases run from (no earlier than) the sending
-      for (const h of held) if (!kept.has(h.id)) this.active.get(h.id)?.ctx.stop('lease-lost');
+      for (const h of held) {
+        const a = this.active.get(h.id);
+        // Not RUNNING under our lease any more: lost, unless this execution is ending or suspending
+        // it right now (or it already ended and the run was claimed again, under a new epoch).
+        if (a && a.run.epoch === h.epoch && !kept.has(h.id) && !a.ctx.isReleasing) a.ctx.stop('lease-lost');
+      }
     } catch (err) {
       this.heartbeatOutage.failed(err);
       if (Date.now() - this.lastHeartbeatOk > this.services.options.leaseMs) {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
 
 /**
  * The one thing the store needs from a database connection: run a parameterized statement
@@ -11,13 +11,13 @@ export interface SqlClient {
 }
 
 /**
- * A pg Pool (or a single checked-out pg client). Statements whose text is in `prepared` are
+ * A pg Pool (or a single pg client: checked out of a pool, or a dedicated one). Statements whose text is in `prepared` are
  * sent as named prepared statements: each connection parses and plans them once, which the
  * benchmark showed to be more than half of Postgres' work per statement on the hot path.
  * Leave `prepared` empty behind a pooler that cannot keep prepared statements (PgBouncer in
  * transaction mode before 1.21).
  */
-export function pgSqlClient(pool: Pool | PoolClient, prepared: ReadonlySet<string> = new Set()): SqlClient {
+export function pgSqlClient(pool: Pool | PoolClient | Client, prepared: ReadonlySet<string> = new Set()): SqlClient {
   const names = new Map<string, string>();
   const nameOf = (text: string) => {
     let name = names.get(text);

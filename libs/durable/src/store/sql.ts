@@ -164,7 +164,9 @@ SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, a
 export const HEARTBEAT = `
 WITH l AS (
   SELECT r.id FROM durable_runs r JOIN unnest($1::text[], $2::int[]) AS h(id, epoch) ON r.id = h.id AND r.lease_epoch = h.epoch
-  WHERE r.status = 'RUNNING'
+  -- An expired lease is not renewed: the worker counts it lost already (it stopped the run), and
+  -- renewing it would hold a run nobody executes until the new lease expires too.
+  WHERE r.status = 'RUNNING' AND r.lease_expires_at > now()
   ORDER BY r.id FOR NO KEY UPDATE OF r)
 UPDATE durable_runs r SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
 FROM l WHERE r.id = l.id
