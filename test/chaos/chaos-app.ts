@@ -17,8 +17,11 @@ const pause = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : 
 @Injectable()
 export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
   constructor() {
-    // One connection per run slot (plus some): transactional steps hold theirs while they work.
-    super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: concurrency + 2, connectionTimeoutMillis: 10_000 }) });
+    // One connection per run slot (plus some) unless the driver sized it to fit the server
+    // (DURABLE_PRISMA_POOL): transactional steps hold theirs while they work, others wait.
+    super({
+      adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: env('DURABLE_PRISMA_POOL', concurrency + 2), connectionTimeoutMillis: 10_000 }),
+    });
   }
   /** After nestjs-durable has drained its in-flight steps (they use this client). */
   async onApplicationShutdown() {
@@ -106,6 +109,7 @@ export class ChaosWorkflows {
       // The driver recognises a process's runs by this id (lease_owner, run history).
       workerId: `chaos:${process.pid}`,
       concurrency,
+      poolSize: env('DURABLE_POOL_SIZE', 10),
       leaseMs: env('DURABLE_LEASE_MS', 3_000),
       heartbeatMs: env('DURABLE_HEARTBEAT_MS', 600),
       pollIntervalMs: env('DURABLE_POLL_MS', 250),

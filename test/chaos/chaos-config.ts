@@ -89,9 +89,35 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   return s;
 }
 
+/** Connection pools of one worker process: the engine's own, and the app's Prisma pool. */
+export interface WorkerPools {
+  engine: number;
+  prisma: number;
+}
+
+/**
+ * Pools that let `workers` processes (and a replacement booting next to them) fit in the
+ * connections the server has free: each process also holds one LISTEN session. Fewer Prisma
+ * connections than runs at once only make steps wait for one. Throws when even small pools do
+ * not fit, saying what to change.
+ */
+export function poolsFor(s: ChaosSettings, freeConnections: number, maxConnections: number): WorkerPools {
+  const spare = 8; // the driver's pool, its sampler, the proxy, psql
+  const perWorker = Math.floor((freeConnections - spare) / (s.workers + 1));
+  if (perWorker < 5) {
+    throw new Error(
+      `chaos: ${s.workers} workers need at least 5 connections each, and the server has ${freeConnections} free ` +
+        `(max_connections ${maxConnections}): use fewer workers (-P) or raise max_connections.`,
+    );
+  }
+  const engine = Math.max(2, Math.min(10, Math.floor(perWorker / 3)));
+  return { engine, prisma: Math.max(2, Math.min(s.concurrency + 2, perWorker - engine - 1)) };
+}
+
 /** Environment of a worker process (read by chaos-app.ts). */
-export function workerEnv(s: ChaosSettings): Record<string, string> {
+export function workerEnv(s: ChaosSettings, pools?: WorkerPools): Record<string, string> {
   return {
+    ...(pools ? { DURABLE_POOL_SIZE: String(pools.engine), DURABLE_PRISMA_POOL: String(pools.prisma) } : {}),
     NO_COLOR: '1',
     DURABLE_CONCURRENCY: String(s.concurrency),
     DURABLE_LEASE_MS: String(s.leaseMs),

@@ -3,7 +3,7 @@ import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
 import type { ChaosInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
-import { between, workerEnv, type ChaosSettings } from './chaos-config.js';
+import { between, poolsFor, workerEnv, type ChaosSettings } from './chaos-config.js';
 import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
 import { loadFacts } from './chaos-facts.js';
 import { Fleet } from './chaos-fleet.js';
@@ -19,7 +19,9 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
   const pool = new pg.Pool({ connectionString: url, max: 3, connectionTimeoutMillis: 5_000 });
   pool.on('error', () => {}); // idle connections die when Postgres restarts; the next query reconnects
   const proxy = s.outage === 'proxy' ? await TcpProxy.start(url) : null;
-  const fleet = new Fleet(proxy ? proxy.url(url) : url, workerEnv(s), log);
+  const pools = poolsFor(s, ...(await serverConnections(pool)));
+  log(`pools per worker: engine ${pools.engine} + LISTEN 1 + Prisma ${pools.prisma} connections (sized to the server's free connections)`);
+  const fleet = new Fleet(proxy ? proxy.url(url) : url, workerEnv(s, pools), log);
   const t0 = Date.now();
   const stamp = (line: string) => log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
   let progress: Progress = { finished: 0, leased: new Map() };
@@ -132,4 +134,14 @@ async function waitForDatabase(pool: pg.Pool): Promise<void> {
       await delay(100);
     }
   }
+}
+
+/** Connections the server has free for the workers, and its max_connections. */
+async function serverConnections(pool: pg.Pool): Promise<[number, number]> {
+  const { rows } = await pool.query<{ free: number; max: number }>(
+    `SELECT current_setting('max_connections')::int AS max,
+            current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
+              - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free`,
+  );
+  return [rows[0].free, rows[0].max];
 }
