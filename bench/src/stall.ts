@@ -1,3 +1,5 @@
+import { withClient } from './db.js';
+
 /**
  * Keeps a benchmark phase from waiting forever: a workflow that fails (a peer's step ran out of
  * connections, a bug) never signals completion, so every wait for "N done" goes through here.
@@ -34,6 +36,23 @@ export async function guardStall<T>(what: string, work: Promise<T>, progress: ()
   } finally {
     clearInterval(timer);
   }
+}
+
+/** Where a peer keeps its workflows: the table, its status column values, and the error text of a failed one. */
+export interface StatusSource {
+  label: string;
+  table: string;
+  failedStatus: string;
+  errorSql: string;
+}
+
+/** A peer's workflows by status, and the error of one that failed: what a stalled phase reports. */
+export async function statusSummary(url: string, src: StatusSource): Promise<string> {
+  return withClient(url, async (c) => {
+    const { rows } = await c.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM ${src.table} GROUP BY status ORDER BY status`);
+    const failed = await c.query<{ error: string }>(`SELECT left(${src.errorSql}, 300) AS error FROM ${src.table} WHERE status = $1 LIMIT 1`, [src.failedStatus]);
+    return `${src.label} by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
+  });
 }
 
 /** Connections of the pool each worker process's steps use with --db-write (both peers): like an app's Prisma pool, bounded. */

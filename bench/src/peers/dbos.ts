@@ -23,7 +23,7 @@ import pg from 'pg';
 import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu } from '../pg-cpu.js';
-import { guardStall, writePoolSize } from '../stall.js';
+import { guardStall, statusSummary, writePoolSize, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 
 export interface DbosOpts extends RunOpts {
@@ -115,16 +115,9 @@ async function readTimings(url: string, prefix: string): Promise<Timing[]> {
   });
 }
 
-/** Wait until DBOS has recorded the outcome of these workflows (the body finishing is not enough). */
-/** DBOS's workflows by status, and the error of one that failed: what a stalled phase reports. */
-async function dbosStatusSummary(url: string): Promise<string> {
-  return withClient(url, async (c) => {
-    const { rows } = await c.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM dbos.workflow_status GROUP BY status ORDER BY status');
-    const failed = await c.query<{ error: string }>(`SELECT left(error, 300) AS error FROM dbos.workflow_status WHERE status = 'ERROR' LIMIT 1`);
-    return `DBOS workflows by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
-  });
-}
+const DBOS_STATUS: StatusSource = { label: 'DBOS workflows', table: 'dbos.workflow_status', failedStatus: 'ERROR', errorSql: 'error' };
 
+/** Wait until DBOS has recorded the outcome of these workflows (the body finishing is not enough). */
 async function awaitRecorded(ids: string[]): Promise<void> {
   for (const id of ids) {
     await DBOS.retrieveWorkflow(id).getResult({ pollingIntervalMs: 5 });
@@ -217,7 +210,7 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   const awaitAll = async (done: Promise<void[]>) => {
     const progress = setInterval(() => log(`  done ${finishOrder.length}/${N}`), 2000);
     try {
-      await guardStall('DBOS', done, () => finishOrder.length, () => dbosStatusSummary(url));
+      await guardStall('DBOS', done, () => finishOrder.length, () => statusSummary(url, DBOS_STATUS));
     } finally {
       clearInterval(progress);
     }
@@ -239,7 +232,7 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   log(`warm-up: ${warm} workflows`);
   const warmDone: Promise<void>[] = [];
   for (let i = 0; i < warm; i++) warmDone.push((await enqueue(`warm-${i}`)).done);
-  await guardStall('DBOS warm-up', Promise.all(warmDone), () => finishOrder.length, () => dbosStatusSummary(url));
+  await guardStall('DBOS warm-up', Promise.all(warmDone), () => finishOrder.length, () => statusSummary(url, DBOS_STATUS));
 
   log(`idle probe: ${idleRuns} sequential runs`);
   for (let i = 0; i < idleRuns; i++) {

@@ -23,7 +23,7 @@ import { databaseName, readDbStats, recreateDatabase, withClient, type DbStats }
 import type { PeerFigures, RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu, type PgCpuSnapshot } from '../pg-cpu.js';
 import type { ProfileSummary } from '../profile.js';
-import { guardStall } from '../stall.js';
+import { guardStall, statusSummary, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 import type { Snap } from './ours-child.js';
 import {
@@ -168,18 +168,11 @@ const dbDelta = (a: DbStats, b: DbStats, n: number) => ({
 
 // ---- the run ---------------------------------------------------------------------------------
 
+const RUN_STATUS: StatusSource = { label: 'runs', table: 'durable_runs', failedStatus: 'FAILED', errorSql: "error->>'message'" };
+
 /** Waits until `target` runs finished in this phase; fails with the runs by status if nothing finishes for a minute. */
 export function untilDone(ws: WorkerSet, target: number, url: string, log?: (m: string) => void): Promise<void> {
-  return guardStall('nestjs-durable', ws.done.until(target, log), () => ws.done.n, () => runStatusSummary(url));
-}
-
-/** Runs by status, and the error of one that failed: what a stalled phase reports. */
-async function runStatusSummary(url: string): Promise<string> {
-  return withClient(url, async (c) => {
-    const { rows } = await c.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM durable_runs GROUP BY status ORDER BY status');
-    const failed = await c.query<{ error: string }>(`SELECT left(error->>'message', 300) AS error FROM durable_runs WHERE status = 'FAILED' LIMIT 1`);
-    return `runs by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
-  });
+  return guardStall('nestjs-durable', ws.done.until(target, log), () => ws.done.n, () => statusSummary(url, RUN_STATUS));
 }
 
 export async function runOurs(opts: OursOpts): Promise<OursResult> {
