@@ -49,6 +49,12 @@ export interface PeerFigures {
   notes: string[];
 }
 
+/** Each peer's own pool (ours per worker process, DBOS' system database pool) at a concurrency. */
+export const peerPoolSize = (concurrency: number) => Math.max(10, concurrency + 5);
+
+/** Connections of the pool each worker process's steps use with --db-write (both peers): like an app's Prisma pool, bounded. */
+export const writePoolSize = (concurrency: number) => Math.min(concurrency, 10);
+
 export interface RunOpts {
   /** N: workflows in the saturation run. */
   workflows: number;

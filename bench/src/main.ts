@@ -7,13 +7,12 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { serverVersion, withClient } from './db.js';
-import type { RunOpts } from './figures.js';
+import { peerPoolSize, writePoolSize, type RunOpts } from './figures.js';
 import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
 import { runOurs } from './peers/ours.js';
 import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type LevelReport, type Report } from './report.js';
-import { writePoolSize } from './stall.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -170,7 +169,7 @@ process.exit(0);
  */
 async function warnAboutConnections(): Promise<void> {
   const top = Math.max(...levels);
-  const enginePool = Math.max(10, top + 5);
+  const enginePool = peerPoolSize(top);
   const writes = base.dbWrite ? writePoolSize(top) : 0;
   const ours = workers * (enginePool + 1 + writes) + (workers > 1 ? enginePool : 0);
   const dbos = enginePool + writes + 2;

@@ -54,6 +54,3 @@ export async function statusSummary(url: string, src: StatusSource): Promise<str
     return `${src.label} by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
   });
 }
-
-/** Connections of the pool each worker process's steps use with --db-write (both peers): like an app's Prisma pool, bounded. */
-export const writePoolSize = (concurrency: number) => Math.min(concurrency, 10);

@@ -21,9 +21,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
-import type { PeerFigures, RunOpts } from '../figures.js';
+import { peerPoolSize, writePoolSize, type PeerFigures, type RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu } from '../pg-cpu.js';
-import { guardStall, statusSummary, writePoolSize, type StatusSource } from '../stall.js';
+import { guardStall, statusSummary, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 
 export interface DbosOpts extends RunOpts {
@@ -146,7 +146,7 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   const url = opts.databaseUrl;
   const dbName = databaseName(url);
   const payload = 'x'.repeat(opts.payloadBytes);
-  const poolSize = Math.max(10, opts.concurrency + 5);
+  const poolSize = peerPoolSize(opts.concurrency);
   const notes: string[] = [];
 
   log(`recreating database ${dbName}`);

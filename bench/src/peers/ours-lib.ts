@@ -14,7 +14,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { writePoolSize } from '../stall.js';
+import { writePoolSize } from '../figures.js';
 import { DurableEngine } from '../../../libs/durable/src/engine/engine.js';
 import { WorkflowRegistry } from '../../../libs/durable/src/engine/registry.js';
 import { invokeStep } from '../../../libs/durable/src/engine/step-runner.js';

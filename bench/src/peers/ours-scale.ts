@@ -18,6 +18,7 @@
  */
 import pg from 'pg';
 import { databaseName, dropDatabase, recreateDatabase } from '../db.js';
+import { peerPoolSize } from '../figures.js';
 import { percentile, percentiles } from '../stats.js';
 import { createSchema, OursHost, QUEUE, SQL, WORKFLOW, type HostConfig } from './ours-lib.js';
 import { enqueueBulk, readTimings, untilDone } from './ours.js';
@@ -92,7 +93,7 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
   const limit = opts.concurrency;
   const cfg = (worker: boolean): HostConfig => ({
     url, steps: opts.steps, concurrency: opts.concurrency, dbWrite: false, worker, history: opts.history,
-    pollIntervalMs: opts.pollIntervalMs, poolSize: Math.max(10, opts.concurrency + 5),
+    pollIntervalMs: opts.pollIntervalMs, poolSize: peerPoolSize(opts.concurrency),
   });
   const claimParams = [QUEUE, limit, 'bench-claimer', 30_000, [WORKFLOW], opts.history];
 

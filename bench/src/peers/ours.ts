@@ -20,7 +20,7 @@
  * Timestamps are durable_runs.created_at / started_at / finished_at (database clock, ms).
  */
 import { databaseName, readDbStats, recreateDatabase, withClient, type DbStats } from '../db.js';
-import type { PeerFigures, RunOpts } from '../figures.js';
+import { peerPoolSize, type PeerFigures, type RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu, type PgCpuSnapshot } from '../pg-cpu.js';
 import type { ProfileSummary } from '../profile.js';
 import { guardStall, statusSummary, type StatusSource } from '../stall.js';
@@ -185,7 +185,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   const payload = 'x'.repeat(opts.payloadBytes);
   const history = opts.history ?? true;
   const bulkRuns = Math.max(N, opts.bulkRuns ?? 10_000);
-  const poolSize = Math.max(10, opts.concurrency + 5);
+  const poolSize = peerPoolSize(opts.concurrency);
   const notes: string[] = [];
   const cfg = (worker: boolean): HostConfig => ({
     url, steps: opts.steps, concurrency: opts.concurrency, dbWrite: opts.dbWrite, worker, history,
