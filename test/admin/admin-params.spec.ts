@@ -1,6 +1,6 @@
 import { AdminParamError, parseForkBody, parseListQuery, parseStatsQuery } from '../../libs/durable/src/admin/params.js';
 import { decodeCursor, encodeCursor } from '../../libs/durable/src/admin/cursor.js';
-import { likePrefix } from '../../libs/durable/src/store/admin-store.js';
+import { likePrefix } from '../../libs/durable/src/store/admin-list.js';
 
 /** Parameter parsing without HTTP: also the shapes an app's "extended" (qs) query parser produces. */
 describe('admin parameter parsing', () => {
@@ -9,15 +9,28 @@ describe('admin parameter parsing', () => {
       fn();
     } catch (e) {
       expect(e).toBeInstanceOf(AdminParamError);
-      return ((e as AdminParamError).getResponse() as { parameter: string }).parameter;
+      return (e as AdminParamError).parameter;
     }
     throw new Error('expected an AdminParamError');
   };
 
   it('has defaults for an empty query', () => {
     expect(parseListQuery({})).toEqual({
-      filter: { statuses: null, workflows: null, queues: null, createdFrom: null, createdTo: null, finishedFrom: null, finishedTo: null, idPrefix: null, parentId: null },
-      sort: 'created', order: 'desc', limit: 50, cursor: null,
+      filter: {
+        statuses: null,
+        workflows: null,
+        queues: null,
+        createdFrom: null,
+        createdTo: null,
+        finishedFrom: null,
+        finishedTo: null,
+        idPrefix: null,
+        parentId: null,
+      },
+      sort: 'created',
+      order: 'desc',
+      limit: 50,
+      cursor: null,
     });
     expect(parseListQuery(undefined).limit).toBe(50);
     expect(parseStatsQuery({})).toEqual({ windowMinutes: 60 });
@@ -51,7 +64,18 @@ describe('admin parameter parsing', () => {
   it('reads fork bodies', () => {
     expect(parseForkBody({ fromStep: 3 })).toEqual({ fromStep: 3 });
     expect(parseForkBody({ fromStep: '0' })).toEqual({ fromStep: 0 });
-    for (const bad of [undefined, null, 'x', [], {}, { fromStep: -1 }, { fromStep: 2.5 }, { fromStep: '1e3' }, { fromStep: 1_000_001 }, { fromStep: true }]) {
+    for (const bad of [
+      undefined,
+      null,
+      'x',
+      [],
+      {},
+      { fromStep: -1 },
+      { fromStep: 2.5 },
+      { fromStep: '1e3' },
+      { fromStep: 1_000_001 },
+      { fromStep: true },
+    ]) {
       expect(param(() => parseForkBody(bad))).toBe('fromStep');
     }
   });

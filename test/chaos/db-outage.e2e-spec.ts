@@ -163,7 +163,7 @@ describe('database outages', () => {
     const warnings: string[] = [];
     const logger = { log() {}, error() {}, debug() {}, warn: (m: string) => warnings.push(m) };
     const e = await engine({}, { worker: false, logger });
-    await Promise.all(Array.from({ length: 6 }, () => e.sqlClient.query('SELECT pg_sleep(0.05)'))); // 6 pooled connections
+    await Promise.all(Array.from({ length: 6 }, () => e.storeForTools.sql.query('SELECT pg_sleep(0.05)'))); // 6 pooled connections
     await proxy.outage(500);
     await new Promise((r) => setTimeout(r, 200));
     expect(warnings.filter((w) => w.includes('idle database connection lost'))).toHaveLength(1);

@@ -57,12 +57,18 @@ describe('Nest app over HTTP', () => {
   });
 
   it('starts a workflow over HTTP and reads its result and steps', async () => {
-    const { body } = await request(app.getHttpServer()).post('/runs').send({ workflow: 'counted', input: { steps: 2 } }).expect(201);
+    const { body } = await request(app.getHttpServer())
+      .post('/runs')
+      .send({ workflow: 'counted', input: { steps: 2 } })
+      .expect(201);
     const res = await request(app.getHttpServer()).get(`/runs/${body.id}/result`).expect(200);
     expect(res.body.output).toEqual({ pids: [process.pid, process.pid], finishedBy: process.pid });
     const run = await request(app.getHttpServer()).get(`/runs/${body.id}`).expect(200);
     expect(run.body).toMatchObject({ id: body.id, workflowName: 'counted', status: 'SUCCEEDED', input: { steps: 2 } });
-    expect(run.body.steps.map((s: { name: string; seq: number }) => [s.seq, s.name])).toEqual([[0, 'count'], [1, 'count']]);
+    expect(run.body.steps.map((s: { name: string; seq: number }) => [s.seq, s.name])).toEqual([
+      [0, 'count'],
+      [1, 'count'],
+    ]);
   });
 
   it('starts by class and method (typed form)', async () => {
@@ -128,7 +134,39 @@ describe('boot-time errors', () => {
   });
 
   it('fails on a request-scoped workflow provider', async () => {
-    await expect(boot(withDurable([PerRequest]))).rejects.toThrow(/PerRequest\.perRequest\(\) is a @Workflow\(\) on a request-scoped provider/);
+    await expect(boot(withDurable([PerRequest]))).rejects.toThrow(
+      /PerRequest\.perRequest\(\) is a @Workflow\(\) on a request-scoped provider/,
+    );
+  });
+
+  it('discovers @Workflow() methods on factory and value providers too, through their instance', async () => {
+    class Made {
+      @Workflow({ name: 'fromFactory' }) async made(input: { n: number }) {
+        return input.n * 2;
+      }
+    }
+    class Given {
+      @Workflow({ name: 'fromValue' }) async given(input: { n: number }) {
+        return input.n + 1;
+      }
+    }
+    const app = await boot(
+      withDurable(
+        [
+          { provide: 'MADE', useFactory: () => new Made() },
+          { provide: 'GIVEN', useValue: new Given() },
+        ],
+        { pollIntervalMs: 50 },
+      ),
+    );
+    try {
+      const client = app.get(WorkflowClient);
+      expect(await (await client.start('fromFactory', { n: 21 })).result({ timeoutMs: 10_000 })).toBe(42);
+      expect(await (await client.start('fromValue', { n: 41 })).result({ timeoutMs: 10_000 })).toBe(42);
+      expect(await (await client.start(Made, 'made', { n: 1 })).result({ timeoutMs: 10_000 })).toBe(2);
+    } finally {
+      await app.close();
+    }
   });
 
   it('fails on invalid options with every problem listed', async () => {

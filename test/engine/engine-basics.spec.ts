@@ -76,7 +76,7 @@ describe('engine basics (no Nest)', () => {
   it('rejects bad start options with typed errors and writes nothing', async () => {
     const before = await h.query(`SELECT count(*)::int AS n FROM durable_runs`);
     for (const opts of [{ id: '' }, { id: 'x'.repeat(300) }, { timeoutMs: -1 }, { priority: Number.NaN }, { runAt: new Date('nope') }]) {
-      await expect(h.engines[0].startRun('sum', { n: 1 }, opts as never)).rejects.toThrow(DurableError);
+      await expect(h.engines[0].startRun('sum', { n: 1 }, opts as never)).rejects.toBeInstanceOf(DurableError);
     }
     await expect(h.engines[0].startRun('sum', { f: () => 1 })).rejects.toThrow(/input of workflow "sum": cannot store the value at \$\.f: a function/);
     expect(await h.query(`SELECT count(*)::int AS n FROM durable_runs`)).toEqual(before);

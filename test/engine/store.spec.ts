@@ -1,35 +1,42 @@
-import { runStore } from '../../libs/durable/src/store/run-store.js';
-import { pgSqlClient, type SqlClient } from '../../libs/durable/src/store/sql-client.js';
-import { CLAIM } from '../../libs/durable/src/store/sql.js';
+import { claim, leaseHeartbeat, sweepExpiredLeases } from '../../libs/durable/src/store/leases.js';
+import { finishRuns, insertStep, insertSteps } from '../../libs/durable/src/store/checkpoints.js';
+import { sweepDeadlines, sweepRetention } from '../../libs/durable/src/store/maintenance.js';
+import { cancelTree } from '../../libs/durable/src/store/control.js';
+import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
+import { createStore, type Store } from '../../libs/durable/src/store/store.js';
+import { engineStatements } from '../../libs/durable/src/store/statement.js';
 import { EngineHarness, sleep } from '../support/engine-harness.js';
 
 /** The store's statements against real Postgres: claim, fencing, heartbeat, sweeper. */
 describe('store: claim, fencing, sweeper', () => {
   let h: EngineHarness;
-  let sql: SqlClient;
+  let sql: Store;
   beforeAll(async () => {
     h = await EngineHarness.create('store');
-    sql = pgSqlClient(h.pool);
+    sql = createStore(pgSqlClient(h.pool, { prepared: false }), { history: true });
   });
   afterAll(() => h.close());
   beforeEach(() => h.query('TRUNCATE durable_runs CASCADE'));
 
   const insert = (n: number, extra: string = '') =>
-    h.query(`INSERT INTO durable_runs (id, workflow_name, queue, input ${extra ? ', priority, available_at' : ''})
-             SELECT 'r' || i, 'wf', 'q', '{}'::jsonb ${extra} FROM generate_series(1, $1) i`, [n]);
+    h.query(
+      `INSERT INTO durable_runs (id, workflow_name, queue, input ${extra ? ', priority, available_at' : ''})
+             SELECT 'r' || i, 'wf', 'q', '{}'::jsonb ${extra} FROM generate_series(1, $1) i`,
+      [n],
+    );
 
   it('claims disjoint batches under concurrency, one statement each', async () => {
     await insert(100);
     const [a, b, c] = await Promise.all([
-      runStore.claim(sql, 'q', 60, 'A', 10_000, ['wf']),
-      runStore.claim(sql, 'q', 60, 'B', 10_000, ['wf']),
-      runStore.claim(sql, 'q', 60, 'C', 10_000, ['wf']),
+      claim(sql, 'q', 60, 'A', 10_000, ['wf']),
+      claim(sql, 'q', 60, 'B', 10_000, ['wf']),
+      claim(sql, 'q', 60, 'C', 10_000, ['wf']),
     ]);
     const ids = [...a, ...b, ...c].map((r) => r.id);
     expect(ids).toHaveLength(100);
     expect(new Set(ids).size).toBe(100);
     expect(a.every((r) => r.epoch === 1 && r.attempt === 1 && r.steps.length === 0)).toBe(true);
-    expect(await runStore.claim(sql, 'q', 10, 'D', 10_000, ['wf'])).toEqual([]);
+    expect(await claim(sql, 'q', 10, 'D', 10_000, ['wf'])).toEqual([]);
   });
 
   it('claims by priority then age, never before available_at, only its queue', async () => {
@@ -37,7 +44,7 @@ describe('store: claim, fencing, sweeper', () => {
       ('late', 'wf', 'q', 0, now() + interval '1 hour'), ('low', 'wf', 'q', 5, now() - interval '1 minute'),
       ('high-new', 'wf', 'q', 0, now() - interval '1 second'), ('high-old', 'wf', 'q', 0, now() - interval '2 seconds'),
       ('other', 'wf', 'other-q', 0, now())`);
-    const ids = async (limit: number) => (await runStore.claim(sql, 'q', limit, 'A', 10_000, ['wf'])).map((r) => r.id).sort();
+    const ids = async (limit: number) => (await claim(sql, 'q', limit, 'A', 10_000, ['wf'])).map((r) => r.id).sort();
     expect(await ids(1)).toEqual(['high-old']);
     expect(await ids(1)).toEqual(['high-new']);
     expect(await ids(10)).toEqual(['low']);
@@ -45,40 +52,48 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('claims only workflows the worker has code for', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, queue) VALUES ('known', 'wf', 'q'), ('newer', 'wf-v2', 'q')`);
-    expect((await runStore.claim(sql, 'q', 10, 'old-instance', 10_000, ['wf'])).map((r) => r.id)).toEqual(['known']);
+    expect((await claim(sql, 'q', 10, 'old-instance', 10_000, ['wf'])).map((r) => r.id)).toEqual(['known']);
   });
 
   it('uses the partial claim indexes, and sleeping runs cost an empty claim nothing', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, status, available_at)
                    SELECT 'sleeping-' || i, 'wf', 'q', 'WAITING', now() + interval '1 hour' FROM generate_series(1, 20000) i`);
     await h.query('ANALYZE durable_runs');
-    const plan = await h.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${CLAIM.replace(/\$(\d)/g, (_, n) => ["'q'", '10', "'A'", '1000', "ARRAY['wf']", 'false'][Number(n) - 1])}`);
+    const plan = await h.query(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${engineStatements()
+        .get('durable_claim')!
+        .replace(/\$(\d)/g, (_, n) => ["'q'", '10', "'A'", '1000', "ARRAY['wf']", 'false'][Number(n) - 1])}`,
+    );
     const text = JSON.stringify(plan);
     expect(text).toContain('durable_runs_claim_idx');
     expect(text).toContain('durable_runs_wake_idx');
     const buffers = (function sum(node: any): number {
-      return (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0) + (node.Plans ?? []).reduce((a: number, p: any) => a + sum(p), 0);
+      return (
+        (node['Shared Hit Blocks'] ?? 0) +
+        (node['Shared Read Blocks'] ?? 0) +
+        (node.Plans ?? []).reduce((a: number, p: any) => a + sum(p), 0)
+      );
     })(plan[0]['QUERY PLAN'][0].Plan);
     expect(buffers).toBeLessThan(50); // the 20,000 sleeping runs are not scanned
   });
 
   it('fences every write of a worker whose lease moved on (zombie)', async () => {
     await insert(1);
-    const [mine] = await runStore.claim(sql, 'q', 1, 'A', 100, ['wf']);
+    const [mine] = await claim(sql, 'q', 1, 'A', 100, ['wf']);
     const step = { runId: mine.id, seq: 0, name: 's', status: 'SUCCEEDED' as const, output: '1', error: null, attempts: 1, durationMs: 1 };
-    expect(await runStore.insertStep(sql, { ...step, epoch: mine.epoch })).toBe(true);
+    expect(await insertStep(sql, { ...step, epoch: mine.epoch })).toBe(true);
     await sleep(150); // lease expires; another instance sweeps and claims
-    expect(await runStore.sweepExpiredLeases(sql, 10)).toBe(1);
-    const [theirs] = await runStore.claim(sql, 'q', 1, 'B', 10_000, ['wf']);
+    expect(await sweepExpiredLeases(sql, 10)).toBe(1);
+    const [theirs] = await claim(sql, 'q', 1, 'B', 10_000, ['wf']);
     expect(theirs.epoch).toBe(mine.epoch + 1);
     expect(theirs.steps.map((s) => s.seq)).toEqual([0]);
     // The zombie A: heartbeat, checkpoint and completion all match nothing.
-    expect((await runStore.heartbeat(sql, [{ id: mine.id, epoch: mine.epoch }], 10_000)).size).toBe(0);
-    expect(await runStore.insertStep(sql, { ...step, seq: 1, epoch: mine.epoch })).toBe(false);
-    const end = (epoch: number, output: string) => runStore.finishRuns(sql, [{ runId: mine.id, epoch, status: 'SUCCEEDED', output, error: null }]);
+    expect((await leaseHeartbeat(sql, [{ id: mine.id, epoch: mine.epoch }], 10_000)).size).toBe(0);
+    expect(await insertStep(sql, { ...step, seq: 1, epoch: mine.epoch })).toBe(false);
+    const end = (epoch: number, output: string) => finishRuns(sql, [{ runId: mine.id, epoch, status: 'SUCCEEDED', output, error: null }]);
     expect((await end(mine.epoch, '"zombie"')).size).toBe(0);
     // The owner B writes normally.
-    expect(await runStore.insertStep(sql, { ...step, seq: 1, epoch: theirs.epoch })).toBe(true);
+    expect(await insertStep(sql, { ...step, seq: 1, epoch: theirs.epoch })).toBe(true);
     expect((await end(theirs.epoch, '"owner"')).size).toBe(1);
     const [row] = await h.query(`SELECT status, output, lease_owner FROM durable_runs WHERE id = $1`, [mine.id]);
     expect(row).toEqual({ status: 'SUCCEEDED', output: 'owner', lease_owner: null });
@@ -86,14 +101,22 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('batched checkpoints and run ends are fenced per run, in one statement each', async () => {
     await insert(4);
-    const runs = await runStore.claim(sql, 'q', 4, 'A', 10_000, ['wf']);
-    await runStore.cancel(sql, runs[3].id); // its lease is gone
+    const runs = await claim(sql, 'q', 4, 'A', 10_000, ['wf']);
+    await cancelTree(sql, runs[3].id, true); // its lease is gone
     const step = (r: (typeof runs)[number], seq: number, epoch = r.epoch) => ({
-      runId: r.id, epoch, seq, name: 's', status: 'SUCCEEDED' as const, output: `${seq}`, error: null, attempts: 1, durationMs: 2,
+      runId: r.id,
+      epoch,
+      seq,
+      name: 's',
+      status: 'SUCCEEDED' as const,
+      output: `${seq}`,
+      error: null,
+      attempts: 1,
+      durationMs: 2,
     });
-    const written = await runStore.insertSteps(sql, [step(runs[0], 0), step(runs[0], 1), step(runs[1], 0), step(runs[2], 0, 99), step(runs[3], 0)]);
+    const written = await insertSteps(sql, [step(runs[0], 0), step(runs[0], 1), step(runs[1], 0), step(runs[2], 0, 99), step(runs[3], 0)]);
     expect([...written].sort()).toEqual([`${runs[0].id}:0`, `${runs[0].id}:1`, `${runs[1].id}:0`].sort());
-    const ended = await runStore.finishRuns(sql, [
+    const ended = await finishRuns(sql, [
       { runId: runs[0].id, epoch: runs[0].epoch, status: 'SUCCEEDED', output: '"a"', error: null },
       { runId: runs[1].id, epoch: runs[1].epoch, status: 'FAILED', output: null, error: '{"message":"x"}' },
       { runId: runs[2].id, epoch: 99, status: 'SUCCEEDED', output: '"zombie"', error: null },
@@ -105,25 +128,53 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('batched checkpoints, heartbeats and run ends of many runs never deadlock each other', async () => {
     await insert(200);
-    const runs = await runStore.claim(sql, 'q', 200, 'A', 60_000, ['wf']);
+    const runs = await claim(sql, 'q', 200, 'A', 60_000, ['wf']);
     const shuffled = () => [...runs].sort(() => Math.random() - 0.5);
     const work: Promise<unknown>[] = [];
     for (let i = 0; i < 20; i++) {
-      work.push(runStore.insertSteps(sql, shuffled().slice(0, 50).map((r) => ({
-        runId: r.id, epoch: r.epoch, seq: i, name: 's', status: 'SUCCEEDED' as const, output: '1', error: null, attempts: 1, durationMs: 1,
-      }))));
-      work.push(runStore.heartbeat(sql, shuffled().map((r) => ({ id: r.id, epoch: r.epoch })), 60_000));
+      work.push(
+        insertSteps(
+          sql,
+          shuffled()
+            .slice(0, 50)
+            .map((r) => ({
+              runId: r.id,
+              epoch: r.epoch,
+              seq: i,
+              name: 's',
+              status: 'SUCCEEDED' as const,
+              output: '1',
+              error: null,
+              attempts: 1,
+              durationMs: 1,
+            })),
+        ),
+      );
+      work.push(
+        leaseHeartbeat(
+          sql,
+          shuffled().map((r) => ({ id: r.id, epoch: r.epoch })),
+          60_000,
+        ),
+      );
     }
     await Promise.all(work); // a deadlock would reject one of them
-    const ended = await runStore.finishRuns(sql, shuffled().map((r) => ({ runId: r.id, epoch: r.epoch, status: 'SUCCEEDED' as const, output: '1', error: null })));
+    const ended = await finishRuns(
+      sql,
+      shuffled().map((r) => ({ runId: r.id, epoch: r.epoch, status: 'SUCCEEDED' as const, output: '1', error: null })),
+    );
     expect(ended.size).toBe(200);
   });
 
   it('heartbeat extends only the leases still held, in one statement', async () => {
     await insert(3);
-    const runs = await runStore.claim(sql, 'q', 3, 'A', 1_000, ['wf']);
-    await runStore.cancel(sql, runs[0].id);
-    const kept = await runStore.heartbeat(sql, runs.map((r) => ({ id: r.id, epoch: r.epoch })), 60_000);
+    const runs = await claim(sql, 'q', 3, 'A', 1_000, ['wf']);
+    await cancelTree(sql, runs[0].id, true);
+    const kept = await leaseHeartbeat(
+      sql,
+      runs.map((r) => ({ id: r.id, epoch: r.epoch })),
+      60_000,
+    );
     expect([...kept].sort()).toEqual([runs[1].id, runs[2].id].sort());
     const rows = await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE lease_expires_at > now() + interval '50 seconds'`);
     expect(rows[0].n).toBe(2);
@@ -131,28 +182,34 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('heartbeat does not renew a lease that has expired (the worker counts it lost already)', async () => {
     await insert(2);
-    const runs = await runStore.claim(sql, 'q', 2, 'A', 60_000, ['wf']);
+    const runs = await claim(sql, 'q', 2, 'A', 60_000, ['wf']);
     await h.query(`UPDATE durable_runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [runs[0].id]);
-    const kept = await runStore.heartbeat(sql, runs.map((r) => ({ id: r.id, epoch: r.epoch })), 60_000);
+    const kept = await leaseHeartbeat(
+      sql,
+      runs.map((r) => ({ id: r.id, epoch: r.epoch })),
+      60_000,
+    );
     expect([...kept]).toEqual([runs[1].id]);
     const [row] = await h.query(`SELECT lease_expires_at < now() AS expired FROM durable_runs WHERE id = $1`, [runs[0].id]);
     expect(row.expired).toBe(true);
-    expect(await runStore.sweepExpiredLeases(sql, 10)).toBe(1);
+    expect(await sweepExpiredLeases(sql, 10)).toBe(1);
   });
 
   it('sweeps expired leases in bounded batches, safely from several instances at once', async () => {
     await insert(1200);
-    await runStore.claim(sql, 'q', 1200, 'dead', 1, ['wf']);
+    await claim(sql, 'q', 1200, 'dead', 1, ['wf']);
     await sleep(20);
-    const results = await Promise.all([0, 1, 2].map(async () => {
-      let total = 0;
-      for (;;) {
-        const n = await runStore.sweepExpiredLeases(sql, 250);
-        expect(n).toBeLessThanOrEqual(250);
-        total += n;
-        if (n === 0) return total;
-      }
-    }));
+    const results = await Promise.all(
+      [0, 1, 2].map(async () => {
+        let total = 0;
+        for (;;) {
+          const n = await sweepExpiredLeases(sql, 250);
+          expect(n).toBeLessThanOrEqual(250);
+          total += n;
+          if (n === 0) return total;
+        }
+      }),
+    );
     expect(results.reduce((a, b) => a + b, 0)).toBe(1200);
     const [row] = await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'PENDING' AND lease_owner IS NULL`);
     expect(row.n).toBe(1200);
@@ -161,7 +218,7 @@ describe('store: claim, fencing, sweeper', () => {
   it('fails runs past their deadline, and deletes finished runs past retention with their steps', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, deadline_at) VALUES
       ('overdue', 'wf', 'WAITING', now() - interval '1 second'), ('fine', 'wf', 'WAITING', now() + interval '1 hour')`);
-    expect(await runStore.sweepDeadlines(sql, 10)).toEqual(['overdue']);
+    expect(await sweepDeadlines(sql, 10)).toEqual(['overdue']);
     const [r] = await h.query(`SELECT status, error FROM durable_runs WHERE id = 'overdue'`);
     expect(r.status).toBe('FAILED');
     expect(r.error.message).toMatch(/exceeded its deadline.*timeoutMs/);
@@ -169,7 +226,7 @@ describe('store: claim, fencing, sweeper', () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, finished_at) VALUES
       ('old', 'wf', 'SUCCEEDED', now() - interval '2 days'), ('recent', 'wf', 'SUCCEEDED', now())`);
     await h.query(`INSERT INTO durable_steps (run_id, seq, name, status) VALUES ('old', 0, 's', 'SUCCEEDED')`);
-    expect(await runStore.sweepRetention(sql, 24 * 3600_000, 10)).toBe(1);
+    expect(await sweepRetention(sql, 24 * 3600_000, 10)).toBe(1);
     expect(await h.query(`SELECT id FROM durable_runs WHERE id IN ('old', 'recent')`)).toEqual([{ id: 'recent' }]);
     expect(await h.query(`SELECT * FROM durable_steps WHERE run_id = 'old'`)).toEqual([]);
   });

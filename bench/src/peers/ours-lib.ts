@@ -3,26 +3,18 @@
  * the workload registered), shared by the in-process runner (--processes 1) and the child
  * worker / enqueuer processes (ours-child.ts).
  *
- * The library is imported from its source (libs/durable/src), engine files only: the engine is
- * plain TypeScript and needs no Nest (the public index also loads the Nest module, whose
- * decorators tsx would compile only with experimentalDecorators, and whose startup each worker
- * process would pay). Steps go through the engine's invokeStep, which is what @Step() calls.
- * The library's own dependency (`pg`) resolves from the repository root's node_modules, because
- * Node resolves a bare import from the importing file's directory; bench's own `pg` is used only
- * by the harness.
+ * The library is imported as `nestjs-durable/engine` (the Nest-free entry point), from its source:
+ * bench/tsconfig.json maps it to libs/durable/src/engine.ts, which tsx follows, so no build is
+ * needed and no Nest is loaded. Steps are Durable.step calls, the same durable operation a
+ * @Step() method makes. The library's own dependency (`pg`) resolves from the repository root's
+ * node_modules, because Node resolves a bare import from the importing file's directory; bench's
+ * own `pg` is used only by the harness.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { writePoolSize } from '../figures.js';
-import { DurableEngine } from '../../../libs/durable/src/engine/engine.js';
-import { WorkflowRegistry } from '../../../libs/durable/src/engine/registry.js';
-import { invokeStep } from '../../../libs/durable/src/engine/step-runner.js';
-import { Durable } from '../../../libs/durable/src/engine/durable-api.js';
-import { pgConfigFromUrl } from '../../../libs/durable/src/engine/connection.js';
-import type { StepDefinition } from '../../../libs/durable/src/engine/definitions.js';
-import * as SQL from '../../../libs/durable/src/store/sql.js';
-import * as WAIT_SQL from '../../../libs/durable/src/store/wait-sql.js';
+import { Durable, DurableEngine, engineStatements, WorkflowRegistry } from 'nestjs-durable/engine';
 
 export const WORKFLOW = 'bench';
 export const QUEUE = 'default';
@@ -53,11 +45,9 @@ export interface HostConfig {
 
 // ---- statement counting --------------------------------------------------------------------
 
-const NAMES = new Map<string, string>();
-for (const [mod, prefix] of [[SQL, ''], [WAIT_SQL, 'wait-sql.']] as const) {
-  for (const [name, v] of Object.entries(mod)) if (typeof v === 'string' && v.length > 40) NAMES.set(v, prefix + name);
-}
-/** Name of a statement the engine sent (its export name in store/sql.ts or store/wait-sql.ts). */
+/** The engine's fixed statements by SQL text → their name, upper-cased as in the reports (CLAIM, INSERT_STEPS, …). */
+const NAMES = new Map([...engineStatements()].map(([name, text]) => [text, name.replace(/^durable_/, '').toUpperCase()]));
+/** Name of a statement the engine sent (its declared name, as in store/*.ts). */
 export function statementName(text: string): string {
   return NAMES.get(text) ?? `other: ${text.replace(/\s+/g, ' ').trim().slice(0, 60)}`;
 }
@@ -81,7 +71,13 @@ export function diffCounts(after: StatementCounts, before: StatementCounts): Sta
  * pgSqlClient), and is one autocommit transaction. The LISTEN connection is not counted.
  */
 function countedPool(url: string, max: number, counts: StatementCounts, prepared = false): pg.Pool {
-  const pool = new pg.Pool({ ...(pgConfigFromUrl(url) as pg.PoolConfig), max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    application_name: 'nestjs-durable',
+    max,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
   pool.on('error', () => {});
   const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
   (pool as unknown as { query: unknown }).query = (text: unknown, ...rest: unknown[]) => {
@@ -98,8 +94,6 @@ function countedPool(url: string, max: number, counts: StatementCounts, prepared
 
 // ---- the workload --------------------------------------------------------------------------
 
-const STEP: StepDefinition = { name: 'benchStep', options: {} };
-
 /**
  * One engine with the workload registered: N x k trivial steps (each optionally INSERTs one row
  * through its own pool, like the DBOS side). `onDone(id)` is called once a run has finished in
@@ -113,7 +107,10 @@ export class OursHost {
   private readonly pool: pg.Pool;
   private readonly writePool?: pg.Pool;
 
-  constructor(readonly cfg: HostConfig, onDone: (id: string) => void = () => {}) {
+  constructor(
+    readonly cfg: HostConfig,
+    onDone: (id: string) => void = () => {},
+  ) {
     this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, cfg.prepared);
     if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: writePoolSize(cfg.concurrency) });
     const registry = new WorkflowRegistry();
@@ -133,7 +130,7 @@ export class OursHost {
         const id = Durable.runId();
         // Resolves when the worker has written the run's end (or after an hour).
         void this.engine.waitLocal(id, 3_600_000).then(() => onDone(id));
-        for (let i = 0; i < cfg.steps; i++) await invokeStep(STEP, () => stepBody(id, i));
+        for (let i = 0; i < cfg.steps; i++) await Durable.step('benchStep', () => stepBody(id, i));
         return (input as string).length;
       },
     });
@@ -173,7 +170,10 @@ export async function createSchema(url: string): Promise<void> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    for (const m of readdirSync(MIGRATIONS, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort()) {
+    for (const m of readdirSync(MIGRATIONS, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort()) {
       await c.query(readFileSync(`${MIGRATIONS}${m}/migration.sql`, 'utf8'));
     }
     await c.query('CREATE TABLE bench_step_write (id bigserial PRIMARY KEY, workflow_id text NOT NULL, step int NOT NULL)');
@@ -182,4 +182,5 @@ export async function createSchema(url: string): Promise<void> {
   }
 }
 
-export { SQL };
+/** The engine's fixed statements by their report name (CLAIM, INSERT_RUN, …), for the statement-level measurements. */
+export const SQL: Record<string, string> = Object.fromEntries([...NAMES].map(([text, name]) => [name, text]));

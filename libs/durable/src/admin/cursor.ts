@@ -1,4 +1,4 @@
-import type { SortKey, SortOrder } from '../store/admin-store.js';
+import type { SortKey, SortOrder } from '../store/admin-list.js';
 import { AdminParamError, MAX_NAME } from './param-error.js';
 
 /** Where a page ended: the sort value and id of its last run. */

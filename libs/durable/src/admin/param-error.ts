@@ -1,11 +1,12 @@
-import { BadRequestException } from '@nestjs/common';
+import { MAX_ID_LENGTH } from '../config/limits.js';
+import { InvalidArgumentError } from '../errors/index.js';
 
-/** Run ids, workflow and queue names: what the engine accepts (at most 256 characters). */
-export const MAX_NAME = 256;
+/** Run ids, workflow and queue names: what the engine accepts. */
+export const MAX_NAME = MAX_ID_LENGTH;
 
-/** 400 naming the parameter at fault. */
-export class AdminParamError extends BadRequestException {
+/** A bad admin API parameter: answered 400, naming the parameter. */
+export class AdminParamError extends InvalidArgumentError {
   constructor(parameter: string, problem: string) {
-    super({ statusCode: 400, error: 'Bad Request', message: `Invalid parameter "${parameter}": ${problem}`, parameter });
+    super(`Invalid parameter "${parameter}": ${problem}`, parameter);
   }
 }

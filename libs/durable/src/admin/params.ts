@@ -1,5 +1,6 @@
-import { RUN_STATUSES, type RunFilter, type SortKey, type SortOrder } from '../store/admin-store.js';
-import type { RunStatus } from '../store/run-store.js';
+import type { RunFilter, SortKey, SortOrder } from '../store/admin-list.js';
+import { RUN_STATUSES } from '../store/rows.js';
+import type { RunStatus } from '../store/rows.js';
 import { decodeCursor, type Cursor } from './cursor.js';
 import { AdminParamError, MAX_NAME } from './param-error.js';
 
@@ -17,7 +18,10 @@ export function onlyKnown(query: unknown, known: readonly string[]): Query {
   if (typeof query !== 'object' || Array.isArray(query)) throw new AdminParamError('query', 'must be a query string');
   for (const key of Object.keys(query)) {
     if (!known.includes(key)) {
-      throw new AdminParamError(key.slice(0, 64), `unknown parameter; this endpoint accepts ${known.length ? known.join(', ') : 'no parameters'}`);
+      throw new AdminParamError(
+        key.slice(0, 64),
+        `unknown parameter; this endpoint accepts ${known.length ? known.join(', ') : 'no parameters'}`,
+      );
     }
   }
   return query as Query;
@@ -41,7 +45,10 @@ function values(q: Query, name: string, split: boolean): string[] | null {
   if (v === undefined || v === null) return null;
   const list = Array.isArray(v) ? v : [v];
   if (list.some((x) => typeof x !== 'string')) throw new AdminParamError(name, 'must be a string (or the parameter repeated)');
-  const out = (list as string[]).flatMap((x) => (split ? x.split(',') : [x])).map((x) => x.trim()).filter((x) => x.length);
+  const out = (list as string[])
+    .flatMap((x) => (split ? x.split(',') : [x]))
+    .map((x) => x.trim())
+    .filter((x) => x.length);
   if (out.length > MAX_VALUES) throw new AdminParamError(name, `at most ${MAX_VALUES} values`);
   out.forEach((x) => text(name, x));
   return out.length ? [...new Set(out)] : null;
@@ -66,7 +73,8 @@ function oneOf<T extends string>(q: Query, name: string, allowed: readonly T[], 
 /** An integer in [min, max] (decimal digits only). */
 export function integer(name: string, v: unknown, min: number, max: number): number {
   const s = typeof v === 'number' ? String(v) : v;
-  if (typeof s !== 'string' || !/^-?\d{1,16}$/.test(s.trim())) throw new AdminParamError(name, `must be an integer between ${min} and ${max}`);
+  if (typeof s !== 'string' || !/^-?\d{1,16}$/.test(s.trim()))
+    throw new AdminParamError(name, `must be an integer between ${min} and ${max}`);
   const n = Number(s.trim());
   if (!Number.isSafeInteger(n) || n < min || n > max) throw new AdminParamError(name, `must be an integer between ${min} and ${max}`);
   return n;
@@ -88,7 +96,8 @@ export function instant(name: string, v: string): Date {
 }
 
 function range(q: Query, from: string, to: string): [Date | null, Date | null] {
-  const a = single(q, from, 64), b = single(q, to, 64);
+  const a = single(q, from, 64),
+    b = single(q, to, 64);
   const da = a === null ? null : instant(from, a);
   const db = b === null ? null : instant(to, b);
   if (da && db && da.getTime() > db.getTime()) throw new AdminParamError(from, `must not be after ${to}`);
@@ -96,8 +105,19 @@ function range(q: Query, from: string, to: string): [Date | null, Date | null] {
 }
 
 export const LIST_PARAMS = [
-  'status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId',
-  'sort', 'order', 'limit', 'cursor',
+  'status',
+  'workflow',
+  'queue',
+  'createdFrom',
+  'createdTo',
+  'finishedFrom',
+  'finishedTo',
+  'idPrefix',
+  'parentId',
+  'sort',
+  'order',
+  'limit',
+  'cursor',
 ] as const;
 
 export interface ListQuery {
@@ -113,7 +133,8 @@ export function parseListQuery(raw: unknown): ListQuery {
   const q = onlyKnown(raw, LIST_PARAMS);
   const statuses = values(q, 'status', true)?.map((s) => s.toUpperCase()) ?? null;
   for (const s of statuses ?? []) {
-    if (!(RUN_STATUSES as readonly string[]).includes(s)) throw new AdminParamError('status', `"${s.slice(0, 40)}" is not a status; use ${RUN_STATUSES.join(', ')}`);
+    if (!(RUN_STATUSES as readonly string[]).includes(s))
+      throw new AdminParamError('status', `"${s.slice(0, 40)}" is not a status; use ${RUN_STATUSES.join(', ')}`);
   }
   const [createdFrom, createdTo] = range(q, 'createdFrom', 'createdTo');
   const [finishedFrom, finishedTo] = range(q, 'finishedFrom', 'finishedTo');
@@ -126,7 +147,10 @@ export function parseListQuery(raw: unknown): ListQuery {
       statuses: statuses as RunStatus[] | null,
       workflows: values(q, 'workflow', false),
       queues: values(q, 'queue', false),
-      createdFrom, createdTo, finishedFrom, finishedTo,
+      createdFrom,
+      createdTo,
+      finishedFrom,
+      finishedTo,
       idPrefix: single(q, 'idPrefix'),
       parentId: single(q, 'parentId'),
     },
@@ -149,7 +173,9 @@ export function parseForkBody(body: unknown): { fromStep: number } {
     throw new AdminParamError('fromStep', 'required: send a JSON object { "fromStep": <step seq> } with Content-Type: application/json');
   }
   const b = body as Record<string, unknown>;
-  for (const key of Object.keys(b)) if (key !== 'fromStep') throw new AdminParamError(key.slice(0, 64), 'unknown field; the body is { "fromStep": <step seq> }');
-  if (b.fromStep === undefined || b.fromStep === null) throw new AdminParamError('fromStep', 'required: the seq of the first step to execute again (0 = from the start)');
+  for (const key of Object.keys(b))
+    if (key !== 'fromStep') throw new AdminParamError(key.slice(0, 64), 'unknown field; the body is { "fromStep": <step seq> }');
+  if (b.fromStep === undefined || b.fromStep === null)
+    throw new AdminParamError('fromStep', 'required: the seq of the first step to execute again (0 = from the start)');
   return { fromStep: integer('fromStep', b.fromStep, 0, 1_000_000) };
 }

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
-import type { StepDefinition, StepOptions } from '../engine/definitions.js';
-import { invokeStep } from '../engine/step-runner.js';
-import { checkStepOptions } from '../engine/option-checks.js';
+import type { StepDefinition, StepOptions } from '../definitions/definitions.js';
+import { invokeStep } from '../workflow/step-runner.js';
+import { checkStepOptions } from '../config/option-checks.js';
 import { STEP_METADATA } from './metadata.js';
 
 /**

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { WorkflowOptions } from '../engine/definitions.js';
+import type { WorkflowOptions } from '../definitions/definitions.js';
 import { WORKFLOW_METADATA } from './metadata.js';
 
 /**

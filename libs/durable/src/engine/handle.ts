@@ -1,6 +1,13 @@
-import { DurableError, ResultTimeoutError, RunNotFoundError, WorkflowCancelledError, WorkflowFailedError } from '../errors/index.js';
-import type { RunStatus } from '../store/run-store.js';
-import { decode } from './codec.js';
+import {
+  InvalidArgumentError,
+  ResultTimeoutError,
+  RunNotFoundError,
+  WorkflowCancelledError,
+  WorkflowFailedError,
+} from '../errors/index.js';
+import { FINISHED_STATUSES, type RunStatus } from '../store/rows.js';
+import { BACKOFF, backoffMs } from '../retry/backoff.js';
+import { decode } from '../codec/codec.js';
 
 /** What a handle needs from the engine. */
 export interface HandleBackend {
@@ -8,8 +15,6 @@ export interface HandleBackend {
   /** Resolves when the run finishes in this process, or after `ms` — whichever is first. */
   waitLocal(id: string, ms: number): Promise<void>;
 }
-
-const TERMINAL: ReadonlySet<RunStatus> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 
 /** A started run. `result()` waits for it to finish; the run goes on whether or not anyone waits. */
 export class WorkflowHandle<TOutput = unknown> {
@@ -31,22 +36,22 @@ export class WorkflowHandle<TOutput = unknown> {
    */
   async result(opts: { timeoutMs?: number } = {}): Promise<TOutput> {
     if (opts.timeoutMs !== undefined && !(typeof opts.timeoutMs === 'number' && opts.timeoutMs >= 0)) {
-      throw new DurableError('INVALID_ARGUMENT', `result(): timeoutMs must be a number of milliseconds ≥ 0, or omitted to wait until the run ends (got ${JSON.stringify(opts.timeoutMs)}).`);
+      throw new InvalidArgumentError(
+        `result(): timeoutMs must be a number of milliseconds ≥ 0, or omitted to wait until the run ends (got ${JSON.stringify(opts.timeoutMs)}).`,
+      );
     }
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
-    let pause = 10;
-    for (;;) {
+    for (let attempt = 1; ; attempt++) {
       const r = await this.backend.fetchResult(this.id);
       if (!r) throw new RunNotFoundError(this.id);
-      if (TERMINAL.has(r.status)) {
+      if (FINISHED_STATUSES.has(r.status)) {
         if (r.status === 'SUCCEEDED') return decode(r.output) as TOutput;
         if (r.status === 'CANCELLED') throw new WorkflowCancelledError(this.id);
         throw new WorkflowFailedError(this.id, r.error);
       }
       const left = deadline - Date.now();
       if (left <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);
-      await this.backend.waitLocal(this.id, Math.min(pause, left));
-      pause = Math.min(pause * 2, 1_000);
+      await this.backend.waitLocal(this.id, Math.min(backoffMs(BACKOFF.resultPoll, attempt), left));
     }
   }
 }

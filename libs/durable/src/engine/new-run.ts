@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DurableError } from '../errors/index.js';
-import type { NewRun } from '../store/run-store.js';
+import { InvalidArgumentError } from '../errors/index.js';
+import { CENTURY_MS, MAX_ID_LENGTH, MAX_PRIORITY } from '../config/limits.js';
+import type { NewRun } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
-import { encode } from './codec.js';
-import type { ResolvedEngineOptions } from './options.js';
-import type { WorkflowRegistry } from './registry.js';
-
-/** Longest delay, timeout or distance of runAt from now accepted: a century. */
-const CENTURY_MS = 100 * 365 * 24 * 3600_000;
-
-/** Longest run id (and idempotency key) accepted. */
-export const MAX_ID_LENGTH = 256;
+import { encode } from '../codec/codec.js';
+import type { ResolvedEngineOptions } from '../config/options.js';
+import type { WorkflowRegistry } from '../definitions/registry.js';
 
 /** Options of start(). */
 export interface StartOptions {
@@ -34,26 +29,36 @@ export interface StartOptions {
  * Validates a start request and builds the row to insert: the workflow must be registered, ids,
  * numbers and dates in range, the input storable (lossless JSON within maxPayloadBytes).
  */
-export function buildNewRun(registry: WorkflowRegistry, options: ResolvedEngineOptions, workflowName: string, input: unknown, opts: StartOptions): NewRun {
-  if (typeof workflowName !== 'string') throw new DurableError('INVALID_ARGUMENT', 'The workflow name must be a string.');
+export function buildNewRun(
+  registry: WorkflowRegistry,
+  options: ResolvedEngineOptions,
+  workflowName: string,
+  input: unknown,
+  opts: StartOptions,
+): NewRun {
+  if (typeof workflowName !== 'string') throw new InvalidArgumentError('The workflow name must be a string.');
   const def = registry.get(workflowName);
   const id = opts.id ?? randomUUID();
   if (typeof id !== 'string' || !id.length || id.length > MAX_ID_LENGTH) {
-    throw new DurableError('INVALID_ARGUMENT', `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`);
+    throw new InvalidArgumentError(
+      `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`,
+    );
   }
-  const timeoutMs = opts.timeoutMs === undefined ? def.options.timeoutMs ?? null : opts.timeoutMs;
+  const timeoutMs = opts.timeoutMs === undefined ? (def.options.timeoutMs ?? null) : opts.timeoutMs;
   // Beyond a century the database cannot store some of the times (or they make no sense).
   checkNumber('timeoutMs', timeoutMs, 1, CENTURY_MS);
   checkNumber('delayMs', opts.delayMs ?? null, 0, CENTURY_MS);
   const priority = opts.priority ?? def.options.priority ?? 0;
-  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -1_000_000 || priority > 1_000_000) {
-    throw new DurableError('INVALID_ARGUMENT', `priority must be an integer between -1000000 and 1000000 (lower runs first; got ${JSON.stringify(priority)}).`);
+  if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -MAX_PRIORITY || priority > MAX_PRIORITY) {
+    throw new InvalidArgumentError(
+      `priority must be an integer between -${MAX_PRIORITY} and ${MAX_PRIORITY} (lower runs first; got ${JSON.stringify(priority)}).`,
+    );
   }
   if (opts.runAt !== undefined && !(opts.runAt instanceof Date && Math.abs(opts.runAt.getTime() - Date.now()) <= CENTURY_MS)) {
-    throw new DurableError('INVALID_ARGUMENT', `runAt must be a valid Date within a century of now (got ${String(opts.runAt)}).`);
+    throw new InvalidArgumentError(`runAt must be a valid Date within a century of now (got ${String(opts.runAt)}).`);
   }
   if (opts.queue !== undefined && (typeof opts.queue !== 'string' || !opts.queue)) {
-    throw new DurableError('INVALID_ARGUMENT', 'queue must be a non-empty string.');
+    throw new InvalidArgumentError('queue must be a non-empty string.');
   }
   return {
     id,
@@ -71,6 +76,6 @@ export function buildNewRun(registry: WorkflowRegistry, options: ResolvedEngineO
 function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (v === null) return;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    throw new DurableError('INVALID_ARGUMENT', `${name} must be a number between ${min} and ${max} (got ${JSON.stringify(v)}).`);
+    throw new InvalidArgumentError(`${name} must be a number between ${min} and ${max} (got ${JSON.stringify(v)}).`);
   }
 }

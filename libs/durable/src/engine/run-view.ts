@@ -1,5 +1,5 @@
-import type { RunRow, RunStatus } from '../store/run-store.js';
-import { decode } from './codec.js';
+import type { RunRow, RunStatus } from '../store/rows.js';
+import { decode } from '../codec/codec.js';
 
 /** A run as WorkflowClient.getRun returns it: decoded values, steps in order. */
 export interface RunView {
@@ -23,7 +23,16 @@ export interface RunView {
   startedAt: Date | null;
   finishedAt: Date | null;
   updatedAt: Date;
-  steps: Array<{ seq: number; name: string; status: string; output: unknown; error: unknown; attempts: number; startedAt: Date | null; finishedAt: Date }>;
+  steps: Array<{
+    seq: number;
+    name: string;
+    status: string;
+    output: unknown;
+    error: unknown;
+    attempts: number;
+    startedAt: Date | null;
+    finishedAt: Date;
+  }>;
 }
 
 /** A stored run row, decoded for callers. */
@@ -51,8 +60,14 @@ export function toRunView(r: RunRow): RunView {
     finishedAt: r.finished_at,
     updatedAt: r.updated_at,
     steps: r.steps.map((s) => ({
-      seq: s.seq, name: s.name, status: s.status, output: decode(s.output), error: s.error, attempts: s.attempts,
-      startedAt: date(s.startedAt), finishedAt: date(s.finishedAt)!,
+      seq: s.seq,
+      name: s.name,
+      status: s.status,
+      output: decode(s.output),
+      error: s.error,
+      attempts: s.attempts,
+      startedAt: date(s.startedAt),
+      finishedAt: date(s.finishedAt)!,
     })),
   };
 }

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { Client, Pool, PoolClient } from 'pg';
+import type { Statement } from './statement.js';
 
 /**
  * The one thing the store needs from a database connection: run a parameterized statement
@@ -7,27 +7,24 @@ import type { Client, Pool, PoolClient } from 'pg';
  * so "rows.length" is the affected-row count on every implementation.
  */
 export interface SqlClient {
-  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(statement: Statement | string, params?: readonly unknown[]): Promise<T[]>;
 }
 
 /**
- * A pg Pool (or a single pg client: checked out of a pool, or a dedicated one). Statements whose text is in `prepared` are
- * sent as named prepared statements: each connection parses and plans them once, which the
- * benchmark showed to be more than half of Postgres' work per statement on the hot path.
- * Leave `prepared` empty behind a pooler that cannot keep prepared statements (PgBouncer in
- * transaction mode before 1.21).
+ * A pg Pool (or one pg client: checked out of a pool, or a dedicated one). With `prepared`, fixed
+ * statements are sent as named prepared statements; leave it off behind a pooler that cannot keep
+ * prepared statements (PgBouncer in transaction mode before 1.21).
  */
-export function pgSqlClient(pool: Pool | PoolClient | Client, prepared: ReadonlySet<string> = new Set()): SqlClient {
-  const names = new Map<string, string>();
-  const nameOf = (text: string) => {
-    let name = names.get(text);
-    if (!name) names.set(text, (name = `durable_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`));
-    return name;
-  };
+export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: boolean }): SqlClient {
   return {
-    async query<T>(text: string, params: readonly unknown[] = []) {
+    async query<T>(s: Statement | string, params: readonly unknown[] = []) {
       const values = params as unknown[];
-      const res = prepared.has(text) ? await pool.query({ name: nameOf(text), text, values }) : await pool.query(text, values);
+      const res =
+        typeof s === 'string'
+          ? await pool.query(s, values)
+          : opts.prepared
+            ? await pool.query({ name: s.name, text: s.text, values })
+            : await pool.query(s.text, values);
       return res.rows as T[];
     },
   };
@@ -39,18 +36,13 @@ export interface PrismaLike {
 }
 
 /**
- * Statements sent through Prisma: used for writes that must join the caller's Prisma
- * transaction (start in tx, transactional-step checkpoints), and for everything when the
- * module has no connection string of its own.
+ * Statements sent through Prisma: writes that must join the caller's Prisma transaction (start in
+ * a tx, transactional-step checkpoints), and everything when the engine has no connection of its own.
  */
 export function prismaSqlClient(prisma: PrismaLike): SqlClient {
   return {
-    async query<T>(text: string, params: readonly unknown[] = []) {
-      return (await prisma.$queryRawUnsafe<T[]>(text, ...params)) ?? [];
+    async query<T>(s: Statement | string, params: readonly unknown[] = []) {
+      return (await prisma.$queryRawUnsafe<T[]>(typeof s === 'string' ? s : s.text, ...params)) ?? [];
     },
   };
-}
-
-export function isPrismaLike(x: unknown): x is PrismaLike {
-  return typeof (x as PrismaLike | null)?.$queryRawUnsafe === 'function';
 }

@@ -1,0 +1,188 @@
+import type { DurableEngine } from '../engine/durable-engine.js';
+import { RunNotFoundError } from '../errors/index.js';
+import { COUNT_CAP, countByStatus, listRuns } from '../store/admin-list.js';
+import { DETAIL_LIMITS, runDetail, runSummary } from '../store/admin-detail.js';
+import { stats, type StatsRows } from '../store/admin-stats.js';
+import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
+import type { SqlClient } from '../store/sql-client.js';
+import type { Store } from '../store/store.js';
+import { encodeCursor } from './cursor.js';
+import type { ListQuery } from './params.js';
+
+type Counts = Record<RunStatus, number>;
+const zeroCounts = (): Counts => Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Counts;
+const MINUTE = 60_000;
+
+/**
+ * What the admin API does, on top of the engine: no HTTP here (nest/admin serves it), no Prisma
+ * models. Reads go through the engine's store, optionally limited (`limit` wraps its connection,
+ * e.g. at most a few admin statements at a time); cancel, resume and fork are the engine's own.
+ */
+export class AdminService {
+  constructor(
+    private readonly engineRef: () => DurableEngine,
+    private readonly limit: (sql: SqlClient) => SqlClient = (sql) => sql,
+  ) {}
+
+  private get engine(): DurableEngine {
+    return this.engineRef();
+  }
+
+  private get store(): Store {
+    const store = this.engine.storeForTools;
+    return { ...store, sql: this.limit(store.sql) };
+  }
+
+  async listRuns(q: ListQuery) {
+    const store = this.store;
+    const [rows, counted] = await Promise.all([
+      listRuns(store, q.filter, q.sort, q.order, q.cursor, q.limit + 1),
+      countByStatus(store, q.filter, COUNT_CAP),
+    ]);
+    const items = rows.slice(0, q.limit);
+    const last = items[items.length - 1];
+    const nextCursor =
+      rows.length > q.limit && last ? encodeCursor(q.sort, q.order, q.sort === 'created' ? last.createdAt : last.updatedAt, last.id) : null;
+    const counts = zeroCounts();
+    const countsCapped: RunStatus[] = [];
+    for (const s of RUN_STATUSES) {
+      counts[s] = Math.min(counted[s], COUNT_CAP);
+      if (counted[s] > COUNT_CAP) countsCapped.push(s);
+    }
+    const selected: readonly RunStatus[] = q.filter.statuses ?? RUN_STATUSES;
+    return {
+      items,
+      nextCursor,
+      limit: q.limit,
+      sort: q.sort,
+      order: q.order,
+      counts,
+      countsCapped,
+      countCap: COUNT_CAP,
+      total: selected.reduce((a, s) => a + counts[s], 0),
+    };
+  }
+
+  async getRun(id: string) {
+    const detail = await runDetail(this.store, id);
+    if (!detail) throw new RunNotFoundError(id);
+    const { run, steps, messages, events, history, children, totals, dbNow } = detail;
+    return { ...run, steps, messages, events, history, children, totals, limits: DETAIL_LIMITS, now: dbNow };
+  }
+
+  async cancel(id: string) {
+    await this.engine.cancel(id);
+    return this.summary(id);
+  }
+
+  async resume(id: string) {
+    await this.engine.resume(id);
+    return this.summary(id);
+  }
+
+  /** A new run of the same workflow and input that reuses the checkpoints before `fromStep`. */
+  async fork(id: string, fromStep: number) {
+    const forked = await this.engine.fork(id, fromStep);
+    return { ...forked, status: 'PENDING' as const };
+  }
+
+  async stats(windowMinutes: number) {
+    return assembleStats(await stats(this.store, windowMinutes), windowMinutes);
+  }
+
+  workflows() {
+    const { concurrency, queues } = this.engine.options;
+    const concurrencyOf = (q: string) => queues[q]?.concurrency ?? concurrency;
+    const workflows = this.engine.registry
+      .all()
+      .map((d) => ({
+        name: d.name,
+        queue: d.queue,
+        queueConcurrency: concurrencyOf(d.queue),
+        className: d.className ?? null,
+        methodName: d.methodName ?? null,
+        options: jsonSafe(d.options),
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    const queueNames = [...new Set([...workflows.map((w) => w.queue), ...Object.keys(queues)])].sort();
+    return { workflows, queues: queueNames.map((name) => ({ name, concurrency: concurrencyOf(name) })) };
+  }
+
+  private async summary(id: string) {
+    const s = await runSummary(this.store, id);
+    if (!s) throw new RunNotFoundError(id);
+    return s;
+  }
+}
+
+/** Decorator options as JSON (functions dropped, bigint as text), never a serialization crash. */
+function jsonSafe(v: unknown): unknown {
+  try {
+    return JSON.parse(JSON.stringify(v ?? {}, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)));
+  } catch {
+    return {};
+  }
+}
+
+export interface Series {
+  minute: string;
+  started: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+}
+
+/** Rows of the stats statements → per workflow/queue blocks with a 60-minute series each. */
+function assembleStats(rows: StatsRows, windowMinutes: number) {
+  const now = Date.parse(rows.dbNow);
+  const first = Date.parse(rows.currentMinute) - 59 * MINUTE;
+  const emptySeries = (): Series[] =>
+    Array.from({ length: 60 }, (_, i) => ({
+      minute: new Date(first + i * MINUTE).toISOString(),
+      started: 0,
+      succeeded: 0,
+      failed: 0,
+      cancelled: 0,
+    }));
+  const block = () => ({ counts: zeroCounts(), expiredLeases: 0, oldestDue: null as number | null, perMinute: emptySeries() });
+  const groups = new Map<string, { workflow: string; queue: string } & ReturnType<typeof block>>();
+  const total = block();
+  const group = (workflow: string, queue: string) => {
+    const key = JSON.stringify([workflow, queue]);
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { workflow, queue, ...block() }));
+    return g;
+  };
+  for (const r of rows.active) {
+    for (const b of [group(r.workflow, r.queue), total]) {
+      b.counts[r.status] += r.n;
+      b.expiredLeases += r.expired;
+      const due = r.oldestDue ? Date.parse(r.oldestDue) : null;
+      if (due !== null && (b.oldestDue === null || due < b.oldestDue)) b.oldestDue = due;
+    }
+  }
+  for (const r of rows.finished) for (const b of [group(r.workflow, r.queue), total]) b.counts[r.status] += r.n;
+  for (const r of rows.perMinute) {
+    const i = Math.round((Date.parse(r.minute) - first) / MINUTE);
+    if (i < 0 || i >= 60) continue;
+    for (const b of [group(r.workflow, r.queue), total]) {
+      const m = b.perMinute[i];
+      m.started += r.started;
+      m.succeeded += r.succeeded;
+      m.failed += r.failed;
+      m.cancelled += r.cancelled;
+    }
+  }
+  const out = ({ oldestDue, ...b }: ReturnType<typeof block>) => ({
+    ...b,
+    oldestClaimableAgeMs: oldestDue === null ? null : Math.max(0, now - oldestDue),
+  });
+  return {
+    generatedAt: rows.dbNow,
+    windowMinutes,
+    totals: out(total),
+    groups: [...groups.values()]
+      .sort((a, b) => a.workflow.localeCompare(b.workflow) || a.queue.localeCompare(b.queue))
+      .map(({ workflow, queue, ...b }) => ({ workflow, queue, ...out(b) })),
+  };
+}

@@ -1,0 +1,36 @@
+import { InvalidArgumentError } from '../errors/index.js';
+
+/** Limits the library enforces, in one place. */
+export const DAY_MS = 24 * 3600_000;
+/** Longest delay, timeout, durable wait or distance of runAt from now: a century (a time the database can store). */
+export const CENTURY_MS = 100 * 365 * DAY_MS;
+/** Longest run id, idempotency key, message topic or event key. */
+export const MAX_ID_LENGTH = 256;
+/** Longest workflow, step or queue name. */
+export const MAX_NAME_LENGTH = 200;
+/** Priorities range over ±this (lower runs first). */
+export const MAX_PRIORITY = 1_000_000;
+/** Most rows of a run's history one getRunEvents call returns. */
+export const MAX_HISTORY_ROWS = 10_000;
+
+/** A run id, topic or key: a non-empty string of at most MAX_ID_LENGTH characters; InvalidArgumentError otherwise. */
+export function checkKey(api: string, what: string, v: unknown): string {
+  if (typeof v !== 'string' || !v || v.length > MAX_ID_LENGTH) {
+    throw new InvalidArgumentError(
+      `${api}: the ${what} must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(v)?.slice(0, 80)}).`,
+      what,
+    );
+  }
+  return v;
+}
+
+/** A duration in ms: finite, ≥ 0, at most a century; InvalidArgumentError otherwise. */
+export function checkMs(api: string, name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > CENTURY_MS) {
+    throw new InvalidArgumentError(
+      `${api}: ${name} must be a finite number of milliseconds ≥ 0 and at most ${CENTURY_MS} (a century; got ${JSON.stringify(v)}).`,
+      name,
+    );
+  }
+  return v;
+}

@@ -1,0 +1,91 @@
+import { InvalidOptionsError } from '../errors/index.js';
+import { CENTURY_MS, DAY_MS, MAX_NAME_LENGTH, MAX_PRIORITY } from './limits.js';
+
+/**
+ * Checks of the options given to @Step(), @Workflow() (or WorkflowRegistry.register) and the
+ * module's stepRetries: a value out of range is an InvalidOptionsError at startup naming where
+ * it was given, never a silent surprise at run time (retries: -1 running once, a NaN back-off
+ * retrying at once, a fractional priority rejected by Postgres).
+ */
+const show = (v: unknown) => (typeof v === 'function' ? 'a function' : (JSON.stringify(v) ?? String(v)));
+const isInt = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isNum = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const isName = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_NAME_LENGTH;
+
+const POLICY_KEYS = ['maxAttempts', 'initialDelayMs', 'backoffFactor', 'maxDelayMs', 'retryIf'];
+const ISOLATION_LEVELS = ['ReadUncommitted', 'ReadCommitted', 'RepeatableRead', 'Serializable'];
+
+/** Problems of a retry setting: a number of retries, or a RetryPolicy. [] when it is fine. */
+export function retryProblems(name: string, r: unknown): string[] {
+  if (r === undefined) return [];
+  if (typeof r === 'number')
+    return isInt(r, 0, 1000) ? [] : [`${name} must be a whole number of retries between 0 and 1000, or a RetryPolicy (got ${show(r)})`];
+  if (!r || typeof r !== 'object' || Array.isArray(r))
+    return [`${name} must be a number of retries or a RetryPolicy object (got ${show(r)})`];
+  const p = r as Record<string, unknown>;
+  const out: string[] = [];
+  for (const k of Object.keys(p)) {
+    if (!POLICY_KEYS.includes(k)) out.push(`${name} has no option "${k}" (a RetryPolicy has ${POLICY_KEYS.join(', ')})`);
+  }
+  if (p.maxAttempts !== undefined && !isInt(p.maxAttempts, 1, 1001)) {
+    out.push(`${name}.maxAttempts must be a whole number between 1 and 1001: attempts including the first (got ${show(p.maxAttempts)})`);
+  }
+  if (p.initialDelayMs !== undefined && !isNum(p.initialDelayMs, 0, DAY_MS))
+    out.push(`${name}.initialDelayMs must be between 0 and ${DAY_MS} ms (got ${show(p.initialDelayMs)})`);
+  if (p.maxDelayMs !== undefined && !isNum(p.maxDelayMs, 0, DAY_MS))
+    out.push(`${name}.maxDelayMs must be between 0 and ${DAY_MS} ms (got ${show(p.maxDelayMs)})`);
+  if (p.backoffFactor !== undefined && !isNum(p.backoffFactor, 1, 100))
+    out.push(`${name}.backoffFactor must be a number between 1 and 100 (got ${show(p.backoffFactor)})`);
+  if (p.retryIf !== undefined && typeof p.retryIf !== 'function')
+    out.push(`${name}.retryIf must be a function (error) => boolean (got ${show(p.retryIf)})`);
+  return out;
+}
+
+/** @Step() options. Throws InvalidOptionsError listing every problem. */
+export function checkStepOptions(where: string, o: unknown): void {
+  if (o === undefined) return;
+  if (!o || typeof o !== 'object') throw new InvalidOptionsError(`${where}: the options must be an object (got ${show(o)}).`);
+  const s = o as Record<string, unknown>;
+  const problems: string[] = [];
+  if (s.name !== undefined && !isName(s.name))
+    problems.push(`name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${show(s.name)})`);
+  problems.push(...retryProblems('retries', s.retries));
+  if (s.transactional !== undefined && typeof s.transactional !== 'boolean')
+    problems.push(`transactional must be true or false (got ${show(s.transactional)})`);
+  if (s.transaction !== undefined) {
+    const t = s.transaction as Record<string, unknown> | null;
+    if (!t || typeof t !== 'object')
+      problems.push(`transaction must be an object { timeout?, maxWait?, isolationLevel? } (got ${show(t)})`);
+    else {
+      if (t.timeout !== undefined && !isInt(t.timeout, 1, DAY_MS))
+        problems.push(`transaction.timeout must be a whole number of ms ≥ 1 (got ${show(t.timeout)})`);
+      if (t.maxWait !== undefined && !isInt(t.maxWait, 1, DAY_MS))
+        problems.push(`transaction.maxWait must be a whole number of ms ≥ 1 (got ${show(t.maxWait)})`);
+      if (t.isolationLevel !== undefined && !ISOLATION_LEVELS.includes(t.isolationLevel as string)) {
+        problems.push(`transaction.isolationLevel must be one of ${ISOLATION_LEVELS.join(', ')} (got ${show(t.isolationLevel)})`);
+      }
+      if (s.transactional !== true) problems.push('transaction options apply only to a step marked transactional: true');
+    }
+  }
+  if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);
+}
+
+/** @Workflow() options (also checked when a workflow is registered without Nest). */
+export function checkWorkflowOptions(where: string, o: unknown): void {
+  if (o === undefined) return;
+  if (!o || typeof o !== 'object') throw new InvalidOptionsError(`${where}: the options must be an object (got ${show(o)}).`);
+  const w = o as Record<string, unknown>;
+  const problems: string[] = [];
+  if (w.name !== undefined && !isName(w.name))
+    problems.push(`name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${show(w.name)})`);
+  if (w.queue !== undefined && !isName(w.queue))
+    problems.push(`queue must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${show(w.queue)})`);
+  if (w.timeoutMs !== undefined && !isNum(w.timeoutMs, 1, CENTURY_MS))
+    problems.push(`timeoutMs must be a number of ms between 1 and ${CENTURY_MS} (got ${show(w.timeoutMs)})`);
+  if (w.priority !== undefined && !isInt(w.priority, -MAX_PRIORITY, MAX_PRIORITY)) {
+    problems.push(
+      `priority must be a whole number between -${MAX_PRIORITY} and ${MAX_PRIORITY}, lower runs first (got ${show(w.priority)})`,
+    );
+  }
+  if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);
+}

@@ -1,0 +1,146 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { InvalidOptionsError } from '../errors/index.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { retryProblems } from './option-checks.js';
+
+/** What the engine logs through; Nest's Logger fits, so does console. */
+export interface DurableLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  debug?(message: string): void;
+}
+
+export interface QueueOptions {
+  /** Runs of this queue executed at once by one process. */
+  concurrency: number;
+}
+
+/** Engine settings. Every field has a default; see resolveEngineOptions. */
+export interface EngineOptions {
+  /** Unique per process; shows as lease_owner. Default: `${hostname}:${pid}:${random}`. */
+  workerId?: string;
+  /** false: this process only starts and reads runs, never executes them. Default true. */
+  worker?: boolean;
+  /** Runs executed at once per queue, unless `queues` says otherwise. Default 10. */
+  concurrency?: number;
+  /** Per-queue settings, e.g. `{ emails: { concurrency: 2 } }`. */
+  queues?: Record<string, QueueOptions>;
+  /** How long a claim is valid without a heartbeat. Default 30 000 ms. */
+  leaseMs?: number;
+  /** How often held leases are extended (one UPDATE per process). Default leaseMs / 3. */
+  heartbeatMs?: number;
+  /** Polling fallback when no wake-up arrives (± 20 % jitter). Default 1 000 ms. */
+  pollIntervalMs?: number;
+  /** How often the sweeper runs (expired leases, deadlines, retention). Default 5 000 ms. */
+  sweepIntervalMs?: number;
+  /** Rows per sweeper statement. Default 500. */
+  sweepBatchSize?: number;
+  /** On shutdown, how long in-flight runs may finish before their leases are released. Default 10 000 ms. */
+  shutdownGraceMs?: number;
+  /** Finished runs older than this are deleted by the sweeper; null keeps them forever. Default 14 days. */
+  retentionMs?: number | null;
+  /** Largest serialized input/output/step result, in bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
+  /** Recorded on each run (app_version); useful when deploying workflow changes. */
+  appVersion?: string | null;
+  /** Default retry policy of steps (each @Step may override). */
+  stepRetries?: RetryPolicy;
+  /** A run claimed more often than this without finishing is failed (it keeps killing its worker). Default 50. */
+  maxRecoveryAttempts?: number;
+  /**
+   * Durable waits (Durable.sleep, a recv timeout) this short or shorter stay in memory: the run
+   * keeps its slot and lease (the wait is still recorded, so a replay waits only the remainder).
+   * Longer waits suspend the run (WAITING, no slot, no connection). Default 5 000 ms.
+   */
+  inMemoryWaitMaxMs?: number;
+  /**
+   * A run that starts waiting for a message or a child's result stays in memory (holding its slot)
+   * this long before it suspends: an answer within it costs no suspend/replay round trip.
+   * Default 500 ms; 0 suspends at once.
+   */
+  suspendGraceMs?: number;
+  /**
+   * A run suspended on a wait without a timer (a message without timeout, a child's result) is
+   * re-checked at least this often, as a safety net; messages and finished children wake it at
+   * once anyway. Default 15 minutes.
+   */
+  waitRecheckMs?: number;
+  /** cancel() of a run also cancels its unfinished child runs (recursively); resume() resumes them. Default true. */
+  cancelChildren?: boolean;
+  /**
+   * Write the run history (durable_run_events: created, claimed, suspended, woken, completed, …).
+   * It costs no extra statement on the normal path (rows are written by the statements that change
+   * the run), about 3 rows per run. Default true.
+   */
+  history?: boolean;
+  logger?: DurableLogger;
+}
+
+export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion'>> & {
+  queues: Record<string, QueueOptions>;
+  retentionMs: number | null;
+  appVersion: string | null;
+};
+
+const DAY = 24 * 3600_000;
+
+export const silentLogger: DurableLogger = { log() {}, warn() {}, error() {}, debug() {} };
+
+/** Applies defaults and rejects impossible values with one error listing every problem. */
+export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptions {
+  const leaseMs = o.leaseMs ?? 30_000;
+  const r: ResolvedEngineOptions = {
+    workerId: o.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+    worker: o.worker ?? true,
+    concurrency: o.concurrency ?? 10,
+    queues: o.queues ?? {},
+    leaseMs,
+    heartbeatMs: o.heartbeatMs ?? Math.round(leaseMs / 3),
+    pollIntervalMs: o.pollIntervalMs ?? 1_000,
+    sweepIntervalMs: o.sweepIntervalMs ?? 5_000,
+    sweepBatchSize: o.sweepBatchSize ?? 500,
+    shutdownGraceMs: o.shutdownGraceMs ?? 10_000,
+    retentionMs: o.retentionMs === undefined ? 14 * DAY : o.retentionMs,
+    maxPayloadBytes: o.maxPayloadBytes ?? 1024 * 1024,
+    appVersion: o.appVersion ?? null,
+    stepRetries: o.stepRetries ?? {},
+    maxRecoveryAttempts: o.maxRecoveryAttempts ?? 50,
+    inMemoryWaitMaxMs: o.inMemoryWaitMaxMs ?? 5_000,
+    suspendGraceMs: o.suspendGraceMs ?? 500,
+    waitRecheckMs: o.waitRecheckMs ?? 15 * 60_000,
+    cancelChildren: o.cancelChildren ?? true,
+    history: o.history ?? true,
+    logger: o.logger ?? silentLogger,
+  };
+  const problems: string[] = [];
+  const int = (name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max} (got ${JSON.stringify(v)})`);
+    }
+  };
+  int('concurrency', r.concurrency, 1, 10_000);
+  int('leaseMs', r.leaseMs, 100);
+  int('heartbeatMs', r.heartbeatMs, 10);
+  int('pollIntervalMs', r.pollIntervalMs, 5);
+  int('sweepIntervalMs', r.sweepIntervalMs, 10);
+  int('sweepBatchSize', r.sweepBatchSize, 1, 100_000);
+  int('shutdownGraceMs', r.shutdownGraceMs, 0);
+  int('maxPayloadBytes', r.maxPayloadBytes, 1);
+  int('maxRecoveryAttempts', r.maxRecoveryAttempts, 1);
+  int('inMemoryWaitMaxMs', r.inMemoryWaitMaxMs, 0);
+  int('suspendGraceMs', r.suspendGraceMs, 0);
+  int('waitRecheckMs', r.waitRecheckMs, 100);
+  problems.push(...retryProblems('stepRetries', r.stepRetries));
+  if (typeof r.cancelChildren !== 'boolean') problems.push('cancelChildren must be true or false');
+  if (typeof r.history !== 'boolean') problems.push('history must be true or false');
+  if (r.retentionMs !== null) int('retentionMs', r.retentionMs, 1);
+  if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
+  if (typeof r.heartbeatMs === 'number' && typeof r.leaseMs === 'number' && r.heartbeatMs >= r.leaseMs) {
+    problems.push(`heartbeatMs (${r.heartbeatMs}) must be below leaseMs (${r.leaseMs}); a third of it is a good value`);
+  }
+  for (const [name, q] of Object.entries(r.queues)) int(`queues.${name}.concurrency`, q?.concurrency, 1, 10_000);
+  if (problems.length) throw new InvalidOptionsError(`Invalid nestjs-durable options: ${problems.join('; ')}.`);
+  return r;
+}

@@ -1,0 +1,29 @@
+// nestjs-durable/engine: the durable-execution engine without Nest. Register workflows on a
+// WorkflowRegistry, create a DurableEngine with a connection (and a Prisma client for
+// transactional steps), start() it; inside workflows use Durable (Durable.step for steps).
+export { DurableEngine, type DurableEngineConfig } from './engine/durable-engine.js';
+export { WorkflowHandle, type HandleBackend } from './engine/handle.js';
+export type { StartOptions } from './engine/new-run.js';
+export type { StartManyItem } from './engine/start-runs.js';
+export type { SendOptions } from './engine/queries.js';
+export type { ForkResult } from './engine/run-control.js';
+export type { RunView } from './engine/run-view.js';
+export { WorkflowRegistry } from './definitions/registry.js';
+export type {
+  WorkflowOptions,
+  StepOptions,
+  StepTransactionOptions,
+  WorkflowDefinition,
+  StepDefinition,
+} from './definitions/definitions.js';
+export { Durable } from './workflow/durable-api.js';
+export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
+export type { TransactionalPrisma } from './workflow/execution-services.js';
+export type { EngineOptions, QueueOptions, DurableLogger } from './config/options.js';
+export type { RetryPolicy } from './config/retry-policy.js';
+export type { RunStatus } from './store/rows.js';
+export type { RunEvent } from './store/history.js';
+export type { PrismaLike } from './store/sql-client.js';
+export { engineStatements } from './store/statement.js';
+export { encode as encodeValue, decode as decodeValue } from './codec/codec.js';
+export * from './errors/index.js';

@@ -1,0 +1,63 @@
+import type pg from 'pg';
+import { InvalidOptionsError } from '../errors/index.js';
+import type { ResolvedEngineOptions } from '../config/options.js';
+import { createPool, pgConfigFromUrl } from '../store/pool.js';
+import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
+import { createStore, type Store } from '../store/store.js';
+import { Notifier, type NotifierHandlers } from '../worker/notifier.js';
+import type { TransactionalPrisma } from '../workflow/execution-services.js';
+
+/** The engine's database connections: its store, its own pool (if any) and the LISTEN session. */
+export interface EngineConnections {
+  store: Store;
+  /** Set when the engine created the pool from a URL (it closes it at stop). */
+  ownedPool: pg.Pool | null;
+  notifier: Notifier | null;
+  /** The store on the LISTEN session while it is up (the lease heartbeat uses it), else null. */
+  leaseStore: (() => Store | null) | undefined;
+}
+
+/**
+ * Connects the engine: a URL gets a pool of `poolSize` plus a LISTEN session; a pg Pool is used
+ * as it is (with a LISTEN session of the same settings); without either, every statement goes
+ * through Prisma and wake-ups fall back to polling.
+ */
+export function connect(
+  cfg: { connection?: string | pg.Pool; poolSize?: number; preparedStatements?: boolean; prisma: TransactionalPrisma | null },
+  options: ResolvedEngineOptions,
+  handlers: NotifierHandlers,
+): EngineConnections {
+  const prepared = cfg.preparedStatements !== false;
+  const history = options.history;
+  let pool: pg.Pool | null = null;
+  let listenConfig: pg.ClientConfig | null = null;
+  if (typeof cfg.connection === 'string') {
+    listenConfig = pgConfigFromUrl(cfg.connection);
+    pool = createPool(listenConfig, cfg.poolSize ?? 10, options.logger);
+  } else if (cfg.connection) {
+    pool = cfg.connection;
+    listenConfig = { ...(cfg.connection.options as pg.PoolConfig) };
+  }
+  let store: Store;
+  if (pool) store = createStore(pgSqlClient(pool, { prepared }), { history });
+  else if (cfg.prisma) store = createStore(prismaSqlClient(cfg.prisma), { history });
+  else throw new InvalidOptionsError('nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
+  const notifier = listenConfig && options.worker ? new Notifier(listenConfig, handlers, options.logger) : null;
+  return {
+    store,
+    ownedPool: typeof cfg.connection === 'string' ? pool : null,
+    notifier,
+    leaseStore: notifier ? sessionStore(notifier, prepared, history) : undefined,
+  };
+}
+
+/** The store on the notifier's LISTEN session, rebuilt when the session is replaced. */
+function sessionStore(notifier: Notifier, prepared: boolean, history: boolean): () => Store | null {
+  let cached: { session: pg.Client; store: Store } | null = null;
+  return () => {
+    const session = notifier.session();
+    if (!session) return null;
+    if (cached?.session !== session) cached = { session, store: createStore(pgSqlClient(session, { prepared }), { history }) };
+    return cached.store;
+  };
+}

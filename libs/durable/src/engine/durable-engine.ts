@@ -1,0 +1,186 @@
+import type pg from 'pg';
+import { SchemaMissingError } from '../errors/index.js';
+import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
+import type { WorkflowRegistry } from '../definitions/registry.js';
+import type { RunEvent } from '../store/history.js';
+import { getResult } from '../store/runs.js';
+import { missingSchemaObjects } from '../store/schema.js';
+import type { PrismaLike } from '../store/sql-client.js';
+import type { Store } from '../store/store.js';
+import type { Notifier } from '../worker/notifier.js';
+import { Sweeper } from '../worker/sweeper.js';
+import { Worker } from '../worker/worker.js';
+import { groupedWrites } from '../worker/write-batcher.js';
+import type { ExecutionServices, TransactionalPrisma } from '../workflow/execution-services.js';
+import { connect } from './connections.js';
+import type { EngineContext } from './engine-context.js';
+import { WorkflowHandle, type HandleBackend } from './handle.js';
+import { LocalResults } from './local-results.js';
+import { buildNewRun, type StartOptions } from './new-run.js';
+import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
+import { cancel, fork, resume, type ForkResult } from './run-control.js';
+import type { RunView } from './run-view.js';
+import { startMany, startRun, type StartManyItem } from './start-runs.js';
+
+export interface DurableEngineConfig {
+  registry: WorkflowRegistry;
+  /**
+   * The engine's own connection: a Postgres URL (Prisma's `?schema=` is understood) or a pg Pool.
+   * Without it every statement goes through `prisma` and wake-ups fall back to polling.
+   */
+  connection?: string | pg.Pool;
+  /** Size of the pool the engine creates from a URL. Default 10. */
+  poolSize?: number;
+  /**
+   * Send the engine's fixed statements as prepared statements on its own pool (parsed and planned
+   * once per connection). Default true; set false behind PgBouncer in transaction mode before 1.21.
+   */
+  preparedStatements?: boolean;
+  /** The app's PrismaClient: transactional steps, and statements when there is no connection. */
+  prisma?: TransactionalPrisma | null;
+  options?: EngineOptions;
+}
+
+/**
+ * The durable-execution engine, independent of Nest: starts runs, executes the ones its worker
+ * claims, and answers questions about them. Each operation lives in its own module (start-runs,
+ * run-control, queries); this class wires them to the connections, worker and sweeper.
+ */
+export class DurableEngine implements HandleBackend {
+  readonly options: ResolvedEngineOptions;
+  readonly registry: WorkflowRegistry;
+  private readonly store: Store;
+  private readonly ownedPool: pg.Pool | null;
+  private readonly worker: Worker;
+  private readonly sweeper: Sweeper;
+  private readonly notifier: Notifier | null;
+  private readonly local = new LocalResults();
+  private readonly context: EngineContext;
+  private started = false;
+
+  constructor(config: DurableEngineConfig) {
+    this.options = resolveEngineOptions(config.options);
+    this.registry = config.registry;
+    const prisma = config.prisma ?? null;
+    const conn = connect({ ...config, prisma }, this.options, {
+      wake: (queue) => this.worker.wake(queue),
+      cancelled: (runId) => this.worker.cancelled(runId),
+      signal: (runId) => this.worker.signal(runId),
+      reconnected: () => this.worker.wakeAll(),
+    });
+    this.store = conn.store;
+    this.ownedPool = conn.ownedPool;
+    this.notifier = conn.notifier;
+    const services: ExecutionServices = {
+      store: this.store,
+      prisma,
+      options: this.options,
+      writes: groupedWrites(this.store),
+      leaseStore: conn.leaseStore,
+      newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
+    };
+    this.worker = new Worker(this.registry, services);
+    this.worker.onRunFinished((id) => this.local.resolve(id));
+    this.sweeper = new Sweeper(this.store, this.options);
+    this.context = { registry: this.registry, options: this.options, store: this.store, worker: this.worker, local: this.local };
+  }
+
+  /** Checks the schema, then (unless `worker: false`) starts claiming, heartbeats, the sweeper and the listener. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    const missing = await missingSchemaObjects(this.store);
+    if (missing.length) throw new SchemaMissingError(missing);
+    this.started = true;
+    if (!this.options.worker) return;
+    if (this.notifier) await this.notifier.start();
+    else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
+    this.worker.start();
+    this.sweeper.start();
+    this.options.logger.log(
+      `worker ${this.options.workerId} serving ${
+        this.worker
+          .queueNames()
+          .map((q) => `"${q}"`)
+          .join(', ') || 'no queues'
+      }; ` + `workflows: ${this.registry.names().join(', ') || '(none)'}`,
+    );
+  }
+
+  /** Graceful: drain in-flight runs up to shutdownGraceMs, hand back the rest, close connections. */
+  async stop(): Promise<void> {
+    if (this.started) {
+      this.started = false;
+      await this.worker.stop(this.options.shutdownGraceMs);
+      await this.sweeper.stop();
+      if (this.notifier) await this.notifier.stop();
+    }
+    await this.ownedPool?.end().catch(() => {});
+  }
+
+  /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */
+  async startRun<T = unknown>(workflowName: string, input: unknown, opts: StartOptions = {}): Promise<WorkflowHandle<T>> {
+    const run = await startRun(this.context, workflowName, input, opts);
+    return new WorkflowHandle<T>(run.id, run.workflowName, this);
+  }
+
+  /** Starts many runs with one INSERT (optionally inside the caller's Prisma transaction). */
+  async startMany(items: StartManyItem[], opts: { tx?: PrismaLike } = {}): Promise<WorkflowHandle[]> {
+    const runs = await startMany(this.context, items, opts);
+    return runs.map((r) => new WorkflowHandle(r.id, r.workflowName, this));
+  }
+
+  /** A handle to an existing run (no query). */
+  handle<T = unknown>(id: string, workflowName = ''): WorkflowHandle<T> {
+    return new WorkflowHandle<T>(id, workflowName, this);
+  }
+
+  /** The run with its steps, or null. */
+  getRun(id: string): Promise<RunView | null> {
+    return getRun(this.context, id);
+  }
+
+  /** Cancels an unfinished run and (option cancelChildren) its unfinished children; see run-control.ts. */
+  cancel(id: string): Promise<void> {
+    return cancel(this.context, id);
+  }
+
+  /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
+  resume(id: string): Promise<void> {
+    return resume(this.context, id);
+  }
+
+  /** A new run of the same workflow and input, reusing the checkpoints before `fromStep`; every later step runs again. */
+  fork(id: string, fromStep: number): Promise<ForkResult> {
+    return fork(this.context, id, fromStep);
+  }
+
+  /** Sends a message to a run (exactly once to its Durable.recv); see queries.ts. */
+  send(runId: string, topic: string, payload: unknown, opts: SendOptions = {}): Promise<void> {
+    return send(this.context, runId, topic, payload, opts);
+  }
+
+  /** The latest value the run published with Durable.setEvent(key), waiting up to `timeoutMs` (default 60 s); else null. */
+  getEvent<T = unknown>(runId: string, key: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
+    return getEvent<T>(this.context, runId, key, opts.timeoutMs ?? 60_000);
+  }
+
+  /** The run's history (created, claimed, suspended, woken, step_failed, completed, …), oldest first. */
+  getRunEvents(runId: string, opts: { limit?: number } = {}): Promise<RunEvent[]> {
+    return getRunEvents(this.context, runId, opts.limit ?? 1000);
+  }
+
+  /** The store the engine sends its statements through, for the library's own tools (the admin API). */
+  get storeForTools(): Store {
+    return this.store;
+  }
+
+  // --- HandleBackend -------------------------------------------------------
+
+  fetchResult(id: string) {
+    return getResult(this.store, id);
+  }
+
+  waitLocal(id: string, ms: number): Promise<void> {
+    return this.local.wait(id, ms);
+  }
+}

@@ -1,0 +1,14 @@
+import type { ResolvedEngineOptions } from '../config/options.js';
+import type { WorkflowRegistry } from '../definitions/registry.js';
+import type { Store } from '../store/store.js';
+import type { Worker } from '../worker/worker.js';
+import type { LocalResults } from './local-results.js';
+
+/** What the engine's operations (starting, controlling and reading runs) share. */
+export interface EngineContext {
+  readonly registry: WorkflowRegistry;
+  readonly options: ResolvedEngineOptions;
+  readonly store: Store;
+  readonly worker: Worker;
+  readonly local: LocalResults;
+}

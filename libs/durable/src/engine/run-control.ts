@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { IllegalTransitionError, InvalidArgumentError, RunNotFoundError, UnknownWorkflowError } from '../errors/index.js';
+import { cancelTree, forkRun, forkSource, resumeRun } from '../store/control.js';
+import { runStatus } from '../store/runs.js';
+import type { EngineContext } from './engine-context.js';
+
+/** What fork() created. */
+export interface ForkResult {
+  id: string;
+  forkedFrom: string;
+  fromStep: number;
+  copiedSteps: number;
+  workflowName: string;
+}
+
+/**
+ * Cancels an unfinished run (idempotent for a CANCELLED one), and its unfinished child runs unless
+ * the option cancelChildren is false. An executing run stops at its next step boundary; its
+ * running step sees Durable.signal() abort.
+ */
+export async function cancel(e: EngineContext, id: string): Promise<void> {
+  const cascade = e.options.cancelChildren;
+  const ids = await retryingDeadlocks(() => cancelTree(e.store, id, cascade));
+  if (cascade && ids.includes(id)) {
+    // Children whose creation committed while the first statement waited for the parent's row
+    // were not in its snapshot; a second pass (a new snapshot) cancels them too.
+    ids.push(...(await retryingDeadlocks(() => cancelTree(e.store, id, cascade))));
+  }
+  for (const c of ids) {
+    e.worker.cancelled(c);
+    e.local.resolve(c);
+  }
+  if (ids.includes(id)) return;
+  const status = await runStatus(e.store, id);
+  if (!status) throw new RunNotFoundError(id);
+  if (status !== 'CANCELLED') throw new IllegalTransitionError(id, status, 'cancel', ['PENDING', 'RUNNING', 'WAITING']);
+}
+
+/** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
+export async function resume(e: EngineContext, id: string): Promise<void> {
+  if (await resumeRun(e.store, id, e.options.cancelChildren)) return;
+  const status = await runStatus(e.store, id);
+  if (!status) throw new RunNotFoundError(id);
+  throw new IllegalTransitionError(id, status, 'resume', ['CANCELLED', 'FAILED']);
+}
+
+/**
+ * A new run of the same workflow and input that reuses the source's checkpoints before
+ * `fromStep` (0 = run everything again): every step from there on runs again.
+ */
+export async function fork(e: EngineContext, id: string, fromStep: number): Promise<ForkResult> {
+  const source = await forkSource(e.store, id);
+  if (!source) throw new RunNotFoundError(id);
+  if (!Number.isInteger(fromStep) || fromStep < 0 || fromStep > source.nextSeq) {
+    throw new InvalidArgumentError(
+      `Invalid parameter "fromStep": must be between 0 and ${source.nextSeq}: run "${id}" has ${source.nextSeq} recorded step(s)`,
+      'fromStep',
+    );
+  }
+  if (!e.registry.has(source.workflowName)) {
+    throw new UnknownWorkflowError(
+      source.workflowName,
+      e.registry.names(),
+      `Cannot fork run "${id}": its workflow "${source.workflowName}" is not registered in this app instance, so nothing here could execute the copy. Fork it from an instance that has the workflow.`,
+    );
+  }
+  const forked = await forkRun(e.store, id, randomUUID(), fromStep, e.options.appVersion);
+  if (!forked) throw new RunNotFoundError(id);
+  return { id: forked.id, forkedFrom: id, fromStep, copiedSteps: forked.copiedSteps, workflowName: source.workflowName };
+}
+
+/**
+ * A cancel cascading over a tree of runs locks parents before children, a child finishing locks
+ * itself then its parent: Postgres may abort one of the two as a deadlock (40P01). Try again.
+ */
+async function retryingDeadlocks<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01' || attempt >= 3) throw err;
+    }
+  }
+}

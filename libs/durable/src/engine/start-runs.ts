@@ -1,0 +1,71 @@
+import { IdempotencyConflictError, InvalidArgumentError } from '../errors/index.js';
+import { insertRun, insertRunClaimed, insertRuns, runIdentities } from '../store/runs.js';
+import type { NewRun } from '../store/rows.js';
+import type { PrismaLike } from '../store/sql-client.js';
+import { storeWithin, type Store } from '../store/store.js';
+import type { EngineContext } from './engine-context.js';
+import { buildNewRun, type StartOptions } from './new-run.js';
+
+/** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */
+export type StartManyItem =
+  | { workflow: string; input?: unknown; options?: Omit<StartOptions, 'tx'> }
+  | { name: string; input?: unknown; opts?: Omit<StartOptions, 'tx'> };
+
+/** Starts one run (see StartOptions); returns the run as inserted (or as it already existed). */
+export async function startRun(e: EngineContext, workflowName: string, input: unknown, opts: StartOptions): Promise<NewRun> {
+  const run = buildNewRun(e.registry, e.options, workflowName, input, opts);
+  const immediate = !opts.tx && !opts.runAt && !opts.delayMs;
+  if (immediate && e.worker.reserveSlot(run.queue)) {
+    // In-process fast path: the row is inserted already leased to this worker, and executes now.
+    let claimed;
+    try {
+      claimed = await insertRunClaimed(e.store, run, e.options.workerId, e.options.leaseMs);
+    } catch (err) {
+      e.worker.releaseSlot(run.queue);
+      throw err;
+    }
+    if (claimed) e.worker.execute(claimed, run.queue);
+    else {
+      e.worker.releaseSlot(run.queue);
+      await checkExisting(e.store, [run]);
+    }
+  } else {
+    const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
+    if (!(await insertRun(store, run))) await checkExisting(store, [run]);
+  }
+  return run;
+}
+
+/** Starts many runs with one INSERT (optionally inside the caller's Prisma transaction). */
+export async function startMany(e: EngineContext, items: StartManyItem[], opts: { tx?: PrismaLike }): Promise<NewRun[]> {
+  if (!Array.isArray(items)) throw new InvalidArgumentError('startMany expects an array of { workflow, input, options? }.', 'items');
+  if (!items.length) return [];
+  const runs = items.map((it, i) => {
+    const item = it as { workflow?: unknown; name?: unknown; input?: unknown; options?: StartOptions; opts?: StartOptions } | null;
+    const name = item?.workflow ?? item?.name;
+    if (typeof name !== 'string') throw new InvalidArgumentError(`startMany: item ${i} needs a "workflow" name.`, 'items');
+    return buildNewRun(e.registry, e.options, name, item!.input, item!.options ?? item!.opts ?? {});
+  });
+  const ids = new Set<string>();
+  for (const r of runs) {
+    if (ids.has(r.id)) throw new InvalidArgumentError(`startMany: id "${r.id}" appears twice in one call.`, 'items');
+    ids.add(r.id);
+  }
+  const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
+  const inserted = await insertRuns(store, runs, e.options.appVersion);
+  const existing = runs.filter((r) => !inserted.has(r.id));
+  if (existing.length) await checkExisting(store, existing);
+  return runs;
+}
+
+/** Runs whose id existed already: the same workflow is an idempotent start; another one is a conflict. */
+async function checkExisting(store: Store, runs: NewRun[]): Promise<void> {
+  const found = await runIdentities(
+    store,
+    runs.map((r) => r.id),
+  );
+  for (const r of runs) {
+    const f = found.get(r.id);
+    if (f && f.workflowName !== r.workflowName) throw new IdempotencyConflictError(r.id, f.workflowName, r.workflowName);
+  }
+}

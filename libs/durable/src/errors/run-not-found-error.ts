@@ -1,0 +1,8 @@
+import { DurableError } from './durable-error.js';
+
+/** The run does not exist. */
+export class RunNotFoundError extends DurableError {
+  constructor(readonly runId: string) {
+    super('RUN_NOT_FOUND', `No run with id "${runId}".`);
+  }
+}

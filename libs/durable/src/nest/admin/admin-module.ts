@@ -1,0 +1,38 @@
+import type { DynamicModule } from '@nestjs/common';
+import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.js';
+import { createAdminController } from './admin.controller.js';
+import { AdminService } from '../../admin/admin-service.js';
+import { DurableRuntime } from '../durable-runtime.js';
+import { StatementGate } from './statement-gate.js';
+import { createDashboardController } from './dashboard.controller.js';
+import { loadSwagger } from './swagger.js';
+
+/**
+ * Adds the admin API (and dashboard) to DurableModule's definition when `admin` is set.
+ * Throws at boot when it would be unguarded without the explicit opt-in.
+ */
+export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions | false | null | undefined): DynamicModule {
+  if (admin === undefined || admin === null || admin === false) return definition;
+  const settings = resolveAdminOptions(admin);
+  void loadSwagger();
+  const controllers = [createAdminController(settings), ...(settings.dashboard ? [createDashboardController(settings.path)] : [])];
+  return {
+    ...definition,
+    controllers: [...(definition.controllers ?? []), ...controllers],
+    providers: [
+      ...(definition.providers ?? []),
+      {
+        provide: AdminService,
+        inject: [DurableRuntime],
+        // At most a few admin statements at a time on the engine's pool (see StatementGate).
+        useFactory: (runtime: DurableRuntime) => {
+          const gate = new StatementGate();
+          return new AdminService(
+            () => runtime.engine,
+            (sql) => gate.wrap(sql),
+          );
+        },
+      },
+    ],
+  };
+}

@@ -1,0 +1,58 @@
+import type { CanActivate, Type } from '@nestjs/common';
+import { InvalidOptionsError } from '../../errors/index.js';
+
+/** `DurableModule.forRoot({ admin })`: the admin API and dashboard. Off unless set. */
+export interface DurableAdminOptions {
+  /** Where the API and the dashboard are mounted (after the app's global prefix). Default "durable". */
+  path?: string;
+  /** Guards that protect every admin endpoint (classes resolved in the app, or instances). */
+  guards?: Array<Type<CanActivate> | CanActivate>;
+  /**
+   * Serve the admin API without any guard. Only for local development: anyone who reaches the
+   * app can then read every run's input and output and cancel, resume or fork runs.
+   */
+  unsafeNoGuard?: boolean;
+  /** Serve the dashboard page at GET {path}/ (default true). Its data comes from the guarded API. */
+  dashboard?: boolean;
+}
+
+export interface ResolvedAdminOptions {
+  path: string;
+  guards: Array<Type<CanActivate> | CanActivate>;
+  unsafeNoGuard: boolean;
+  dashboard: boolean;
+}
+
+const PATH_RE = /^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/;
+
+/** Checks the admin options when the module is defined (at boot, before anything listens). */
+export function resolveAdminOptions(o: DurableAdminOptions): ResolvedAdminOptions {
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) {
+    throw new InvalidOptionsError('DurableModule option `admin` must be an object, e.g. { admin: { guards: [AdminGuard] } }.');
+  }
+  const raw = o.path ?? 'durable';
+  const path = typeof raw === 'string' ? raw.replace(/^\/+|\/+$/g, '') : '';
+  if (!PATH_RE.test(path)) {
+    throw new InvalidOptionsError(
+      `DurableModule option admin.path must be a URL path such as "/durable" or "/ops/durable" (letters, digits, ".", "_", "~", "-" ` +
+        `and "/"), got ${JSON.stringify(raw)}.`,
+    );
+  }
+  const guards = o.guards ?? [];
+  if (
+    !Array.isArray(guards) ||
+    guards.some((g) => !g || (typeof g !== 'function' && typeof (g as CanActivate).canActivate !== 'function'))
+  ) {
+    throw new InvalidOptionsError(
+      'DurableModule option admin.guards must be an array of guard classes or instances (objects with canActivate()).',
+    );
+  }
+  if (!guards.length && o.unsafeNoGuard !== true) {
+    throw new InvalidOptionsError(
+      'DurableModule admin API enabled without a guard: anyone who can reach the app could read every run and cancel, resume ' +
+        'or fork runs. Pass your auth guard(s): `admin: { guards: [AdminGuard] }`; or, for local development only, opt in ' +
+        'explicitly with `admin: { unsafeNoGuard: true }`.',
+    );
+  }
+  return { path, guards: [...guards], unsafeNoGuard: !guards.length, dashboard: o.dashboard !== false };
+}

@@ -1,0 +1,209 @@
+/**
+ * Response shapes of the admin API, for its OpenAPI description (the service builds plain
+ * objects of these shapes). Field types are given explicitly: nothing here depends on the
+ * app's swagger CLI plugin.
+ */
+import { RUN_STATUSES } from '../../store/rows.js';
+import { ApiProperty, ApiPropertyOptional } from './swagger.js';
+
+const statuses = [...RUN_STATUSES];
+const json = { description: 'Stored JSON (values JSON cannot hold are tagged: { "$durable": "Date", "v": … })', nullable: true };
+
+export class RunCountsDto {
+  @ApiProperty({ type: Number }) PENDING!: number;
+  @ApiProperty({ type: Number }) RUNNING!: number;
+  @ApiProperty({ type: Number }) WAITING!: number;
+  @ApiProperty({ type: Number }) SUCCEEDED!: number;
+  @ApiProperty({ type: Number }) FAILED!: number;
+  @ApiProperty({ type: Number }) CANCELLED!: number;
+}
+
+export class RunListItemDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ type: String }) queue!: string;
+  @ApiProperty({ enum: statuses }) status!: string;
+  @ApiProperty({ type: Number }) priority!: number;
+  @ApiProperty({ type: Number, description: 'Times the run was claimed' }) attempt!: number;
+  @ApiProperty({ type: String, nullable: true }) parentId!: string | null;
+  @ApiProperty({ type: String, nullable: true }) appVersion!: string | null;
+  @ApiProperty({ type: String, nullable: true }) leaseOwner!: string | null;
+  @ApiProperty({ type: String, nullable: true }) errorMessage!: string | null;
+  @ApiProperty({ type: Number }) stepCount!: number;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ type: String, format: 'date-time' }) availableAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) deadlineAt!: string | null;
+}
+
+export class RunListDto {
+  @ApiProperty({ type: [RunListItemDto] }) items!: RunListItemDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page' }) nextCursor!:
+    string | null;
+  @ApiProperty({ type: Number }) limit!: number;
+  @ApiProperty({ enum: ['created', 'updated'] }) sort!: string;
+  @ApiProperty({ enum: ['desc', 'asc'] }) order!: string;
+  @ApiProperty({
+    type: RunCountsDto,
+    description: 'Runs per status matching the other filters (status filter not applied), each at most countCap',
+  })
+  counts!: RunCountsDto;
+  @ApiProperty({ enum: statuses, isArray: true, description: 'Statuses whose count reached countCap' }) countsCapped!: string[];
+  @ApiProperty({ type: Number }) countCap!: number;
+  @ApiProperty({ type: Number, description: 'Sum of counts over the selected statuses' }) total!: number;
+}
+
+export class StepDto {
+  @ApiProperty({ type: Number }) seq!: number;
+  @ApiProperty({ type: String }) name!: string;
+  @ApiProperty({ enum: ['SUCCEEDED', 'FAILED'] }) status!: string;
+  @ApiProperty({ type: Number }) attempts!: number;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) finishedAt!: string;
+  @ApiProperty({ type: Number, nullable: true }) durationMs!: number | null;
+  @ApiPropertyOptional(json) output?: unknown;
+  @ApiPropertyOptional(json) error?: unknown;
+}
+
+export class MessageDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) topic!: string;
+  @ApiPropertyOptional(json) payload?: unknown;
+  @ApiProperty({ type: String, nullable: true }) idempotencyKey!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: Number, nullable: true }) consumedSeq!: number | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) consumedAt!: string | null;
+}
+
+export class EventDto {
+  @ApiProperty({ type: String }) key!: string;
+  @ApiPropertyOptional(json) value?: unknown;
+  @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+}
+
+export class HistoryDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) kind!: string;
+  @ApiPropertyOptional(json) detail?: unknown;
+  @ApiProperty({ type: String, format: 'date-time' }) at!: string;
+}
+
+export class ChildDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ enum: statuses }) status!: string;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
+}
+
+export class RunDetailDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ type: String }) queue!: string;
+  @ApiProperty({ enum: statuses }) status!: string;
+  @ApiPropertyOptional(json) input?: unknown;
+  @ApiPropertyOptional(json) output?: unknown;
+  @ApiPropertyOptional(json) error?: unknown;
+  @ApiProperty({ type: Number }) priority!: number;
+  @ApiProperty({ type: Number }) attempt!: number;
+  @ApiProperty({ type: Number }) leaseEpoch!: number;
+  @ApiProperty({ type: String, nullable: true }) leaseOwner!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) leaseExpiresAt!: string | null;
+  @ApiProperty({ type: String, nullable: true }) parentId!: string | null;
+  @ApiProperty({ type: String, nullable: true }) appVersion!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) deadlineAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) availableAt!: string;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ type: [StepDto], description: 'Timeline, by seq (first 2000)' }) steps!: StepDto[];
+  @ApiProperty({ type: [MessageDto], description: 'Messages sent to the run (latest 500)' }) messages!: MessageDto[];
+  @ApiProperty({ type: [EventDto], description: 'Events the run published (Durable.setEvent)' }) events!: EventDto[];
+  @ApiProperty({ type: [HistoryDto], description: 'What happened to the run (latest 1000)' }) history!: HistoryDto[];
+  @ApiProperty({ type: [ChildDto], description: 'Child runs (first 500)' }) children!: ChildDto[];
+  @ApiProperty({ type: Object, description: 'Row counts of steps, messages, events, history, children' }) totals!: Record<string, number>;
+  @ApiProperty({ type: String, format: 'date-time', description: 'Database clock' }) now!: string;
+}
+
+export class RunSummaryDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ enum: statuses }) status!: string;
+  @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+}
+
+export class ForkBodyDto {
+  @ApiProperty({
+    type: Number,
+    minimum: 0,
+    description: 'Seq of the first step to execute again; checkpoints before it are copied (0 = from the start)',
+  })
+  fromStep!: number;
+}
+
+export class ForkResultDto {
+  @ApiProperty({ type: String, description: 'Id of the new run' }) id!: string;
+  @ApiProperty({ type: String }) forkedFrom!: string;
+  @ApiProperty({ type: Number }) fromStep!: number;
+  @ApiProperty({ type: Number }) copiedSteps!: number;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ enum: ['PENDING'] }) status!: string;
+}
+
+export class MinuteDto {
+  @ApiProperty({ type: String, format: 'date-time' }) minute!: string;
+  @ApiProperty({ type: Number }) started!: number;
+  @ApiProperty({ type: Number }) succeeded!: number;
+  @ApiProperty({ type: Number }) failed!: number;
+  @ApiProperty({ type: Number }) cancelled!: number;
+}
+
+export class StatsBlockDto {
+  @ApiProperty({ type: RunCountsDto, description: 'Unfinished runs now; finished runs within windowMinutes' }) counts!: RunCountsDto;
+  @ApiProperty({ type: Number, description: 'RUNNING runs whose lease expired (worker gone)' }) expiredLeases!: number;
+  @ApiProperty({ type: Number, nullable: true, description: 'Age of the oldest run that is due and waiting for a worker' })
+  oldestClaimableAgeMs!: number | null;
+  @ApiProperty({ type: [MinuteDto], description: 'Last 60 minutes, oldest first' }) perMinute!: MinuteDto[];
+}
+
+export class StatsGroupDto extends StatsBlockDto {
+  @ApiProperty({ type: String }) workflow!: string;
+  @ApiProperty({ type: String }) queue!: string;
+}
+
+export class StatsDto {
+  @ApiProperty({ type: String, format: 'date-time' }) generatedAt!: string;
+  @ApiProperty({ type: Number }) windowMinutes!: number;
+  @ApiProperty({ type: StatsBlockDto }) totals!: StatsBlockDto;
+  @ApiProperty({ type: [StatsGroupDto] }) groups!: StatsGroupDto[];
+}
+
+export class WorkflowInfoDto {
+  @ApiProperty({ type: String }) name!: string;
+  @ApiProperty({ type: String }) queue!: string;
+  @ApiProperty({ type: Number }) queueConcurrency!: number;
+  @ApiProperty({ type: String, nullable: true }) className!: string | null;
+  @ApiProperty({ type: String, nullable: true }) methodName!: string | null;
+  @ApiProperty({ type: Object, description: '@Workflow() options' }) options!: Record<string, unknown>;
+}
+
+export class QueueInfoDto {
+  @ApiProperty({ type: String }) name!: string;
+  @ApiProperty({ type: Number }) concurrency!: number;
+}
+
+export class WorkflowsDto {
+  @ApiProperty({ type: [WorkflowInfoDto] }) workflows!: WorkflowInfoDto[];
+  @ApiProperty({ type: [QueueInfoDto] }) queues!: QueueInfoDto[];
+}
+
+export class ErrorDto {
+  @ApiProperty({ type: Number }) statusCode!: number;
+  @ApiProperty({ type: String }) error!: string;
+  @ApiProperty({ type: String }) message!: string;
+  @ApiPropertyOptional({ type: String, description: 'The query parameter or body field at fault (400)' }) parameter?: string;
+  @ApiPropertyOptional({ type: String, description: 'DurableError code (404, 409)' }) code?: string;
+}

@@ -1,0 +1,117 @@
+import { Inject, Injectable, type Type } from '@nestjs/common';
+import { InvalidArgumentError, UnknownWorkflowError } from '../errors/index.js';
+import type { ForkResult } from '../engine/run-control.js';
+import type { RunView } from '../engine/run-view.js';
+import type { SendOptions } from '../engine/queries.js';
+import type { StartManyItem } from '../engine/start-runs.js';
+import type { StartOptions } from '../engine/new-run.js';
+import type { WorkflowHandle } from '../engine/handle.js';
+import type { RunEvent } from '../store/history.js';
+import type { PrismaLike } from '../store/sql-client.js';
+import { WORKFLOW_METADATA } from '../decorators/metadata.js';
+import { DurableRuntime } from './durable-runtime.js';
+
+type WorkflowMethodKeys<T> = { [K in keyof T]: T[K] extends (input: never) => unknown ? K : never }[keyof T] & string;
+type InputOf<T, K extends keyof T> = T[K] extends (input: infer I) => unknown ? I : never;
+type OutputOf<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
+
+/** The two ways to call start(): by name, or by class and method. */
+type StartByName = [workflowName: string, input?: unknown, opts?: StartOptions];
+type StartByClass = [workflowClass: Type<unknown>, method: string, input?: unknown, opts?: StartOptions];
+
+/** Starts, inspects and controls workflow runs. Inject it anywhere in the app. */
+@Injectable()
+export class WorkflowClient {
+  constructor(@Inject(DurableRuntime) private readonly runtime: DurableRuntime) {}
+
+  /**
+   * Starts a run of a workflow, by name or typed: `start(OrderWorkflows, 'fulfil', input)`.
+   * With `{ tx }` (a Prisma interactive-transaction client) the run is written in that
+   * transaction: it exists, and runs, only if the transaction commits.
+   */
+  start<T = unknown>(workflowName: string, input?: unknown, opts?: StartOptions): Promise<WorkflowHandle<T>>;
+  start<C, K extends WorkflowMethodKeys<C>>(
+    workflowClass: Type<C>,
+    method: K,
+    input: InputOf<C, K>,
+    opts?: StartOptions,
+  ): Promise<WorkflowHandle<OutputOf<C, K>>>;
+  start(...args: StartByName | StartByClass): Promise<WorkflowHandle<unknown>> {
+    const [name, input, opts] = typeof args[0] === 'function' ? byClass(args as StartByClass) : byName(args as StartByName);
+    return this.runtime.engine.startRun(name, input, opts);
+  }
+
+  /** Starts many runs with one INSERT, optionally inside a Prisma transaction (`{ tx }`). */
+  startMany(items: StartManyItem[], opts?: { tx?: PrismaLike }): Promise<WorkflowHandle[]> {
+    return this.runtime.engine.startMany(items, opts);
+  }
+
+  /** A handle to an existing run, to wait for its result. */
+  handle<T = unknown>(runId: string): WorkflowHandle<T> {
+    return this.runtime.engine.handle<T>(runId);
+  }
+
+  /** The run with its steps, or null. */
+  getRun(runId: string): Promise<RunView | null> {
+    return this.runtime.engine.getRun(runId);
+  }
+
+  /** Cancels an unfinished run: it stops at the next step boundary; resume() continues it later. */
+  cancel(runId: string): Promise<void> {
+    return this.runtime.engine.cancel(runId);
+  }
+
+  /** Resumes a CANCELLED or FAILED run from its last checkpoint. */
+  resume(runId: string): Promise<void> {
+    return this.runtime.engine.resume(runId);
+  }
+
+  /**
+   * A new run of the same workflow and input that reuses the run's checkpoints before `fromStep`
+   * (0: from the start). Every step from there on runs again — including plain steps whose
+   * effects already happened once in the source run.
+   */
+  fork(runId: string, fromStep = 0): Promise<ForkResult> {
+    return this.runtime.engine.fork(runId, fromStep);
+  }
+
+  /**
+   * Sends a message to a run; its `Durable.recv(topic)` receives it exactly once, in send order per
+   * topic, even if sent before the run reaches the recv. With `{ tx }` (a Prisma interactive
+   * transaction) the message exists iff the transaction commits; `{ idempotencyKey }` drops
+   * duplicates. A run waiting for a message wakes at once.
+   */
+  send(runId: string, topic: string, payload: unknown, opts?: SendOptions): Promise<void> {
+    return this.runtime.engine.send(runId, topic, payload, opts);
+  }
+
+  /**
+   * The latest value a run published with `Durable.setEvent(key, …)`, waiting up to `timeoutMs`
+   * (default 60 s) for it to appear; null on timeout, or at once if the run ended without it.
+   */
+  getEvent<T = unknown>(runId: string, key: string, opts?: { timeoutMs?: number }): Promise<T | null> {
+    return this.runtime.engine.getEvent<T>(runId, key, opts);
+  }
+
+  /** The run's history (created, claimed, suspended, woken, step_failed, completed, cancelled, …), oldest first. */
+  getRunEvents(runId: string, opts?: { limit?: number }): Promise<RunEvent[]> {
+    return this.runtime.engine.getRunEvents(runId, opts);
+  }
+}
+
+function byName([name, input, opts]: StartByName): [string, unknown, StartOptions | undefined] {
+  if (typeof name !== 'string')
+    throw new InvalidArgumentError(
+      `start(): the first argument must be a workflow name or a class with @Workflow() methods (got ${typeof name}).`,
+      'workflowName',
+    );
+  return [name, input, opts];
+}
+
+function byClass([cls, method, input, opts]: StartByClass): [string, unknown, StartOptions | undefined] {
+  const fn = (cls.prototype as Record<string, object> | undefined)?.[method];
+  const meta = fn && (Reflect.getMetadata(WORKFLOW_METADATA, fn) as { name: string } | undefined);
+  if (!meta)
+    throw new UnknownWorkflowError(`${cls.name}.${String(method)}`, [], `${cls.name}.${String(method)}() is not marked @Workflow().`);
+  return [meta.name, input, opts];
+}

@@ -1,0 +1,208 @@
+/**
+ * The admin API's runs list: filter, keyset pages, per-status counts. Every statement is
+ * parameterized; the only values spliced into the text are constants chosen from fixed sets
+ * (sort column and direction). Each names the index it relies on.
+ *
+ * Optional filters use `($n IS NULL OR …)`: node-postgres and Prisma send unnamed statements,
+ * which Postgres plans with the actual values, so an absent filter folds away and the
+ * remaining conditions can use their index.
+ *
+ * Indexes (libs/durable/prisma/durable.prisma):
+ *   durable_runs_created_idx (created_at)              list sorted by created, no other selective filter
+ *   durable_runs_updated_idx (updated_at)              list sorted by updated; stats of the last window
+ *   durable_runs_status_created_idx (status, created_at)       status filter; per-status counts; active runs
+ *   durable_runs_workflow_created_idx (workflow_name, created_at) workflow filter
+ *   durable_runs_id_pattern_idx (id text_pattern_ops)  id prefix (LIKE 'abc%'), any collation
+ *   durable_runs_parent_idx (parent_id)                parentId filter, children of a run
+ *   durable_runs_finished_idx (finished_at) partial    finished time range
+ *   durable_runs_claim_idx (queue, …) partial          queue filter on claimable runs (other rows: a filter
+ *                                                      on the ordered index; apps have few queues)
+ *   durable_steps_pkey (run_id, seq), durable_events_pkey (run_id, key),
+ *   durable_messages_idempotency_key (run_id, …), durable_run_events_run_idx (run_id, id)   run detail
+ */
+import { RUN_STATUSES, type RunStatus } from './rows.js';
+import { iso, type Store } from './store.js';
+
+/** Per-status counts of the runs list stop at this many rows per status (index-only, bounded). */
+export const COUNT_CAP = 10_000;
+
+/** Validated filter of the runs list (null = no filter). */
+export interface RunFilter {
+  statuses: RunStatus[] | null;
+  workflows: string[] | null;
+  queues: string[] | null;
+  createdFrom: Date | null;
+  createdTo: Date | null;
+  finishedFrom: Date | null;
+  finishedTo: Date | null;
+  idPrefix: string | null;
+  parentId: string | null;
+}
+
+export interface RunListItem {
+  id: string;
+  workflowName: string;
+  queue: string;
+  status: RunStatus;
+  priority: number;
+  attempt: number;
+  parentId: string | null;
+  appVersion: string | null;
+  leaseOwner: string | null;
+  errorMessage: string | null;
+  stepCount: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+  availableAt: string;
+  deadlineAt: string | null;
+}
+
+/**
+ * The runs-list filter, parameters numbered from $1: statuses text[] (only when withStatus),
+ * workflows text[], queues text[], created from/to, finished from/to (timestamptz; from
+ * inclusive, to exclusive), id LIKE pattern (escaped, ends with %), parent id. Null = no filter.
+ */
+function runFilter(withStatus: boolean): { sql: string; next: number } {
+  let n = 0;
+  const p = () => `$${++n}`;
+  const parts: string[] = [];
+  if (withStatus) {
+    const s = p();
+    parts.push(`(${s}::text[] IS NULL OR r.status = ANY(${s}::text[]))`);
+  }
+  const wf = p(),
+    q = p(),
+    cf = p(),
+    ct = p(),
+    ff = p(),
+    ft = p(),
+    id = p(),
+    par = p();
+  parts.push(
+    `(${wf}::text[] IS NULL OR r.workflow_name = ANY(${wf}::text[]))`,
+    `(${q}::text[] IS NULL OR r.queue = ANY(${q}::text[]))`,
+    `(${cf}::timestamptz IS NULL OR r.created_at >= ${cf}::timestamptz)`,
+    `(${ct}::timestamptz IS NULL OR r.created_at < ${ct}::timestamptz)`,
+    `(${ff}::timestamptz IS NULL OR r.finished_at >= ${ff}::timestamptz)`,
+    `(${ft}::timestamptz IS NULL OR r.finished_at < ${ft}::timestamptz)`,
+    `(${id}::text IS NULL OR r.id LIKE ${id}::text)`,
+    `(${par}::text IS NULL OR r.parent_id = ${par}::text)`,
+  );
+  return { sql: parts.join('\n  AND '), next: n + 1 };
+}
+
+/** Columns of a run in lists (no input/output: a list stays small). */
+const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.attempt, r.parent_id, r.app_version,
+  r.lease_owner, r.created_at, r.started_at, r.finished_at, r.updated_at, r.available_at, r.deadline_at,
+  r.error->>'message' AS error_message,
+  (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count`;
+
+export type SortKey = 'created' | 'updated';
+export type SortOrder = 'asc' | 'desc';
+
+function listRunsSql(sort: SortKey, order: SortOrder): string {
+  const col = sort === 'created' ? 'r.created_at' : 'r.updated_at';
+  const f = runFilter(true);
+  const ts = `$${f.next}`,
+    id = `$${f.next + 1}`,
+    limit = `$${f.next + 2}`;
+  const cmp = order === 'desc' ? '<' : '>';
+  const dir = order === 'desc' ? 'DESC' : 'ASC';
+  return `
+SELECT ${LIST_COLUMNS}
+FROM durable_runs r
+WHERE ${f.sql}
+  AND (${ts}::timestamptz IS NULL OR (${col} ${cmp}= ${ts}::timestamptz AND (${col} ${cmp} ${ts}::timestamptz OR r.id ${cmp} ${id}::text)))
+ORDER BY ${col} ${dir}, r.id ${dir}
+LIMIT ${limit}`;
+}
+
+/**
+ * One page of runs, keyset-paginated on (created_at, id) or (updated_at, id): stable under
+ * inserts (a new run never shifts a page). Parameters: the filter ($1–$9), then cursor
+ * timestamp, cursor id (both null on the first page), limit. Indexes: see the file comment
+ * (the chosen order's index scanned backward/forward, or the filter's own index).
+ */
+export const LIST_RUNS: Record<`${SortKey}_${SortOrder}`, string> = {
+  created_desc: listRunsSql('created', 'desc'),
+  created_asc: listRunsSql('created', 'asc'),
+  updated_desc: listRunsSql('updated', 'desc'),
+  updated_asc: listRunsSql('updated', 'asc'),
+};
+
+/**
+ * Runs per status for the list's filter (status itself excepted, so the numbers can label
+ * status tabs), each count stopping at $9 + 1 rows. Parameters: the filter without status
+ * ($1–$8), then the cap. One bounded scan per status, each with its status as a constant so
+ * the planner picks per status: durable_runs_status_created_idx for the rare ones (index-only),
+ * a scan that stops after cap rows for the common one; a selective filter's own index otherwise.
+ */
+export const COUNT_RUNS_BY_STATUS = (() => {
+  const f = runFilter(false);
+  const one = (s: string) => `(SELECT count(*) FROM (
+    SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${f.sql}
+    LIMIT $${f.next}::int + 1) x)::int AS "${s}"`;
+  return `SELECT ${RUN_STATUSES.map(one).join(',\n  ')}`;
+})();
+
+/** `abc` → `abc%` with LIKE's wildcards and escape character taken literally. */
+export const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function filterParams(f: RunFilter, withStatus: boolean): unknown[] {
+  const d = (x: Date | null) => (x ? x.toISOString() : null);
+  const p: unknown[] = withStatus ? [f.statuses] : [];
+  p.push(
+    f.workflows,
+    f.queues,
+    d(f.createdFrom),
+    d(f.createdTo),
+    d(f.finishedFrom),
+    d(f.finishedTo),
+    f.idPrefix === null ? null : likePrefix(f.idPrefix),
+    f.parentId,
+  );
+  return p;
+}
+
+export async function listRuns(
+  store: Store,
+  f: RunFilter,
+  sort: SortKey,
+  order: SortOrder,
+  after: { at: Date; id: string } | null,
+  limit: number,
+): Promise<RunListItem[]> {
+  const rows = await store.sql.query<Record<string, unknown>>(LIST_RUNS[`${sort}_${order}`], [
+    ...filterParams(f, true),
+    after ? after.at.toISOString() : null,
+    after ? after.id : null,
+    limit,
+  ]);
+  return rows.map((r) => ({
+    id: r.id as string,
+    workflowName: r.workflow_name as string,
+    queue: r.queue as string,
+    status: r.status as RunStatus,
+    priority: Number(r.priority),
+    attempt: Number(r.attempt),
+    parentId: (r.parent_id as string | null) ?? null,
+    appVersion: (r.app_version as string | null) ?? null,
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    errorMessage: (r.error_message as string | null) ?? null,
+    stepCount: Number(r.step_count),
+    createdAt: iso(r.created_at)!,
+    startedAt: iso(r.started_at),
+    finishedAt: iso(r.finished_at),
+    updatedAt: iso(r.updated_at)!,
+    availableAt: iso(r.available_at)!,
+    deadlineAt: iso(r.deadline_at),
+  }));
+}
+
+/** Runs per status for the filter (its status part ignored), each capped at `cap` + 1. */
+export async function countByStatus(store: Store, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
+  const [row] = await store.sql.query<Record<RunStatus, number>>(COUNT_RUNS_BY_STATUS, [...filterParams(f, false), cap]);
+  return Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
+}

@@ -1,0 +1,107 @@
+/** Checkpoints: what an execution writes for its run — finished steps and the run's end — fenced and batched. */
+import { statement } from './statement.js';
+import { history, signalRuns } from './sql-fragments.js';
+import type { Store } from './store.js';
+import type { RunEnd, StepCheckpoint } from './rows.js';
+
+/**
+ * Checkpoint finished steps, fenced: a step is inserted only while its run is RUNNING under its
+ * epoch, and FOR SHARE holds the run rows until this statement commits, so a concurrent sweep or
+ * claim either sees the step or makes the insert match nothing — never a lost or duplicate step.
+ * Many steps of this worker's runs go in one statement (group commit; see WriteBatcher); a
+ * transactional step sends its one checkpoint through its own transaction.
+ * Run rows are locked in id order (as HEARTBEAT and FINISH_RUNS do): concurrent batches never
+ * deadlock. Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs, $4 names, $5 statuses,
+ * $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms; $10 history.
+ * Returns the (run_id, seq) pairs written.
+ */
+const INSERT_STEPS = statement(
+  'insert_steps',
+  `
+WITH t AS (
+  SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::float8[])
+    AS t(run_id, epoch, seq, name, status, output, error, attempts, dur)),
+l AS (
+  SELECT r.id, r.lease_epoch FROM durable_runs r
+  WHERE r.id IN (SELECT run_id FROM t) AND r.status = 'RUNNING'
+  ORDER BY r.id FOR SHARE),
+s AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
+  SELECT t.run_id, t.seq, t.name, t.status, t.output::jsonb, t.error::jsonb, t.attempts, now() - t.dur * interval '1 millisecond', now()
+  FROM t JOIN l ON l.id = t.run_id AND l.lease_epoch = t.epoch
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING run_id, seq, name, status, attempts, error),
+hist AS (${history(
+    '$10',
+    `SELECT run_id, 'step_failed', jsonb_build_object('seq', seq, 'step', name, 'attempts', attempts,
+  'error', error -> 'message') FROM s WHERE status = 'FAILED'`,
+  )})
+SELECT run_id, seq FROM s`,
+);
+
+/**
+ * End many runs of this worker in one statement (group commit): fenced by (id, epoch), rows locked in id
+ * order. Arrays: $1 ids, $2 epochs, $3 statuses, $4 outputs, $5 errors
+ * (json text); $6 history. A finished child signals its parent (unless the parent ends in this
+ * same statement). Returns the ids ended.
+ */
+const FINISH_RUNS = statement(
+  'finish_runs',
+  `
+WITH t AS (
+  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS t(id, epoch, status, output, error)),
+l AS (
+  SELECT r.id FROM durable_runs r JOIN t ON t.id = r.id AND r.lease_epoch = t.epoch
+  WHERE r.status = 'RUNNING'
+  ORDER BY r.id FOR NO KEY UPDATE OF r),
+u AS (
+  UPDATE durable_runs r
+  SET status = t.status, output = t.output::jsonb, error = t.error::jsonb, finished_at = now(), updated_at = now(),
+      lease_owner = NULL, lease_expires_at = NULL
+  FROM t JOIN l ON l.id = t.id WHERE r.id = t.id
+  RETURNING r.id, r.parent_id, r.status, r.error),
+hist AS (${history(
+    '$6',
+    `SELECT id, CASE WHEN status = 'SUCCEEDED' THEN 'completed' ELSE 'failed' END,
+  CASE WHEN status = 'FAILED' THEN jsonb_build_object('error', error -> 'message') END FROM u WHERE true`,
+  )}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM t)')}
+SELECT id, (SELECT n FROM par_n) AS signalled FROM u`,
+);
+
+/** Fenced checkpoints of many steps in one statement; returns the `${runId}:${seq}` keys written. */
+export async function insertSteps(store: Store, steps: StepCheckpoint[]): Promise<Set<string>> {
+  const col = <K extends keyof StepCheckpoint>(k: K) => steps.map((s) => s[k]);
+  const rows = await store.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [
+    col('runId'),
+    col('epoch'),
+    col('seq'),
+    col('name'),
+    col('status'),
+    col('output'),
+    col('error'),
+    col('attempts'),
+    col('durationMs'),
+    store.history,
+  ]);
+  return new Set(rows.map((r) => `${r.run_id}:${r.seq}`));
+}
+
+/** Fenced checkpoint of one step; false = the lease is lost (or the step already exists). */
+export async function insertStep(store: Store, step: StepCheckpoint): Promise<boolean> {
+  return (await insertSteps(store, [step])).size === 1;
+}
+
+/** Fenced ends of many runs in one statement; returns the ids ended. */
+export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Set<string>> {
+  const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
+  const rows = await store.sql.query<{ id: string }>(FINISH_RUNS, [
+    col('runId'),
+    col('epoch'),
+    col('status'),
+    col('output'),
+    col('error'),
+    store.history,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}

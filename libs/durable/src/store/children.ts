@@ -1,0 +1,76 @@
+/** Child workflows: creating them with the parent's checkpoint, in one fenced statement. */
+import { statement } from './statement.js';
+import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { parsed, type Store } from './store.js';
+import type { NewRun } from './rows.js';
+
+/**
+ * Durable.startChild (every call made in the same tick, e.g. a Promise.all fan-out, in one
+ * statement): create the child runs (PENDING, parent_id = $1) and checkpoint the parent's steps,
+ * fenced by the parent's epoch: a child exists iff its step is recorded. Arrays, one element per
+ * child: $3 seq, $4 step name, $5 child id, $6 workflow, $7 queue, $8 input, $9 priority,
+ * $10 delay ms, $11 timeout ms, $12 step output; $13 app version, $14 history.
+ * An existing child id of the same workflow is adopted (idempotent start); of another workflow,
+ * nothing is written for it and `conflicts` names it. One wake-up per queue.
+ */
+const START_CHILDREN = statement(
+  'start_children',
+  `
+WITH run AS (
+  SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+c AS (
+  SELECT * FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::float8[], $11::float8[], $12::text[])
+    AS c(seq, step, id, wf, q, inp, pr, delay_ms, timeout_ms, out)
+  WHERE EXISTS (SELECT 1 FROM run)),
+other AS (SELECT c.seq, r.workflow_name FROM c JOIN durable_runs r ON r.id = c.id WHERE r.workflow_name <> c.wf),
+ok AS (SELECT * FROM c WHERE c.seq NOT IN (SELECT seq FROM other)),
+child AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  SELECT id, wf, q, 'PENDING', inp::jsonb, pr, now() + coalesce(delay_ms, 0) * interval '1 millisecond',
+         now() + timeout_ms * interval '1 millisecond', $1, $13
+  FROM ok
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, workflow_name, queue, available_at <= ${DUE_BY} AS due),
+step AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT $1, seq, step, 'SUCCEEDED', out::jsonb, 1, now(), now() FROM ok
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING seq),
+hist AS (
+  INSERT INTO durable_run_events (run_id, kind, detail)
+  SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue, 'parent', $1::text) FROM child WHERE $14::boolean),
+woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM child WHERE due) q)
+SELECT (SELECT count(*) FROM run)::int AS held,
+       (SELECT coalesce(json_agg(json_build_object('seq', seq, 'workflow', workflow_name)), '[]'::json) FROM other) AS conflicts,
+       (SELECT n FROM woken) AS woken`,
+);
+
+/** Creates child runs and records the parent's steps; `conflicts` names children whose id belongs to another workflow. */
+export async function startChildren(
+  store: Store,
+  a: {
+    runId: string;
+    epoch: number;
+    appVersion: string | null;
+    children: Array<{ seq: number; name: string; child: NewRun; output: string }>;
+  },
+): Promise<{ held: boolean; conflicts: Array<{ seq: number; workflow: string }> }> {
+  const c = a.children;
+  const [row] = await store.sql.query<{ held: number; conflicts: unknown }>(START_CHILDREN, [
+    a.runId,
+    a.epoch,
+    c.map((x) => x.seq),
+    c.map((x) => x.name),
+    c.map((x) => x.child.id),
+    c.map((x) => x.child.workflowName),
+    c.map((x) => x.child.queue),
+    c.map((x) => x.child.input),
+    c.map((x) => x.child.priority),
+    c.map((x) => x.child.delayMs),
+    c.map((x) => x.child.timeoutMs),
+    c.map((x) => x.output),
+    a.appVersion,
+    store.history,
+  ]);
+  return { held: Number(row.held) === 1, conflicts: parsed<Array<{ seq: number; workflow: string }>>(row.conflicts) };
+}

@@ -1,0 +1,43 @@
+/** Error codes meaning "the database could not be reached / dropped the connection" (not a failed statement). */
+const CONNECTION_CODES = new Set([
+  // Node sockets (pg, the Prisma pg adapter)
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  // Postgres: admin_shutdown, crash_shutdown, cannot_connect_now (restart, failover); class 08 below;
+  // too_many_connections (the server is full: a connection frees up soon)
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  // Prisma: can't reach, timed out reaching, server closed the connection
+  'P1001',
+  'P1002',
+  'P1017',
+]);
+
+const CONNECTION_MESSAGE =
+  /Connection terminated|connection ended|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|server closed the connection|the database system is (?:shutting down|starting up|in recovery mode)|terminating connection due to administrator command|too many clients already|remaining connection slots are reserved|Code: `(?:08\w{3}|57P0[123]|53300)`/i;
+
+/**
+ * True when `err` (or one of its causes) says the database was unreachable or dropped the
+ * connection — a restart, a failover, a network blip — rather than that a statement failed.
+ * Such a write may simply be tried again once the database is back.
+ */
+export function isConnectionError(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
+    const { code, meta, message } = e as { code?: unknown; meta?: { code?: unknown }; message?: unknown };
+    for (const c of [code, meta?.code]) {
+      if (typeof c === 'string' && (CONNECTION_CODES.has(c) || /^08[0-9A-Z]{3}$/.test(c))) return true;
+    }
+    if (typeof message === 'string' && CONNECTION_MESSAGE.test(message)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}

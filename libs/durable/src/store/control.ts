@@ -1,0 +1,126 @@
+/** Control of runs from outside: cancel (with its children), resume, fork from a step. */
+import { statement } from './statement.js';
+import { history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL } from './sql-fragments.js';
+import type { Store } from './store.js';
+
+/**
+ * Cancel an unfinished run and, when $3 (cascade) is true, its unfinished descendants (child runs,
+ * through parent_id; index durable_runs_parent_idx). The executing workers (if any) are told
+ * through CANCEL_CHANNEL and their fenced writes match nothing from now on. The parent of the run
+ * (if it waits for it) is signalled. $1 run id, $2 history. Returns every run it cancelled.
+ */
+const CANCEL_RUN = statement(
+  'cancel_run',
+  `
+WITH RECURSIVE tree AS (
+  SELECT id FROM durable_runs WHERE id = $1
+  UNION
+  SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id WHERE $3::boolean),
+u AS (
+  UPDATE durable_runs
+  SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+  WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
+  RETURNING id, parent_id),
+hist AS (${history('$2', `SELECT id, 'cancelled', CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) END FROM u WHERE true`)}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE id = $1 AND parent_id IS NOT NULL')}
+SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM u`,
+);
+
+/**
+ * Resume a CANCELLED or FAILED run from its last checkpoint: the final failed step (if the run
+ * failed in one) is forgotten so that it runs again; an expired deadline is lifted. $1 run id,
+ * $2 history. With $3 (cascade), the descendants cancelled with it (at the same time or after it:
+ * a cascading cancel) are resumed too.
+ */
+const RESUME_RUN = statement(
+  'resume_run',
+  `
+WITH RECURSIVE root AS (
+  SELECT id, finished_at FROM durable_runs WHERE id = $1 AND status IN ('CANCELLED','FAILED')),
+tree AS (
+  SELECT id FROM root
+  UNION
+  SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id
+  WHERE $3::boolean AND c.status = 'CANCELLED' AND c.finished_at >= (SELECT finished_at FROM root)),
+u AS (
+  UPDATE durable_runs
+  SET status = 'PENDING', available_at = now(), updated_at = now(), finished_at = NULL, error = NULL,
+      deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
+  WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
+  RETURNING id, queue),
+f AS (
+  DELETE FROM durable_steps s
+  WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
+    AND s.seq = (SELECT max(seq) FROM durable_steps m WHERE m.run_id = s.run_id)),
+hist AS (${history('$2', `SELECT id, 'resumed', NULL::jsonb FROM u WHERE true`)})
+SELECT id, pg_notify('${WAKEUP_CHANNEL}', queue) IS NULL AS notified FROM u`,
+);
+
+/**
+ * What fork needs to know about its source: workflow and the next free step seq.
+ * $1 run id. Indexes: durable_runs_pkey, durable_steps_pkey.
+ */
+const SELECT_FORK_SOURCE = statement(
+  'select_fork_source',
+  `
+SELECT r.id, r.workflow_name, r.queue, (SELECT coalesce(max(s.seq) + 1, 0) FROM durable_steps s WHERE s.run_id = r.id)::int AS next_seq
+FROM durable_runs r WHERE r.id = $1`,
+);
+
+/**
+ * Fork: a new PENDING run ($2) of the same workflow, queue, priority and input as run $1, with
+ * copies of its checkpoints whose seq < $3, so it replays those and executes from step $3 on.
+ * The deadline keeps the source's timeout length, counted from now; $4 is this app's version.
+ * The history of the new run records where it came from (unless $5, history, is false); a
+ * wake-up goes to its queue.
+ * (The steps' foreign key is checked at the end of the statement, after the run row exists.)
+ */
+const FORK_RUN = statement(
+  'fork_run',
+  `
+WITH src AS (SELECT * FROM durable_runs WHERE id = $1),
+ins AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version)
+  SELECT $2, src.workflow_name, src.queue, 'PENDING', src.input, src.priority, now(),
+         now() + (src.deadline_at - src.created_at), $4
+  FROM src
+  RETURNING id, queue),
+copied AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
+  SELECT ins.id, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.started_at, s.finished_at
+  FROM ins JOIN durable_steps s ON s.run_id = $1 AND s.seq < $3::int
+  RETURNING seq),
+hist AS (
+  INSERT INTO durable_run_events (run_id, kind, detail)
+  SELECT ins.id, 'forked', jsonb_build_object('from', $1::text, 'fromStep', $3::int) FROM ins WHERE $5::boolean)
+SELECT ins.id, (SELECT count(*) FROM copied)::int AS copied, pg_notify('${WAKEUP_CHANNEL}', ins.queue) IS NULL AS notified
+FROM ins`,
+);
+
+/** Cancels a run (and, with cascade, its unfinished descendants); returns every id it cancelled. */
+export async function cancelTree(store: Store, id: string, cascade: boolean): Promise<string[]> {
+  return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade])).map((r) => r.id);
+}
+
+/** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */
+export async function resumeRun(store: Store, id: string, cascade: boolean): Promise<boolean> {
+  return (await store.sql.query<{ id: string }>(RESUME_RUN, [id, store.history, cascade])).some((r) => r.id === id);
+}
+
+/** What fork needs about its source run; null if there is none. */
+export async function forkSource(store: Store, id: string): Promise<{ workflowName: string; queue: string; nextSeq: number } | null> {
+  const [r] = await store.sql.query<Record<string, unknown>>(SELECT_FORK_SOURCE, [id]);
+  return r ? { workflowName: r.workflow_name as string, queue: r.queue as string, nextSeq: Number(r.next_seq) } : null;
+}
+
+/** Creates run `newId` from `sourceId` with its checkpoints before `fromStep`; null if the source vanished meanwhile. */
+export async function forkRun(
+  store: Store,
+  sourceId: string,
+  newId: string,
+  fromStep: number,
+  appVersion: string | null,
+): Promise<{ id: string; copiedSteps: number } | null> {
+  const [r] = await store.sql.query<{ id: string; copied: number }>(FORK_RUN, [sourceId, newId, fromStep, appVersion, store.history]);
+  return r ? { id: r.id, copiedSteps: Number(r.copied) } : null;
+}

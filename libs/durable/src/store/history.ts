@@ -1,0 +1,51 @@
+/**
+ * Run history (durable_run_events). Statements that change a run's state write its history row
+ * themselves (see `history` in sql-fragments.ts); these two write one row on its own (rare paths)
+ * and read a run's history.
+ */
+import { statement } from './statement.js';
+import type { Store } from './store.js';
+
+/** A row of a run's history, as getRunEvents returns it. */
+export interface RunEvent {
+  /** Increasing within the database (bigint as a number). */
+  id: number;
+  /**
+   * created, claimed, woken (claimed after waiting), suspended, step_failed, step_retried,
+   * released (handed back at shutdown), lease_expired (swept), lease_lost (seen by the executor),
+   * completed, failed, cancelled, resumed, forked.
+   */
+  kind: string;
+  detail: Record<string, unknown> | null;
+  at: Date;
+}
+
+/** History of one run, oldest first (WorkflowClient.getRunEvents). Index: durable_run_events_run_idx. */
+const SELECT_RUN_EVENTS = statement(
+  'select_run_events',
+  `
+SELECT e.id::text AS id, e.kind, e.detail, e.at FROM durable_run_events e WHERE e.run_id = $1 ORDER BY e.id LIMIT $2`,
+);
+
+/** One history row written on its own (rare paths only: a step retried, a lease found lost). */
+const INSERT_RUN_EVENT = statement(
+  'insert_run_event',
+  `
+INSERT INTO durable_run_events (run_id, kind, detail) VALUES ($1, $2, $3::jsonb) RETURNING id`,
+);
+
+/** Writes one history row (unless history is off). */
+export async function insertRunEvent(store: Store, runId: string, kind: string, detail: Record<string, unknown>): Promise<void> {
+  if (store.history) await store.sql.query(INSERT_RUN_EVENT, [runId, kind, JSON.stringify(detail)]);
+}
+
+/** The history of a run, oldest first (at most `limit` rows). */
+export async function getRunEvents(store: Store, runId: string, limit: number): Promise<RunEvent[]> {
+  const rows = await store.sql.query<{ id: string; kind: string; detail: unknown; at: Date | string }>(SELECT_RUN_EVENTS, [runId, limit]);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    kind: r.kind,
+    detail: (typeof r.detail === 'string' ? JSON.parse(r.detail) : r.detail) as Record<string, unknown> | null,
+    at: r.at instanceof Date ? r.at : new Date(r.at),
+  }));
+}

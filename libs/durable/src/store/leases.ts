@@ -1,0 +1,159 @@
+/** Leases: claiming runs, renewing the leases this worker holds, handing runs back, and sweeping expired leases. */
+import { statement } from './statement.js';
+import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { parsed, toDate, type Store } from './store.js';
+import type { ClaimedRun, HeldRun, RecordedStep } from './rows.js';
+
+/** Recorded steps of a run, in seq order, as one json array (loaded once per execution). */
+const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
+    'output', s.output, 'error', s.error) ORDER BY s.seq), '[]'::json) FROM durable_steps s WHERE s.run_id = r.id)`;
+
+/**
+ * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
+ * (lowest number) and oldest first, among the workflows $5 this worker has code for (during a
+ * rolling deploy an older instance leaves newer workflows to the instances that know them).
+ * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
+ * Indexes: durable_runs_claim_idx (PENDING) and durable_runs_wake_idx (WAITING, by wake-up time),
+ * both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
+ * CTE but left out of the final LIMIT are released at commit.
+ * Returns the recorded steps too, so an execution needs no other read, and available_at (the
+ * token of durable waits, see wait-sql.ts). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
+ */
+const CLAIM = statement(
+  'claim',
+  `
+WITH p AS (
+  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  ORDER BY priority, available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED),
+w AS (
+  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  ORDER BY available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED),
+c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY priority, available_at LIMIT $2),
+u AS (
+  UPDATE durable_runs r
+  SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
+      lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+      started_at = coalesce(r.started_at, now()), updated_at = now()
+  FROM c WHERE r.id = c.id
+  RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
+            ${STEPS_OF_R} AS steps),
+hist AS (${history(
+    '$6',
+    `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
+  jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
+  )})
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, steps FROM u`,
+);
+
+/**
+ * Heartbeat: extend, in one statement, the leases this worker still holds. Rows are locked in id
+ * order, like the batched checkpoints and run ends (INSERT_STEPS, FINISH_RUNS): no deadlock. $1 ids, $2 epochs,
+ * $3 lease ms. Returns the ids still held; a run missing from the answer was lost (swept,
+ * cancelled, or claimed by another worker) and its execution must stop.
+ */
+const HEARTBEAT = statement(
+  'heartbeat',
+  `
+WITH l AS (
+  SELECT r.id FROM durable_runs r JOIN unnest($1::text[], $2::int[]) AS h(id, epoch) ON r.id = h.id AND r.lease_epoch = h.epoch
+  -- An expired lease is not renewed: the worker counts it lost already (it stopped the run), and
+  -- renewing it would hold a run nobody executes until the new lease expires too.
+  WHERE r.status = 'RUNNING' AND r.lease_expires_at > now()
+  ORDER BY r.id FOR NO KEY UPDATE OF r)
+UPDATE durable_runs r SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
+FROM l WHERE r.id = l.id
+RETURNING r.id`,
+);
+
+/**
+ * Hand runs back (graceful shutdown, or a worker that stops them): claimable again at once,
+ * and a wake-up per queue so another instance takes them without waiting for a poll.
+ * $1 ids, $2 epochs, $3 history.
+ */
+const RELEASE_RUNS = statement(
+  'release_runs',
+  `
+WITH u AS (
+  UPDATE durable_runs r
+  -- Claimable at once, in its old place in the queue (as SWEEP_EXPIRED_LEASES does).
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = least(r.available_at, now()), updated_at = now()
+  FROM unnest($1::text[], $2::int[]) AS h(id, epoch)
+  WHERE r.id = h.id AND r.lease_epoch = h.epoch AND r.status = 'RUNNING'
+  RETURNING r.id, r.queue),
+hist AS (${history('$3', `SELECT id, 'released', NULL::jsonb FROM u WHERE true`)})
+SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
+FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
+);
+
+/**
+ * Sweeper: runs whose lease expired (their worker died or froze) become claimable again (keeping
+ * their place in the queue: available_at is not moved later),
+ * at most $1 per statement; a wake-up per queue. Index: durable_runs_lease_idx.
+ * SKIP LOCKED makes it safe on every instance at once. $2 history ('lease_expired').
+ */
+const SWEEP_EXPIRED_LEASES = statement(
+  'sweep_expired_leases',
+  `
+WITH x AS (
+  SELECT id, lease_owner, lease_epoch FROM durable_runs
+  WHERE status = 'RUNNING' AND lease_expires_at < now()
+  ORDER BY lease_expires_at LIMIT $1
+  FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE durable_runs r
+  -- Claimable at once, in its old place in the queue: a recovered run is not sent behind the backlog.
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = least(r.available_at, now()), updated_at = now()
+  FROM x WHERE r.id = x.id
+  RETURNING r.id, r.queue, x.lease_owner, x.lease_epoch),
+hist AS (${history('$2', `SELECT id, 'lease_expired', jsonb_build_object('worker', lease_owner, 'epoch', lease_epoch) FROM u WHERE true`)})
+SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
+FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
+);
+
+/** Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for. */
+export async function claim(
+  store: Store,
+  queue: string,
+  limit: number,
+  owner: string,
+  leaseMs: number,
+  workflows: string[],
+): Promise<ClaimedRun[]> {
+  const rows = await store.sql.query<Record<string, unknown>>(CLAIM, [queue, limit, owner, leaseMs, workflows, store.history]);
+  return rows.map((r) => ({
+    id: r.id as string,
+    workflowName: r.workflow_name as string,
+    input: r.input,
+    epoch: Number(r.lease_epoch),
+    attempt: Number(r.attempt),
+    parentId: (r.parent_id as string | null) ?? null,
+    deadlineAt: toDate(r.deadline_at),
+    availableAt: toDate(r.available_at),
+    steps: parsed<RecordedStep[]>(r.steps),
+  }));
+}
+
+/** Extends the leases still held; returns their ids. */
+export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: number): Promise<Set<string>> {
+  const rows = await store.sql.query<{ id: string }>(HEARTBEAT, [held.map((h) => h.id), held.map((h) => h.epoch), leaseMs]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Hands runs back (claimable at once); returns how many. */
+export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number> {
+  if (!held.length) return 0;
+  const rows = await store.sql.query<{ n: number }>(RELEASE_RUNS, [held.map((h) => h.id), held.map((h) => h.epoch), store.history]);
+  return rows.reduce((a, r) => a + Number(r.n), 0);
+}
+
+/** Makes up to `batch` runs whose lease expired claimable again; returns how many. */
+export async function sweepExpiredLeases(store: Store, batch: number): Promise<number> {
+  const rows = await store.sql.query<{ n: number }>(SWEEP_EXPIRED_LEASES, [batch, store.history]);
+  return rows.reduce((a, r) => a + Number(r.n), 0);
+}

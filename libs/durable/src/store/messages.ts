@@ -1,0 +1,77 @@
+/** Messages between runs and from the app: stored once, signalled to the receiver. */
+import { statement } from './statement.js';
+import { signalRuns } from './sql-fragments.js';
+import type { Store } from './store.js';
+
+/**
+ * WorkflowClient.send: store a message for run $1 on topic $2 ($3 payload jsonb, $4 idempotency key
+ * or null) and signal the run (a WAITING run becomes due and its queue is woken; a RUNNING one is
+ * told through SIGNAL_CHANNEL). Inside the caller's transaction, the message and the signal exist
+ * iff it commits. A repeated idempotency key for the same run inserts nothing.
+ * Returns found (the run exists), sent (1 = new message).
+ */
+const SEND_MESSAGE = statement(
+  'send_message',
+  `
+WITH r AS (SELECT id FROM durable_runs WHERE id = $1),
+ins AS (
+  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key)
+  SELECT id, $2, $3::jsonb, $4 FROM r
+  ON CONFLICT (run_id, idempotency_key) DO NOTHING
+  RETURNING run_id),
+${signalRuns('sig', 'SELECT run_id FROM ins')}
+SELECT (SELECT count(*) FROM r)::int AS found, (SELECT count(*) FROM ins)::int AS sent, (SELECT n FROM sig_n) AS signalled`,
+);
+
+/**
+ * Durable.send (from workflow code): checkpoint the sender's step and store the message in one
+ * statement, fenced by the sender's epoch — sent exactly once, however often the sender replays.
+ * $1 sender run, $2 epoch, $3 seq, $4 step name, $5 target run, $6 topic, $7 payload (jsonb),
+ * $8 idempotency key (sender run + seq). Returns held (0 = lease lost) and found (target exists).
+ */
+const SEND_FROM_RUN = statement(
+  'send_from_run',
+  `
+WITH run AS (
+  SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+target AS (SELECT id FROM durable_runs WHERE id = $5),
+step AS (
+  INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT run.id, $3, $4, 'SUCCEEDED', NULL, 1, now(), now() FROM run, target
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING seq),
+ins AS (
+  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key)
+  SELECT $5, $6, $7::jsonb, $8 FROM step
+  ON CONFLICT (run_id, idempotency_key) DO NOTHING
+  RETURNING run_id),
+${signalRuns('sig', 'SELECT run_id FROM ins')}
+SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM target)::int AS found, (SELECT n FROM sig_n) AS signalled`,
+);
+
+/** Stores a message and signals the run; found = the run exists, sent = a new message (not a duplicate key). */
+export async function sendMessage(
+  store: Store,
+  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null },
+): Promise<{ found: boolean; sent: boolean }> {
+  const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [a.runId, a.topic, a.payload, a.idempotencyKey]);
+  return { found: Number(row.found) === 1, sent: Number(row.sent) === 1 };
+}
+
+/** Durable.send: the sender's step and the message in one fenced statement. */
+export async function sendFromRun(
+  store: Store,
+  a: { runId: string; epoch: number; seq: number; name: string; target: string; topic: string; payload: string },
+): Promise<{ held: boolean; found: boolean }> {
+  const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
+    a.runId,
+    a.epoch,
+    a.seq,
+    a.name,
+    a.target,
+    a.topic,
+    a.payload,
+    `${a.runId}#${a.seq}`,
+  ]);
+  return { held: Number(row.held) === 1, found: Number(row.found) === 1 };
+}

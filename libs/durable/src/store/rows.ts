@@ -1,0 +1,96 @@
+/** Run statuses, as stored. */
+export type RunStatus = 'PENDING' | 'RUNNING' | 'WAITING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
+export const RUN_STATUSES: readonly RunStatus[] = ['PENDING', 'RUNNING', 'WAITING', 'SUCCEEDED', 'FAILED', 'CANCELLED'];
+/** The statuses a run ends in. */
+export const FINISHED_STATUSES: ReadonlySet<RunStatus> = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
+
+/** A step as recorded (loaded once per execution for replay). */
+export interface RecordedStep {
+  seq: number;
+  name: string;
+  /** WAITING: a durable wait (recv with a timeout) recorded its deadline and has not ended yet. */
+  status: 'SUCCEEDED' | 'FAILED' | 'WAITING';
+  output: unknown;
+  error: unknown;
+}
+
+/** A run this worker has just claimed. */
+export interface ClaimedRun {
+  id: string;
+  workflowName: string;
+  input: unknown;
+  epoch: number;
+  attempt: number;
+  parentId: string | null;
+  deadlineAt: Date | null;
+  /** available_at when claimed: the token of durable waits (see store/waits.ts). */
+  availableAt?: Date | null;
+  steps: RecordedStep[];
+}
+
+/** A run to insert (validated; input as JSON text). */
+export interface NewRun {
+  id: string;
+  workflowName: string;
+  queue: string;
+  input: string;
+  priority: number;
+  runAt: Date | null;
+  delayMs: number | null;
+  timeoutMs: number | null;
+  parentId: string | null;
+  appVersion: string | null;
+}
+
+/** A finished step to checkpoint (output/error as JSON text). */
+export interface StepCheckpoint {
+  runId: string;
+  epoch: number;
+  seq: number;
+  name: string;
+  status: 'SUCCEEDED' | 'FAILED';
+  output: string | null;
+  error: string | null;
+  attempts: number;
+  durationMs: number;
+}
+
+/** The end of a run to record (output/error as JSON text). */
+export interface RunEnd {
+  runId: string;
+  epoch: number;
+  status: 'SUCCEEDED' | 'FAILED';
+  output: string | null;
+  error: string | null;
+}
+
+/** A run as stored, with its steps (getRun). */
+export interface RunRow {
+  id: string;
+  workflow_name: string;
+  queue: string;
+  status: RunStatus;
+  input: unknown;
+  output: unknown;
+  error: unknown;
+  priority: number;
+  available_at: Date;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  lease_epoch: number;
+  attempt: number;
+  parent_id: string | null;
+  app_version: string | null;
+  deadline_at: Date | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  updated_at: Date;
+  steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
+}
+
+/** A run held under a lease: (id, epoch) fences every write. */
+export interface HeldRun {
+  id: string;
+  epoch: number;
+}

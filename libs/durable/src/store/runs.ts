@@ -1,0 +1,173 @@
+/** Runs: starting them (one, many, or one already claimed by this worker) and reading them. */
+import { statement } from './statement.js';
+import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { parsed, toDate, type Store } from './store.js';
+import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
+
+/**
+ * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
+ * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
+ * $9 parent id, $10 app version, $11 history. Existing id → no row (idempotent start).
+ * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
+ */
+const INSERT_RUN = statement(
+  'insert_run',
+  `
+WITH ins AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5,
+          coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
+          now() + $8::float8 * interval '1 millisecond', $9, $10)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, queue, available_at <= ${DUE_BY} AS due),
+hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
+SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`,
+);
+
+/**
+ * Enqueue one run already claimed by this worker (it has a free slot; it executes the run
+ * right after this statement returns, with no claim round trip and no wake-up).
+ * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms; $11 history.
+ */
+const INSERT_RUN_CLAIMED = statement(
+  'insert_run_claimed',
+  `
+WITH ins AS (
+INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
+                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at)
+VALUES ($1, $2, $3, 'RUNNING', $4::jsonb, $5, now(), now() + $8::float8 * interval '1 millisecond', $9, $10,
+        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now())
+ON CONFLICT (id) DO NOTHING
+RETURNING id, lease_epoch, attempt, deadline_at, available_at),
+hist AS (${history(
+    '$11',
+    `SELECT id, v.kind, v.detail FROM ins CROSS JOIN LATERAL (VALUES
+  (1, 'created', jsonb_build_object('workflow', $2::text, 'queue', $3::text)),
+  (2, 'claimed', jsonb_build_object('worker', $6::text, 'epoch', 1, 'attempt', 1))) AS v(o, kind, detail) WHERE true`,
+  )})
+SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`,
+);
+
+/**
+ * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
+ * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
+ * $8 parent ids, $9 app version (one value), $10 history. Returns the ids actually inserted; one wake-up per queue.
+ */
+const INSERT_RUNS = statement(
+  'insert_runs',
+  `
+WITH ins AS (
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[])
+       AS t(id, wf, q, inp, pr, ra, tmo, par)
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id, workflow_name, queue),
+hist AS (${history('$10', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue) FROM ins WHERE true`)}),
+woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM ins) q)
+SELECT ins.id FROM ins CROSS JOIN woken`,
+);
+
+/** Existing runs by id: workflow name and status (idempotent start resolves conflicts with it). */
+const SELECT_RUN_IDENTITY = statement(
+  'select_run_identity',
+  `SELECT id, workflow_name, status FROM durable_runs WHERE id = ANY($1::text[])`,
+);
+
+const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
+  lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at`;
+
+/** One run with its steps (WorkflowClient.getRun). */
+const SELECT_RUN = statement(
+  'select_run',
+  `
+SELECT ${RUN_COLUMNS},
+  (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'output', s.output,
+     'error', s.error, 'attempts', s.attempts, 'startedAt', s.started_at, 'finishedAt', s.finished_at) ORDER BY s.seq), '[]'::json)
+   FROM durable_steps s WHERE s.run_id = r.id) AS steps
+FROM durable_runs r WHERE r.id = $1`,
+);
+
+/** Status and result of one run (WorkflowHandle.result polls it). */
+const SELECT_RUN_RESULT = statement('select_run_result', `SELECT status, output, error FROM durable_runs WHERE id = $1`);
+
+/** Status of one run (to explain why cancel/resume changed nothing). */
+const SELECT_RUN_STATUS = statement('select_run_status', `SELECT status FROM durable_runs WHERE id = $1`);
+
+/** Inserts a PENDING run; false when the id already existed. */
+export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
+  const rows = await store.sql.query(INSERT_RUN, [
+    r.id,
+    r.workflowName,
+    r.queue,
+    r.input,
+    r.priority,
+    r.runAt,
+    r.delayMs,
+    r.timeoutMs,
+    r.parentId,
+    r.appVersion,
+    store.history,
+  ]);
+  return rows.length === 1;
+}
+
+/** Inserts a run already leased to `owner`; null when the id already existed. */
+export async function insertRunClaimed(store: Store, r: NewRun, owner: string, leaseMs: number): Promise<ClaimedRun | null> {
+  const rows = await store.sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown; available_at: unknown }>(
+    INSERT_RUN_CLAIMED,
+    [r.id, r.workflowName, r.queue, r.input, r.priority, owner, leaseMs, r.timeoutMs, r.parentId, r.appVersion, store.history],
+  );
+  if (!rows.length) return null;
+  return {
+    id: r.id,
+    workflowName: r.workflowName,
+    input: JSON.parse(r.input),
+    epoch: rows[0].lease_epoch,
+    attempt: rows[0].attempt,
+    parentId: r.parentId,
+    deadlineAt: toDate(rows[0].deadline_at),
+    availableAt: toDate(rows[0].available_at),
+    steps: [],
+  };
+}
+
+/** Inserts many PENDING runs in one statement; returns the ids that were new. */
+export async function insertRuns(store: Store, runs: NewRun[], appVersion: string | null): Promise<Set<string>> {
+  const rows = await store.sql.query<{ id: string }>(INSERT_RUNS, [
+    runs.map((r) => r.id),
+    runs.map((r) => r.workflowName),
+    runs.map((r) => r.queue),
+    runs.map((r) => r.input),
+    runs.map((r) => r.priority),
+    runs.map((r) => (r.runAt ? r.runAt.toISOString() : r.delayMs ? new Date(Date.now() + r.delayMs).toISOString() : null)),
+    runs.map((r) => r.timeoutMs),
+    runs.map((r) => r.parentId),
+    appVersion,
+    store.history,
+  ]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Existing runs by id: workflow and status (to tell an idempotent start from a conflicting one). */
+export async function runIdentities(store: Store, ids: string[]): Promise<Map<string, { workflowName: string; status: RunStatus }>> {
+  const rows = await store.sql.query<{ id: string; workflow_name: string; status: RunStatus }>(SELECT_RUN_IDENTITY, [ids]);
+  return new Map(rows.map((r) => [r.id, { workflowName: r.workflow_name, status: r.status }]));
+}
+
+export async function getRun(store: Store, id: string): Promise<RunRow | null> {
+  const [row] = await store.sql.query<RunRow>(SELECT_RUN, [id]);
+  if (!row) return null;
+  row.steps = parsed(row.steps);
+  return row;
+}
+
+export async function getResult(store: Store, id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null> {
+  const [row] = await store.sql.query<{ status: RunStatus; output: unknown; error: unknown }>(SELECT_RUN_RESULT, [id]);
+  return row ?? null;
+}
+
+export async function runStatus(store: Store, id: string): Promise<RunStatus | null> {
+  const [row] = await store.sql.query<{ status: RunStatus }>(SELECT_RUN_STATUS, [id]);
+  return row?.status ?? null;
+}

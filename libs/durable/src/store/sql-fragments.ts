@@ -1,0 +1,67 @@
+/**
+ * SQL pieces shared by the store's statements. Rules every statement follows: one statement per
+ * round trip (one commit in autocommit mode); every write an executor makes carries the run's
+ * lease epoch and matches zero rows once the lease has moved on ("fencing"); time always comes
+ * from the database clock (now()), never from the app's.
+ */
+
+/** Channel of wake-up hints; the payload is the queue name. Polling remains the truth. */
+export const WAKEUP_CHANNEL = 'durable_wakeup';
+/** Channel telling the executing worker that a run was cancelled; the payload is the run id. */
+export const CANCEL_CHANNEL = 'durable_cancel';
+/**
+ * Channel telling the worker executing a RUNNING run that something it may wait for arrived
+ * (a message, a child finished); the payload is the run id. A hint, like the wake-ups.
+ */
+export const SIGNAL_CHANNEL = 'durable_signal';
+
+/**
+ * CTEs `<name>` and `<name>_n` that signal the runs whose ids `ids` (a subquery) selects: a
+ * WAITING run becomes due at once (available_at = now()) and its queue is woken; a RUNNING run
+ * gets its available_at bumped (strictly increasing: the executor's token, see wait-sql.ts) and a
+ * hint on SIGNAL_CHANNEL. Reference `(SELECT n FROM <name>_n)` in the final SELECT so the
+ * notifications are sent. Used when a message is sent and when a child run ends.
+ */
+export const signalRuns = (name: string, ids: string) => `${name} AS (
+  UPDATE durable_runs p
+  SET available_at = CASE WHEN p.status = 'WAITING' THEN least(p.available_at, now())
+                          ELSE greatest(now(), p.available_at + interval '1 millisecond') END
+  WHERE p.id IN (${ids}) AND p.status IN ('RUNNING','WAITING')
+  RETURNING p.id, p.queue, p.status),
+${name}_n AS (
+  SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)
+                    ELSE pg_notify('${SIGNAL_CHANNEL}', id) END) AS n
+  FROM ${name})`;
+
+/**
+ * Run history (durable_run_events): statements that change a run's state write its history row
+ * in the same statement (a CTE), when their last parameter (the engine option `history`) is true.
+ */
+export const history = (param: string, select: string) => `
+INSERT INTO durable_run_events (run_id, kind, detail)
+${select} AND ${param}::boolean`;
+
+/**
+ * A run is due when available_at <= DUE_BY. Timestamps are stored with millisecond precision
+ * and Postgres rounds to it, so a run made due "now" may be stored up to 0.5 ms in the future:
+ * the extra millisecond keeps such a run claimable (and its wake-up sent) at once.
+ */
+export const DUE_BY = `now() + interval '1 millisecond'`;
+
+/** jsonb of a timestamptz in the codec's Date form ({"$durable":"Date","v":"…Z"}), so it decodes to a Date. */
+export const dateJson = (expr: string) =>
+  `jsonb_build_object('$durable', 'Date', 'v', to_char((${expr}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
+
+/** now() + $ms, at the precision of the timestamptz(3) columns (so a stored wake time compares exactly). */
+export const plusMs = (ms: string) => `(now() + ${ms} * interval '1 millisecond')::timestamptz(3)`;
+
+/**
+ * The run row as a CTE `run`, locked against concurrent updates (a send, a finishing child, a sweep)
+ * but not against checkpoint inserts' foreign-key checks, if this execution still holds it
+ * ($1 run, $2 epoch).
+ */
+export const HELD_RUN = `
+run AS (
+  SELECT id, available_at FROM durable_runs
+  WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
+  FOR NO KEY UPDATE)`;

@@ -1,0 +1,160 @@
+/**
+ * Durable waits (sleep, recv, a child's result): resolving them and suspending the run, in one statement.
+ *
+ * How a waiting run is woken without losing a wake-up: a signal (a message sent to the run, a
+ * child of it finishing) always touches the run row — a WAITING run becomes due
+ * (available_at ≤ now()), a RUNNING run gets its available_at bumped (see signalRuns in
+ * sql-fragments.ts). The executor remembers the available_at it last saw (its "token");
+ * RESOLVE_WAITS locks the run row and suspends only if the token is unchanged. A signal that
+ * committed after the statement's snapshot therefore either changed the token (the executor
+ * looks again) or finds the run WAITING (and makes it due).
+ */
+import { statement } from './statement.js';
+import { dateJson, DUE_BY, HELD_RUN, plusMs } from './sql-fragments.js';
+import { parsed, toDate, type Store } from './store.js';
+
+/** One pending wait as RESOLVE_WAITS takes it. */
+export interface WaitSpec {
+  seq: number;
+  kind: 'sleep' | 'recv' | 'child';
+  name: string;
+  /** recv: the topic; child: the child run id. */
+  key: string | null;
+  /** A timer not recorded yet: sleep length, or recv timeout (ms). */
+  ms: number | null;
+  /** A recorded wake time (sleep) or deadline (recv). */
+  due: Date | null;
+}
+
+export interface ResolveResult {
+  /** false: the execution no longer holds the run (lease lost, cancelled). */
+  held: boolean;
+  /** available_at as the statement saw it (the new token). */
+  token: Date | null;
+  /** Set when the run was suspended: WAITING until then, on this queue. */
+  suspended: { until: Date; queue: string } | null;
+  /** Steps written: resolved waits (SUCCEEDED) and newly recorded deadlines (WAITING). */
+  steps: Array<{ seq: number; status: 'SUCCEEDED' | 'WAITING'; output: unknown }>;
+}
+
+/**
+ * Resolve the pending waits of one execution and, when nothing can progress, suspend the run —
+ * one statement. Waits are passed as parallel arrays (one element per wait):
+ *   $7 seq, $8 kind ('sleep' | 'recv' | 'child'), $9 step name, $10 key (recv: topic, child: child run id),
+ *   $11 ms (a timer not recorded yet: sleep length / recv timeout), $12 due (a recorded wake time / recv deadline).
+ * What it does, fenced by $1 run / $2 epoch:
+ *   - recv: the k-th pending recv of a topic (in seq order) consumes the k-th oldest unconsumed message of
+ *     that topic; its step is recorded SUCCEEDED with the payload and the message marked consumed
+ *     (consumed_seq) in the same statement — exactly once. Without a message: a recv whose deadline
+ *     passed is recorded SUCCEEDED with null (timeout); a new timeout is recorded as a WAITING step
+ *     holding its deadline, so a replay keeps the original deadline.
+ *   - child: a child run that ended (or no longer exists) is recorded as {status, output, error}.
+ *   - sleep: a new sleep is recorded SUCCEEDED with its wake time (output: a Date), once.
+ *   - suspend (only if $4 allows it, nothing was resolved, and the run's available_at still equals
+ *     the token $3): status WAITING, available_at = the earliest timer (or now() + $5 ms, a safety
+ *     re-check for waits without a timer), lease released, attempt reset (a suspension is not a crash).
+ * $6: write the history row ('suspended'). Returns held (0 = lease lost), the current token, the steps
+ * written, and the suspension (until, queue) if any. Index: durable_messages_pending_idx.
+ */
+const RESOLVE_WAITS = statement(
+  'resolve_waits',
+  `
+WITH ${HELD_RUN},
+w AS (
+  SELECT * FROM unnest($7::int[], $8::text[], $9::text[], $10::text[], $11::float8[], $12::timestamptz[])
+    AS w(seq, kind, name, key, ms, due)
+  WHERE EXISTS (SELECT 1 FROM run)),
+rw AS (SELECT w.*, row_number() OVER (PARTITION BY w.key ORDER BY w.seq) AS rk FROM w WHERE w.kind = 'recv'),
+tp AS (SELECT key AS topic, count(*) AS n FROM rw GROUP BY key),
+msg AS (
+  SELECT m.id, m.topic, m.payload, row_number() OVER (PARTITION BY m.topic ORDER BY m.id) AS rk
+  FROM tp CROSS JOIN LATERAL (
+    SELECT id, topic, payload FROM durable_messages
+    WHERE run_id = $1 AND topic = tp.topic AND consumed_at IS NULL
+    ORDER BY id LIMIT tp.n) m),
+got AS (SELECT rw.seq, rw.name, msg.id AS msg_id, msg.payload FROM rw JOIN msg ON msg.topic = rw.key AND msg.rk = rw.rk),
+rdl AS (
+  SELECT rw.seq, rw.name, rw.due IS NULL AS fresh, coalesce(rw.due, ${plusMs('rw.ms')}) AS deadline
+  FROM rw WHERE (rw.due IS NOT NULL OR rw.ms IS NOT NULL) AND rw.seq NOT IN (SELECT seq FROM got)),
+cd AS (
+  SELECT w.seq, w.name, c.id IS NULL AS missing, c.status, c.output, c.error
+  FROM w LEFT JOIN durable_runs c ON c.id = w.key
+  WHERE w.kind = 'child' AND (c.id IS NULL OR c.status IN ('SUCCEEDED','FAILED','CANCELLED'))),
+sl AS (SELECT seq, name, ${plusMs('ms')} AS wake FROM w WHERE kind = 'sleep' AND due IS NULL),
+res AS (
+  SELECT seq, name, 'SUCCEEDED' AS status, payload AS output, true AS resolves FROM got
+  UNION ALL
+  SELECT seq, name, CASE WHEN deadline <= ${DUE_BY} THEN 'SUCCEEDED' ELSE 'WAITING' END,
+         CASE WHEN deadline <= ${DUE_BY} THEN 'null'::jsonb ELSE jsonb_build_object('deadline', ${dateJson('deadline')}) END,
+         deadline <= ${DUE_BY}
+  FROM rdl WHERE fresh OR deadline <= ${DUE_BY}
+  UNION ALL
+  SELECT seq, name, 'SUCCEEDED',
+         CASE WHEN missing THEN jsonb_build_object('status', 'MISSING')
+              ELSE jsonb_build_object('status', status, 'output', output, 'error', error) END,
+         true
+  FROM cd
+  UNION ALL
+  SELECT seq, name, 'SUCCEEDED', ${dateJson('wake')}, false FROM sl),
+ins AS (
+  INSERT INTO durable_steps AS s (run_id, seq, name, status, output, attempts, started_at, finished_at)
+  SELECT $1, seq, name, status, output, 1, now(), now() FROM res
+  ON CONFLICT (run_id, seq) DO UPDATE SET status = excluded.status, output = excluded.output, finished_at = excluded.finished_at
+  WHERE s.status = 'WAITING'
+  RETURNING s.seq, s.status, s.output),
+used AS (
+  UPDATE durable_messages m SET consumed_seq = got.seq, consumed_at = now()
+  FROM got WHERE m.id = got.msg_id AND got.seq IN (SELECT seq FROM ins)
+  RETURNING m.id),
+progress AS (SELECT count(*) AS n FROM ins JOIN res USING (seq) WHERE res.resolves),
+nxt AS (
+  SELECT least(min(t), now() + $5::float8 * interval '1 millisecond') AS at FROM (
+    SELECT wake AS t FROM sl
+    UNION ALL SELECT due FROM w WHERE kind = 'sleep' AND due IS NOT NULL
+    UNION ALL SELECT deadline FROM rdl) x),
+sus AS (
+  UPDATE durable_runs r
+  SET status = 'WAITING', available_at = (SELECT at FROM nxt), lease_owner = NULL, lease_expires_at = NULL,
+      attempt = 0, updated_at = now()
+  FROM run
+  WHERE r.id = run.id AND $4::boolean AND run.available_at = $3::timestamptz AND (SELECT n FROM progress) = 0
+  RETURNING r.id, r.queue, r.available_at),
+hist AS (
+  INSERT INTO durable_run_events (run_id, kind, detail)
+  SELECT id, 'suspended', jsonb_build_object('until', available_at,
+           'waits', (SELECT jsonb_agg(jsonb_build_object('seq', seq, 'kind', kind, 'key', key) ORDER BY seq) FROM w))
+  FROM sus WHERE $6::boolean)
+SELECT (SELECT count(*) FROM run)::int AS held,
+       (SELECT available_at FROM run) AS token,
+       (SELECT available_at FROM sus) AS suspended_until,
+       (SELECT queue FROM sus) AS queue,
+       (SELECT coalesce(json_agg(json_build_object('seq', seq, 'status', status, 'output', output)), '[]'::json) FROM ins) AS steps`,
+);
+
+export async function resolveWaits(
+  store: Store,
+  a: { runId: string; epoch: number; token: Date | null; maySuspend: boolean; recheckMs: number; waits: WaitSpec[] },
+): Promise<ResolveResult> {
+  const w = a.waits;
+  const [row] = await store.sql.query<Record<string, unknown>>(RESOLVE_WAITS, [
+    a.runId,
+    a.epoch,
+    a.token,
+    a.maySuspend && a.token !== null,
+    a.recheckMs,
+    store.history,
+    w.map((x) => x.seq),
+    w.map((x) => x.kind),
+    w.map((x) => x.name),
+    w.map((x) => x.key),
+    w.map((x) => x.ms),
+    w.map((x) => (x.due ? x.due.toISOString() : null)),
+  ]);
+  const until = toDate(row.suspended_until);
+  return {
+    held: Number(row.held) === 1,
+    token: toDate(row.token),
+    suspended: until ? { until, queue: String(row.queue) } : null,
+    steps: parsed<ResolveResult['steps']>(row.steps),
+  };
+}

@@ -1,0 +1,274 @@
+import { errorText } from '../errors/error-text.js';
+import { claim, releaseRuns } from '../store/leases.js';
+import type { ClaimedRun, HeldRun } from '../store/rows.js';
+import { OutageLog } from '../retry/outage-log.js';
+import type { WorkflowRegistry } from '../definitions/registry.js';
+import { RunContext, type StopReason } from '../workflow/run-context.js';
+import type { ExecutionServices } from '../workflow/execution-services.js';
+import { executeRun, type ExecutionOutcome } from './executor.js';
+import { LeaseKeeper } from './lease-keeper.js';
+
+interface QueueState {
+  name: string;
+  concurrency: number;
+  /** Slots in use (including runs reserved for an in-process start). */
+  busy: number;
+  claiming: boolean;
+  /** Work is probably waiting: claim again as soon as a slot frees up. */
+  more: boolean;
+  /** A wake-up arrived while a claim was in flight: claim again after it. */
+  wokenDuringClaim: boolean;
+  pollTimer?: NodeJS.Timeout;
+  outage: OutageLog;
+}
+
+/** How far ahead a worker keeps a local timer for a run it suspended. */
+const WAKE_HORIZON_MS = 10 * 60_000;
+
+interface ActiveRun {
+  run: ClaimedRun;
+  ctx: RunContext;
+  queue: QueueState;
+  done: Promise<ExecutionOutcome>;
+}
+
+/**
+ * Claims runs of its queues (batch claim, SKIP LOCKED), executes them within per-queue
+ * concurrency slots, keeps their leases alive (LeaseKeeper), and on shutdown drains, then hands
+ * back what is left.
+ */
+export class Worker {
+  private readonly queues = new Map<string, QueueState>();
+  private readonly active = new Map<string, ActiveRun>();
+  private running = false;
+  /** Workflows this worker has code for: the only ones it claims. */
+  private workflowNames: string[] = [];
+  private readonly leases: LeaseKeeper;
+  private readonly finishedListeners = new Set<(runId: string, outcome: ExecutionOutcome) => void>();
+  /** Local wake-ups of runs this worker suspended until a near time (polling is the fallback). */
+  private readonly wakeTimers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly registry: WorkflowRegistry,
+    private readonly services: ExecutionServices,
+  ) {
+    this.leases = new LeaseKeeper(
+      {
+        held: () => [...this.active.values()].map((a) => ({ id: a.run.id, epoch: a.run.epoch })),
+        lost: (h) => {
+          const a = this.active.get(h.id);
+          // Not RUNNING under our lease any more: lost, unless this execution is ending or suspending
+          // it right now (or it already ended and the run was claimed again, under a new epoch).
+          if (a && a.run.epoch === h.epoch && !a.ctx.isReleasing) a.ctx.stop('lease-lost');
+        },
+        lostAll: () => this.stopAll('lease-lost'),
+        release: (held) => this.release(held),
+      },
+      services,
+    );
+  }
+
+  get id(): string {
+    return this.services.options.workerId;
+  }
+
+  queueNames(): string[] {
+    return [...this.queues.keys()];
+  }
+
+  /** Serves the queues of the registered workflows and those named in the options. */
+  start(): void {
+    if (this.running) return;
+    const o = this.services.options;
+    this.workflowNames = this.registry.names();
+    for (const name of new Set([...this.registry.queues(), ...Object.keys(o.queues)])) {
+      if (this.queues.has(name)) continue;
+      this.queues.set(name, {
+        name,
+        concurrency: o.queues[name]?.concurrency ?? o.concurrency,
+        busy: 0,
+        claiming: false,
+        more: true,
+        wokenDuringClaim: false,
+        outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
+      });
+    }
+    this.running = true;
+    for (const q of this.queues.values()) this.schedulePoll(q, 0);
+    this.leases.start();
+  }
+
+  onRunFinished(listener: (runId: string, outcome: ExecutionOutcome) => void): () => void {
+    this.finishedListeners.add(listener);
+    return () => this.finishedListeners.delete(listener);
+  }
+
+  /** A wake-up hint for a queue (pg_notify, or a run finished here). */
+  wake(queue: string): void {
+    const q = this.queues.get(queue);
+    if (!q) return;
+    q.more = true;
+    if (q.claiming) q.wokenDuringClaim = true;
+    this.claim(q);
+  }
+
+  /** Wake every queue (e.g. after the wake-up listener reconnected and may have missed hints). */
+  wakeAll(): void {
+    for (const q of this.queues.keys()) this.wake(q);
+  }
+
+  /** The run was cancelled: stop it at the next step boundary (its fenced writes fail anyway). */
+  cancelled(runId: string): void {
+    this.active.get(runId)?.ctx.stop('cancelled');
+  }
+
+  /** Something a run executing here may wait for arrived (message, finished child): it looks again. */
+  signal(runId: string): void {
+    this.active.get(runId)?.ctx.waits?.signal();
+  }
+
+  /** Reserves a slot for a run this process is about to insert already claimed. */
+  reserveSlot(queue: string): boolean {
+    const q = this.queues.get(queue);
+    if (!this.running || !q || q.busy >= q.concurrency) return false;
+    q.busy++;
+    return true;
+  }
+
+  releaseSlot(queue: string): void {
+    const q = this.queues.get(queue);
+    if (q) {
+      q.busy--;
+      this.claim(q);
+    }
+  }
+
+  /** Executes a run this worker holds the lease of (claimed, or inserted claimed into a reserved slot). */
+  execute(run: ClaimedRun, queue: string): void {
+    const q = this.queues.get(queue)!;
+    const ctx = new RunContext(run.id, run.epoch, run.steps, this.services);
+    ctx.token = run.availableAt ?? null;
+    const entry = { run, ctx, queue: q } as ActiveRun;
+    this.active.set(run.id, entry);
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    if (run.deadlineAt) {
+      // The sweeper fails the run at its deadline; stop executing it then.
+      deadlineTimer = setTimeout(() => ctx.stop('deadline'), Math.max(0, run.deadlineAt.getTime() - Date.now()));
+    }
+    entry.done = executeRun(run, ctx, this.registry, this.services).then((outcome) => {
+      clearTimeout(deadlineTimer);
+      this.active.delete(run.id);
+      q.busy--;
+      if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
+      for (const l of this.finishedListeners) l(run.id, outcome);
+      if (q.more) this.claim(q);
+      return outcome;
+    });
+  }
+
+  /** Claims as many runs as there are free slots, in one statement. */
+  private claim(q: QueueState): void {
+    if (!this.running || q.claiming || q.busy >= q.concurrency || !q.more) return;
+    q.claiming = true;
+    const want = q.concurrency - q.busy;
+    q.busy += want; // hold the slots while the claim is in flight
+    claim(this.services.store, q.name, want, this.id, this.services.options.leaseMs, this.workflowNames)
+      .then(
+        (runs) => {
+          q.outage.ok();
+          q.busy -= want - runs.length;
+          q.more = runs.length === want || q.wokenDuringClaim;
+          for (const run of runs) {
+            if (this.running) this.execute(run, q.name);
+            else q.busy--; // stopping: the lease is released below or expires
+          }
+          if (!this.running && runs.length) void this.release(runs.map((r) => ({ id: r.id, epoch: r.epoch })));
+        },
+        (err) => {
+          q.busy -= want;
+          q.outage.failed(err);
+        },
+      )
+      .finally(() => {
+        q.claiming = false;
+        q.wokenDuringClaim = false;
+        const backoff = q.outage.backoffMs();
+        if (backoff) this.schedulePoll(q, backoff);
+        else if (q.more) setImmediate(() => this.claim(q));
+      });
+  }
+
+  /**
+   * A run this worker suspended becomes due at `until`: claim then rather than at the next poll
+   * (within WAKE_HORIZON_MS; any instance's polling picks it up otherwise, or if this one dies).
+   */
+  private wakeAt(queue: string, until: Date): void {
+    const ms = until.getTime() - Date.now();
+    if (!this.running || !this.queues.has(queue) || ms > WAKE_HORIZON_MS) return;
+    const t = setTimeout(
+      () => {
+        this.wakeTimers.delete(t);
+        this.wake(queue);
+      },
+      Math.max(0, ms) + 5,
+    );
+    t.unref?.();
+    this.wakeTimers.add(t);
+  }
+
+  private schedulePoll(q: QueueState, ms?: number): void {
+    clearTimeout(q.pollTimer);
+    if (!this.running) return;
+    const poll = this.services.options.pollIntervalMs;
+    const wait = ms ?? Math.round(poll * (0.8 + Math.random() * 0.4));
+    q.pollTimer = setTimeout(() => {
+      q.more = true;
+      this.claim(q);
+      this.schedulePoll(q);
+    }, wait);
+    q.pollTimer.unref?.();
+  }
+
+  private stopAll(reason: StopReason): void {
+    for (const a of this.active.values()) a.ctx.stop(reason);
+  }
+
+  /**
+   * Stops claiming, lets in-flight runs finish for up to graceMs, then stops the rest at their
+   * next step boundary and hands their leases back so another instance resumes them at once.
+   */
+  async stop(graceMs: number): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    for (const q of this.queues.values()) clearTimeout(q.pollTimer);
+    this.leases.stop();
+    for (const t of this.wakeTimers) clearTimeout(t);
+    this.wakeTimers.clear();
+    // Runs that only wait suspend now (WAITING, exact wake time) instead of holding up the drain.
+    for (const a of this.active.values()) a.ctx.waits?.hurry();
+    const drained = Promise.all([...this.active.values()].map((a) => a.done));
+    const timedOut = await Promise.race([
+      drained.then(() => false),
+      new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref?.()),
+    ]);
+    if (!timedOut) return;
+    const left = [...this.active.values()];
+    const held = left.map((a) => ({ id: a.run.id, epoch: a.run.epoch }));
+    this.stopAll('shutdown');
+    const released = await this.release(held);
+    this.services.options.logger.log(
+      `shutdown: ${left.length} run(s) still executing after ${graceMs} ms; ${released} handed back for another instance`,
+    );
+  }
+
+  private async release(held: HeldRun[]): Promise<number> {
+    try {
+      return await releaseRuns(this.services.store, held);
+    } catch (err) {
+      this.services.options.logger.error(
+        `could not hand back ${held.length} run(s) (${errorText(err)}); they resume when their leases expire`,
+      );
+      return 0;
+    }
+  }
+}

@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { NotInWorkflowError } from '../errors/index.js';
+import { checkStepOptions } from '../config/option-checks.js';
+import type { StepDefinition, StepOptions } from '../definitions/definitions.js';
+import { currentScope } from './run-context.js';
+import { currentStepTransaction, invokeStep } from './step-runner.js';
+import { startChild, type ChildOptions, type ChildWorkflowHandle } from './children.js';
+import { setEvent } from './events.js';
+import { durableSend } from './messages.js';
+import { durableRecv, durableSleep } from './waits.js';
+
+const recorded = (name: string): StepDefinition => ({ name, options: { retries: 0 } });
+const NOW = recorded('durable.now');
+const RANDOM = recorded('durable.random');
+const UUID = recorded('durable.uuid');
+
+/**
+ * Helpers for code running inside a workflow (and its steps). Values that differ between
+ * executions (time, randomness) are recorded once and replayed identically.
+ */
+export const Durable = {
+  /** Id of the run in scope. */
+  runId(): string {
+    const scope = currentScope();
+    if (!scope) throw new NotInWorkflowError('Durable.runId()');
+    return scope.run.runId;
+  },
+
+  /** True when called inside a running workflow or one of its steps. */
+  inWorkflow(): boolean {
+    return currentScope() !== undefined;
+  },
+
+  /**
+   * Inside a `@Step({ transactional: true })`: the Prisma transaction client that also commits
+   * the step's checkpoint. Write through it, and those writes happen exactly once.
+   */
+  tx<T = unknown>(): T {
+    return currentStepTransaction<T>();
+  },
+
+  /** Aborted when the run's execution must stop (cancelled, lease lost, shutdown): pass it to fetch() etc. */
+  signal(): AbortSignal {
+    const scope = currentScope();
+    if (!scope) throw new NotInWorkflowError('Durable.signal()');
+    return scope.run.abort.signal;
+  },
+
+  /**
+   * Runs `fn` as a durable step named `name`, exactly like a method marked @Step(options): its
+   * result is checkpointed, replayed after a crash, retried with back-off when it throws
+   * (transactional: true runs it in one Prisma transaction with its checkpoint). For code without
+   * a provider method to decorate, e.g. with the Nest-free engine.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>, options: Omit<StepOptions, 'name'> = {}): Promise<Awaited<T>> {
+    try {
+      checkStepOptions(`Durable.step("${String(name)}")`, { ...options, name });
+      return Promise.resolve(invokeStep({ name, options }, fn) as Awaited<T>);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  },
+
+  /** Current time in ms, recorded on first execution and replayed identically. */
+  async now(): Promise<number> {
+    return (await invokeStep(NOW, () => Date.now())) as number;
+  },
+
+  /** Math.random(), recorded once. */
+  async random(): Promise<number> {
+    return (await invokeStep(RANDOM, () => Math.random())) as number;
+  },
+
+  /** A random UUID, recorded once. */
+  async uuid(): Promise<string> {
+    return (await invokeStep(UUID, () => randomUUID())) as string;
+  },
+
+  /**
+   * Pauses the workflow for `ms` milliseconds, durably: the wake time is recorded (database clock)
+   * the first time, so a replay after a crash waits only for what is left. A pause longer than the
+   * engine option `inMemoryWaitMaxMs` (default 5 s) suspends the run: it goes to WAITING, frees its
+   * worker slot, lease and connection, and is replayed from its checkpoints when due — a run may
+   * sleep for days and survive any number of restarts. Inside a step it is a plain (non-durable) pause.
+   */
+  sleep(ms: number): Promise<void> {
+    return durableSleep(ms);
+  },
+
+  /**
+   * Receives the next message sent to this run on `topic` (WorkflowClient.send), exactly once and in
+   * send order; messages sent before the run got here wait for it. Without a message it waits — up
+   * to `timeoutMs` if given (then returns null; the deadline is recorded, so a replay keeps it),
+   * otherwise until one arrives. A long wait suspends the run like `sleep`; a message wakes it at
+   * once. The result is recorded: a replay returns the same message.
+   */
+  recv<T = unknown>(topic: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
+    return durableRecv<T>(topic, opts);
+  },
+
+  /**
+   * Sends a message to another run (e.g. parent ↔ child) from workflow code, exactly once: the
+   * send is recorded with the step in one statement, so a replay does not send it again. The
+   * receiver gets it with Durable.recv(topic). Unknown run → RunNotFoundError.
+   */
+  send(runId: string, topic: string, payload: unknown): Promise<void> {
+    return durableSend(runId, topic, payload);
+  },
+
+  /**
+   * Publishes `value` under `key` for this run (latest value wins); clients read it with
+   * WorkflowClient.getEvent(runId, key). Recorded as a step: a replay does not publish it again.
+   */
+  setEvent(key: string, value: unknown): Promise<void> {
+    return setEvent(key, value);
+  },
+
+  /**
+   * Starts a child workflow run, recorded as a step (the child is created iff the step is
+   * recorded; its id is deterministic, `${runId}:child:${seq}` unless `opts.id` is given). The
+   * returned handle's `result()` is a durable wait: the parent suspends until the child ends, and
+   * is woken when it does. Cancelling the parent cancels its children (engine option cancelChildren).
+   * Start children in parallel with Promise.all over startChild calls.
+   */
+  startChild<T = unknown>(workflowName: string, input?: unknown, opts?: ChildOptions): Promise<ChildWorkflowHandle<T>> {
+    return startChild<T>(workflowName, input, opts);
+  },
+};

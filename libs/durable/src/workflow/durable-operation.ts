@@ -1,0 +1,78 @@
+import { DeterminismError, NotInWorkflowError } from '../errors/index.js';
+import type { RecordedStep } from '../store/rows.js';
+import { currentScope, type RunContext } from './run-context.js';
+import { retryingWrite } from './retrying-write.js';
+
+/**
+ * One durable operation of a workflow, as its helper sees it: the execution, the position the
+ * operation takes in the run (its step sequence number), and what was recorded there by an
+ * earlier execution of the run, if anything.
+ */
+export interface Operation {
+  ctx: RunContext;
+  seq: number;
+  name: string;
+  /** The checkpoint at this position (same name; a different name is a determinism error). */
+  recorded: RecordedStep | undefined;
+}
+
+/**
+ * The primitive every durable helper is built on (@Step methods, sleep, recv, send, setEvent,
+ * startChild, now/random/uuid): take the next position in the run — synchronously, at call time,
+ * so parallel calls (Promise.all) get the same positions on every replay — check that a
+ * checkpoint recorded there has the same name, and hand the operation to `body`, which replays
+ * the recorded result or does the work and records it. Outside workflow code (no run in scope, or
+ * inside a step, which may run more than once) it throws NotInWorkflowError naming `api`.
+ * Synchronous throws come back as a rejected promise (safe inside Promise.all).
+ */
+export function durableOperation<T>(api: string, name: string, body: (op: Operation) => T | Promise<T>): Promise<T> {
+  try {
+    const ctx = workflowContext(api);
+    const seq = ctx.takeSeq();
+    ctx.throwIfStopped();
+    return Promise.resolve(body({ ctx, seq, name, recorded: recordedAt(ctx, seq, name) }));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** The run context of workflow code; inside a step (which may run more than once) a durable operation cannot be recorded. */
+function workflowContext(api: string): RunContext {
+  const scope = currentScope();
+  if (!scope) throw new NotInWorkflowError(api);
+  if (scope.step) {
+    throw new NotInWorkflowError(
+      api,
+      `workflow code, not inside a step (step "${scope.step.name}" may run more than once, so it cannot record a durable operation)`,
+    );
+  }
+  return scope.run;
+}
+
+/** The recorded step at `seq`, if any; one of another name is a determinism error that fails the run even if caught. */
+function recordedAt(ctx: RunContext, seq: number, name: string): RecordedStep | undefined {
+  const r = ctx.recordedStep(seq);
+  if (r && r.name !== name) {
+    ctx.fatal = new DeterminismError(ctx.runId, seq, r.name, name);
+    throw ctx.fatal;
+  }
+  return r;
+}
+
+/**
+ * Runs an operation's fenced statement (one that records the operation and does its effect
+ * together): counted as work in flight (the run does not suspend meanwhile), a dropped
+ * connection retried, and a statement that no longer finds the run held by this execution
+ * (`held: false`) stops the execution.
+ */
+export async function fencedWrite<R extends { held: boolean }>(ctx: RunContext, write: () => Promise<R>): Promise<R> {
+  const done = ctx.enterWork();
+  try {
+    const r = await retryingWrite(ctx, write);
+    if (!r.held) throw ctx.leaseLost();
+    ctx.throwIfStopped();
+    return r;
+  } finally {
+    done();
+  }
+}

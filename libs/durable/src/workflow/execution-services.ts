@@ -1,0 +1,40 @@
+import type { NewRun, RunEnd, StepCheckpoint } from '../store/rows.js';
+import type { PrismaLike } from '../store/sql-client.js';
+import type { Store } from '../store/store.js';
+import type { ResolvedEngineOptions } from '../config/options.js';
+import type { StepTransactionOptions } from '../definitions/definitions.js';
+
+/** A Prisma client able to open interactive transactions (transactional steps). */
+export interface TransactionalPrisma extends PrismaLike {
+  $transaction<R>(fn: (tx: PrismaLike) => Promise<R>, options?: StepTransactionOptions): Promise<R>;
+}
+
+/** The fenced writes executions make, grouped across executions: each resolves to false when the lease was lost. */
+export interface ExecutionWrites {
+  step(s: StepCheckpoint): Promise<boolean>;
+  end(e: RunEnd): Promise<boolean>;
+}
+
+/** What an execution needs from the engine around it. */
+export interface ExecutionServices {
+  store: Store;
+  prisma: TransactionalPrisma | null;
+  options: ResolvedEngineOptions;
+  /** Step checkpoints and run ends, fenced, with group commit across concurrent executions. */
+  writes: ExecutionWrites;
+  /** The store on a connection kept for lease renewal (the LISTEN session) while it is up; the heartbeat falls back to `store`. */
+  leaseStore?: () => Store | null;
+  /**
+   * Builds a validated run to insert (child workflows): the engine's checks and defaults for
+   * workflow name, queue, priority, timeout and input encoding.
+   */
+  newRun: (
+    workflowName: string,
+    input: unknown,
+    opts: { id: string; queue?: string; priority?: number; timeoutMs?: number | null; delayMs?: number },
+  ) => NewRun;
+}
+
+export function isTransactionalPrisma(x: unknown): x is TransactionalPrisma {
+  return typeof (x as TransactionalPrisma | null)?.$transaction === 'function' && typeof (x as PrismaLike).$queryRawUnsafe === 'function';
+}

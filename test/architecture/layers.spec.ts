@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+/**
+ * The library's layers (libs/durable/ARCHITECTURE.md): a folder imports only from folders of a lower
+ * layer, or from itself. The entry points (index.ts, engine.ts) may import anything.
+ */
+const LAYERS: Record<string, number> = {
+  errors: 0,
+  config: 1,
+  codec: 1,
+  retry: 2,
+  store: 2,
+  definitions: 2,
+  workflow: 3,
+  decorators: 4,
+  worker: 4,
+  engine: 5,
+  admin: 6,
+  cli: 6,
+  nest: 7,
+};
+const SRC = join(process.cwd(), 'libs', 'durable', 'src');
+
+function* sources(dir: string): Generator<string> {
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* sources(p);
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')) yield p;
+  }
+}
+const folderOf = (file: string) => relative(SRC, file).split(sep)[0];
+
+describe('library layers', () => {
+  const files = [...sources(SRC)];
+
+  it('puts every source file in a known folder (or is an entry point)', () => {
+    const stray = files.filter((f) =>
+      !relative(SRC, f).includes(sep) ? !['index.ts', 'engine.ts', 'testing.ts'].includes(relative(SRC, f)) : !(folderOf(f) in LAYERS),
+    );
+    expect(stray.map((f) => relative(SRC, f))).toEqual([]);
+  });
+
+  it('imports only downwards: never from a folder of the same or a higher layer', () => {
+    const violations: string[] = [];
+    for (const file of files) {
+      if (!relative(SRC, file).includes(sep)) continue; // entry points
+      const from = folderOf(file);
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+        const to = folderOf(resolve(dirname(file), m[1]));
+        if (to === from) continue;
+        if (!(to in LAYERS) || LAYERS[to] >= LAYERS[from]) violations.push(`${relative(SRC, file)} → ${m[1]} (${from} → ${to})`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('keeps the engine independent of Nest: only nest/ imports @nestjs/*', () => {
+    const nestImports = files
+      .filter((f) => folderOf(f) !== 'nest' && relative(SRC, f) !== 'index.ts')
+      .filter((f) => /from '@nestjs\//.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(SRC, f));
+    expect(nestImports).toEqual([]);
+  });
+});
