@@ -164,6 +164,9 @@ describe('boot-time errors', () => {
       expect(await (await client.start('fromFactory', { n: 21 })).result({ timeoutMs: 10_000 })).toBe(42);
       expect(await (await client.start('fromValue', { n: 41 })).result({ timeoutMs: 10_000 })).toBe(42);
       expect(await (await client.start(Made, 'made', { n: 1 })).result({ timeoutMs: 10_000 })).toBe(2);
+      // Neither call form can be taken for the other: a class names its workflow through the method.
+      await expect(client.start(42 as never, { n: 1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', parameter: 'workflowName' });
+      await expect(client.start(Made, 'nope' as never, { n: 1 })).rejects.toThrow(/Made\.nope\(\) is not marked @Workflow\(\)/);
     } finally {
       await app.close();
     }

@@ -36,7 +36,7 @@ export class WorkflowClient {
     input: InputOf<C, K>,
     opts?: StartOptions,
   ): Promise<WorkflowHandle<OutputOf<C, K>>>;
-  start(...args: StartByName | StartByClass): Promise<WorkflowHandle<unknown>> {
+  async start(...args: StartByName | StartByClass): Promise<WorkflowHandle<unknown>> {
     const [name, input, opts] = typeof args[0] === 'function' ? byClass(args as StartByClass) : byName(args as StartByName);
     return this.runtime.engine.startRun(name, input, opts);
   }
