@@ -1,1 +1,2 @@
 export * from './durable-error.js';
+export * from './schema-errors.js';
