@@ -207,6 +207,27 @@ datasource db {
     SLOW,
   );
 
+  it(
+    'edits a config in .config/, whose paths are relative to that folder',
+    async () => {
+      const dir = app(
+        tempApp({
+          'package.json': packageJson,
+          '.config/prisma.ts': configFor("schema: '../prisma/schema.prisma',"),
+          'prisma/schema.prisma': `generator client {\n  provider = "prisma-client"\n  output   = "../generated"\n}\n\ndatasource db {\n  provider = "postgresql"\n}\n`,
+        }),
+      );
+      const done = cli(dir, 'init');
+      expect(done).toMatchObject({ code: 0, err: '' });
+      expect(done.out).toContain('Prisma schema: prisma/schema.prisma (from .config/prisma.ts)');
+      expect(readFileSync(join(dir, '.config/prisma.ts'), 'utf8')).toContain("schema: '../prisma',");
+      const valid = ok(await prisma(dir, ['validate']));
+      expect(valid.err).toContain('Loaded Prisma config from .config/prisma.ts');
+      expect(valid.out).toContain('The schemas at prisma are valid');
+    },
+    SLOW,
+  );
+
   describe('refuses, writing nothing, and says what to do', () => {
     const refused = (files: Record<string, string>, args: string[], code: number, message: RegExp) => {
       const dir = app(tempApp(files));

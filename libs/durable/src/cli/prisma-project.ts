@@ -51,20 +51,7 @@ export function locateProject(root: string, flags: { schema?: string; config?: s
   const pkgPath = join(root, 'package.json');
   const packageJson = isFile(pkgPath) ? { ...withText(pkgPath), data: parsePackageJson(pkgPath) } : null;
 
-  const candidates: { path: string; source: SchemaLocation['source'] }[] = [];
-  if (flags.schema) candidates.push({ path: resolve(root, flags.schema), source: 'command line' });
-  else if (configSchema?.kind === 'literal')
-    candidates.push({ path: resolve(dirname(config!.path), configSchema.value), source: 'config' });
-  else if (configSchema?.kind === 'expression') {
-    throw new InitError(
-      'CONFIG_NOT_EDITABLE',
-      `${shown(root, config!.path)} computes \`schema\` (${configSchema.text}); init does not run the config. ` +
-        `Run it with --schema <the file or folder that resolves to>.`,
-    );
-  } else if (!config && typeof packageJson?.data.prisma?.schema === 'string') {
-    candidates.push({ path: resolve(root, packageJson.data.prisma.schema), source: 'package.json' });
-  } else candidates.push(...DEFAULT_SCHEMAS.map((d) => ({ path: join(root, d), source: 'default' as const })));
-
+  const candidates = schemaCandidates(root, flags.schema, config, configSchema, packageJson?.data.prisma?.schema);
   for (const c of candidates) {
     const stat = statSync(c.path, { throwIfNoEntry: false });
     if (stat?.isFile() || stat?.isDirectory())
@@ -81,6 +68,27 @@ export function locateProject(root: string, flags: { schema?: string; config?: s
     `No Prisma schema found in ${root}: checked ${checked}. Run init in your app's folder, ` +
       `pass --schema <your schema file or folder>, or create a schema first (npx prisma init).`,
   );
+}
+
+/** Where Prisma would read the schema from, in its order of precedence. */
+function schemaCandidates(
+  root: string,
+  flag: string | undefined,
+  config: TextFile | null,
+  configSchema: ConfigSchema | null,
+  packageSchema: unknown,
+): Omit<SchemaLocation, 'kind'>[] {
+  if (flag) return [{ path: resolve(root, flag), source: 'command line' }];
+  if (config && configSchema?.kind === 'literal') return [{ path: resolve(dirname(config.path), configSchema.value), source: 'config' }];
+  if (config && configSchema?.kind === 'expression') {
+    throw new InitError(
+      'CONFIG_NOT_EDITABLE',
+      `${shown(root, config.path)} computes \`schema\` (${configSchema.text}); init does not run the config. ` +
+        `Run it with --schema <the file or folder that resolves to>.`,
+    );
+  }
+  if (!config && typeof packageSchema === 'string') return [{ path: resolve(root, packageSchema), source: 'package.json' }];
+  return DEFAULT_SCHEMAS.map((d) => ({ path: join(root, d), source: 'default' }));
 }
 
 const isFile = (path: string) => statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
