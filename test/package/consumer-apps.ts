@@ -6,23 +6,23 @@
  */
 export type ModuleFormat = 'cjs' | 'esm';
 
-/** `prisma/schema/schema.prisma`: Prisma 7's `prisma-client` generator in the app's module format. */
+/**
+ * `prisma/schema.prisma` as `prisma init` (Prisma 7) writes it, with the module format of the app
+ * (Prisma's NestJS guide) and the app's own model, written in the same transaction as the run.
+ * `npx nestjs-durable init` turns the folder into a schema folder and adds the package's models.
+ */
 export function schemaPrisma(format: ModuleFormat): string {
-  const esm = format === 'esm' ? `  moduleFormat        = "esm"\n  importFileExtension = "js"\n` : `  moduleFormat        = "cjs"\n`;
+  const moduleFormat = format === 'esm' ? `  moduleFormat        = "esm"\n  importFileExtension = "js"\n` : `  moduleFormat = "cjs"\n`;
   return `generator client {
-  provider        = "prisma-client"
-  output          = "../../src/generated/prisma"
-  previewFeatures = ["partialIndexes"]
-${esm}}
+  provider = "prisma-client"
+  output   = "../src/generated/prisma"
+${moduleFormat}}
 
 datasource db {
   provider = "postgresql"
 }
-`;
-}
 
-/** `prisma/schema/app.prisma`: the app's own model, written in the same transaction as the run. */
-export const APP_PRISMA = `model Greeting {
+model Greeting {
   id   String  @id
   name String
   text String?
@@ -30,14 +30,19 @@ export const APP_PRISMA = `model Greeting {
   @@map("greetings")
 }
 `;
+}
 
-/** `prisma.config.ts` at the app's root, where `prisma init` puts it. */
-export const PRISMA_CONFIG = `import { defineConfig } from 'prisma/config';
+/** `prisma.config.ts` as `prisma init` writes it, without its `import "dotenv/config"` (the test sets the environment). */
+export const PRISMA_CONFIG = `import { defineConfig } from "prisma/config";
 
 export default defineConfig({
-  schema: 'prisma/schema',
-  migrations: { path: 'prisma/migrations' },
-  datasource: { url: process.env.DATABASE_URL ?? '' },
+  schema: "prisma/schema.prisma",
+  migrations: {
+    path: "prisma/migrations",
+  },
+  datasource: {
+    url: process.env["DATABASE_URL"],
+  },
 });
 `;
 

@@ -2,16 +2,17 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { adminQuery, urlFor } from '../support/db.js';
-import { APP_PRISMA, appSources, PRISMA_CONFIG, schemaPrisma, type ModuleFormat, type ScenarioReport } from './consumer-apps.js';
+import { appSources, PRISMA_CONFIG, schemaPrisma, type ModuleFormat, type ScenarioReport } from './consumer-apps.js';
 import { cachedNodeModules, freshApp, packLibrary, prisma, ROOT, sh, shStatus, tempRoot, tsc, writeFiles } from './matrix.js';
 
 /**
  * The published package in the apps that exist today (the consumer matrix). `npm pack` of
  * libs/durable is installed into fresh Nest apps made as `nest new` makes them (fixtures in
- * test/package/apps, dependencies from their committed lockfiles), each of which adds the
- * package's Prisma models, migrates an empty database with its own Prisma CLI, compiles with its
- * own TypeScript and tsconfig, and runs: a workflow started inside `prisma.$transaction`, a
- * transactional step, the guarded admin API with its OpenAPI description, `app.close()`.
+ * test/package/apps, dependencies from their committed lockfiles). Each one adds the package's
+ * Prisma models with `npx nestjs-durable init` to the schema `prisma init` wrote, migrates an
+ * empty database with its own Prisma CLI, compiles with its own TypeScript and tsconfig, and
+ * runs: a workflow started inside `prisma.$transaction`, a transactional step, the guarded admin
+ * API with its OpenAPI description, `app.close()`.
  *
  * Installs are cached outside the repo (see matrix.ts); the tarball is rebuilt and reinstalled on
  * every run. `DURABLE_MATRIX_CACHE=$(mktemp -d) npm test -- test/package` measures a cold run.
@@ -73,7 +74,7 @@ describe('npm package', () => {
     console.log(`consumer matrix, ${((Date.now() - started) / 1000).toFixed(0)} s in all:\n  ${timings.join('\n  ')}`);
   });
 
-  it('holds both entries with their types, the Prisma models and package.json; no sources or tests', () => {
+  it('holds both entries with their types, the CLI, the Prisma models and package.json; no sources or tests', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'dist/index.js',
@@ -119,13 +120,14 @@ describe('npm package', () => {
       expect(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies['nestjs-durable']).toMatch(/^file:.*\.tgz$/);
     }, 900_000);
 
-    it('migrates an empty database with durable.prisma from the package, with the partial claim index', () => {
-      writeFiles(dir, {
-        'prisma.config.ts': PRISMA_CONFIG,
-        'prisma/schema/schema.prisma': schemaPrisma(app.format),
-        'prisma/schema/app.prisma': APP_PRISMA,
-        'prisma/schema/durable.prisma': readFileSync(join(dir, 'node_modules/nestjs-durable/prisma/durable.prisma'), 'utf8'),
-      });
+    it('adds its tables with `npx nestjs-durable init` and migrates an empty database, partial claim index included', () => {
+      writeFiles(dir, { 'prisma.config.ts': PRISMA_CONFIG, 'prisma/schema.prisma': schemaPrisma(app.format) });
+      const init = timed(`${app.name}: npx nestjs-durable init`, () => sh('npx', ['--no', 'nestjs-durable', 'init'], dir));
+      expect(init).toContain('prisma migrate dev');
+      expect(readFileSync(join(dir, 'prisma/durable.prisma'), 'utf8')).toBe(
+        readFileSync(join(dir, 'node_modules/nestjs-durable/prisma/durable.prisma'), 'utf8'),
+      );
+      expect(readFileSync(join(dir, 'prisma/schema.prisma'), 'utf8')).toMatch(/previewFeatures\s*=\s*\["partialIndexes"\]/);
       timed(`${app.name}: prisma migrate dev + generate`, () => {
         prisma(dir, ['migrate', 'dev', '--name', 'durable'], url());
         prisma(dir, ['generate'], url());
