@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Pool } from 'pg';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
@@ -27,7 +27,7 @@ export interface DurableEngineConfig {
    * The engine's own connection: a Postgres URL (Prisma's `?schema=` is understood) or a pg Pool.
    * Without it every statement goes through `prisma` and wake-ups fall back to polling.
    */
-  connection?: string | pg.Pool;
+  connection?: string | Pool;
   /** Size of the pool the engine creates from a URL. Default 10. */
   poolSize?: number;
   /**
@@ -49,7 +49,7 @@ export class DurableEngine implements HandleBackend {
   readonly options: ResolvedEngineOptions;
   readonly registry: WorkflowRegistry;
   private readonly store: Store;
-  private readonly ownedPool: pg.Pool | null;
+  private readonly ownedPool: Pool | null;
   private readonly worker: Worker;
   private readonly sweeper: Sweeper;
   private readonly notifier: Notifier | null;
