@@ -264,7 +264,8 @@ async function checkScenario(report: ScenarioReport, databaseUrl: string): Promi
 /**
  * The package's types under each `moduleResolution` TypeScript has: a one-line import of each
  * entry, in a CommonJS and in an ESM package, compiled with the repo's TypeScript (5.9) and the
- * app's (6.0), `esModuleInterop` as `tsc --init` writes it. One `tsc -b` per compiler builds them all.
+ * app's (6.0), `esModuleInterop` as `tsc --init` writes it except under node10, where it is off: the
+ * package's types must not need it. One `tsc -b` per compiler builds them all.
  */
 function checkTypeResolution(dir: string): void {
   const file = `import { DurableModule, WorkflowClient } from 'nestjs-durable';
@@ -297,7 +298,7 @@ export const used: [typeof DurableModule.forRoot, WorkflowClient['start'], numbe
         module,
         moduleResolution: resolution,
         types: ['node'],
-        esModuleInterop: true,
+        esModuleInterop: resolution !== 'node10',
         skipLibCheck: !libCheck,
       },
       files: ['index.ts'],
