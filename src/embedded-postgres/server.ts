@@ -26,7 +26,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function ensureServer(dataDir: string, port?: number): Promise<RunningServer> {
   const running = await waitWhileInTransition(dataDir);
-  if (running) return { port: running.port, pid: running.pid, created: false, started: false, user: serverUser() };
+  if (running) {
+    if (await isPortFree(running.port)) {
+      throw new Error(
+        `${join(dataDir, 'postmaster.pid')} names process ${running.pid}, which runs but does not listen on port ${running.port}. ` +
+          `If it is not a Postgres server of this folder (a process id reused after a reboot), delete that file and start again.`,
+      );
+    }
+    return { port: running.port, pid: running.pid, created: false, started: false, user: serverUser() };
+  }
 
   let created = false;
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
