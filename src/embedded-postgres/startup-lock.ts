@@ -35,7 +35,10 @@ export async function acquireStartupLock(file: string, timeoutMs = 90_000, log: 
       continue;
     }
     if (owner === 'stale' || !isAlive(owner)) {
-      rmSync(file, { force: true }); // its process is gone
+      // Its process is gone. (Two processes that find the same stale file at the same instant
+      // may both get through; the worst case is a clear error from initdb or pg_ctl, which
+      // refuses a second server on the folder.)
+      rmSync(file, { force: true });
       continue;
     }
     if (owner === process.pid) throw new Error(`${file} is already held by this process`);
