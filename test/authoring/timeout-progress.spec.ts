@@ -96,8 +96,8 @@ describe('authoring: step timeouts and progress', () => {
     const before = await h.query(`SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'durable_runs'`);
     const handle = await e.startRun('progressing', null);
     const seen = await eventually(async () => (await e.getRun(handle.id))?.progress, 5_000, 'progress to show');
-    expect(seen.steps[0]).toMatchObject({ seq: 0, step: 'long' });
-    expect(seen.at).toBeInstanceOf(Date);
+    expect(seen!.steps[0]).toMatchObject({ seq: 0, step: 'long' });
+    expect(seen!.at).toBeInstanceOf(Date);
     await eventually(async () => ((await e.getRun(handle.id))?.progress?.steps[0].value as { done: number })?.done === 500, 5_000, 'the last value');
     release();
     await handle.result({ timeoutMs: 5_000 });
