@@ -108,6 +108,51 @@ describe('authoring: step timeouts and progress', () => {
     expect(Number(after[0].n_tup_upd) - Number(before[0].n_tup_upd)).toBeLessThan(8);
   });
 
+  it('compensation after partial progress: cancelled midway through a long step, only the steps that completed are undone', async () => {
+    const log: string[] = [];
+    class Steps {
+      @Step({ compensate: 'unload' }) async load(batch: number) {
+        log.push(`load ${batch}`);
+        return batch;
+      }
+      @Step() async unload(batch: number) {
+        log.push(`unload ${batch}`);
+      }
+      /** Processes items, reporting progress; stops when its signal aborts (cancel). */
+      @Step({ compensate: 'unload' }) async process(total: number) {
+        for (let i = 1; i <= total; i++) {
+          Durable.progress({ done: i, total });
+          await Durable.sleep(20); // a plain pause inside a step: ends (throws) when the signal aborts
+        }
+        return total;
+      }
+    }
+    const s = new Steps();
+    const e = await h.engine({
+      partial: async () => {
+        await s.load(1);
+        await s.load(2);
+        await s.process(1_000);
+        await s.load(3);
+      },
+    });
+    const handle = await e.startRun('partial', null);
+    const done = async () => ((await e.getRun(handle.id))?.progress?.steps[0]?.value as { done: number } | undefined)?.done ?? 0;
+    await eventually(async () => (await done()) > 5, 5_000, 'progress');
+    await e.cancel(handle.id, { compensate: true });
+    await expect(handle.result({ timeoutMs: 10_000 })).rejects.toThrow('was cancelled');
+    expect(log).toEqual(['load 1', 'load 2', 'unload 2', 'unload 1']); // process never completed: nothing of it to undo
+    const run = await e.getRun(handle.id);
+    expect(run?.status).toBe('CANCELLED');
+    expect(run?.progress).toBeNull();
+    expect(run?.steps.map((x) => [x.seq, x.name, x.compensates])).toEqual([
+      [0, 'load', null],
+      [1, 'load', null],
+      [3, 'compensate:load', 1],
+      [4, 'compensate:load', 0],
+    ]);
+  });
+
   it('Durable.progress() outside a step, or with a value too large, is a typed error', async () => {
     const errors: unknown[] = [];
     const e = await h.engine({
