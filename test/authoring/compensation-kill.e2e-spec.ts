@@ -36,8 +36,8 @@ describe('authoring: SIGKILL during compensation', () => {
     (await q<{ n: number }>(`SELECT count(*)::int AS n FROM durable_steps WHERE run_id = $1 AND compensates IS NOT NULL`, [id]))[0].n;
   /** SIGKILLs the worker executing the run once at least `after` compensations are recorded (and fewer than all). */
   const killDuringCompensation = async (id: string, after: number) => {
-    const victim = await eventually(
-      async () => ((await compensated(id)) >= after ? owner(id) : undefined),
+    const victim: WorkerProcess = await eventually(
+      async () => ((await compensated(id)) >= after ? await owner(id) : undefined) as WorkerProcess,
       20_000,
       `${after} compensations recorded and the run held by a worker`,
     ).catch(async (err: Error) => {

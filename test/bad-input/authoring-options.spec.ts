@@ -63,8 +63,8 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
   it.each([
     [{ compensate: 'refund' }, /a method name works on @Step\(\) only, Durable\.step\(\) has no class to look it up in/],
     [{ compensate: { run: 1 } }, /compensate\.run must be a function/],
-    [{ compensate: { run: () => 1, compensate: () => 2 } }, /compensate\.compensate is not an option \(a compensation has run, retries, transactional, transaction, timeoutMs\)/],
-    [{ compensate: { run: () => 1, timeoutMs: -1 } }, /compensate\.timeoutMs must be a number of ms between 1 and/],
+    [{ compensate: { run: (): number => 1, compensate: (): number => 2 } }, /compensate\.compensate is not an option \(a compensation has run, retries, transactional, transaction, timeoutMs\)/],
+    [{ compensate: { run: (): number => 1, timeoutMs: -1 } }, /compensate\.timeoutMs must be a number of ms between 1 and/],
     [{ compensate: [] }, /compensate must be a function \(result\) => … that undoes the step, or \{ run, \.\.\.step options \}/],
     [{ timeoutMs: 0 }, /Durable\.step\("pay"\): timeoutMs must be a number of ms/],
   ])('Durable.step("pay", fn, %j) → a rejected InvalidOptionsError, even outside a workflow', async (options, message) => {
