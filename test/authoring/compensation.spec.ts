@@ -19,6 +19,16 @@ describe('authoring: compensation', () => {
       `SELECT seq, name, status, compensation, compensates FROM durable_steps WHERE run_id = $1 ORDER BY seq`,
       [id],
     );
+  /**
+   * The history kinds that tell the story, in order, without the claims and the lease bookkeeping a
+   * loaded machine may add (a missed heartbeat: lease_lost, lease_expired, claimed again, and the
+   * replay announcing its compensations again; the run still completes once).
+   */
+  const story = async (e: { getRunEvents(id: string): Promise<Array<{ kind: string }>> }, id: string) =>
+    (await e.getRunEvents(id))
+      .map((x) => x.kind)
+      .filter((k) => !['claimed', 'woken', 'lease_lost', 'lease_expired', 'released'].includes(k))
+      .filter((k, i, all) => k !== all[i - 1]);
   const ledger = async (id: string) =>
     (await h.query<{ step: string; amount: number }>(`SELECT step, amount FROM test_ledger WHERE run_id = $1 ORDER BY at`, [id])).map(
       (r) => `${r.step}:${r.amount}`,
@@ -72,8 +82,7 @@ describe('authoring: compensation', () => {
       [4, 'compensate:book', 'SUCCEEDED', 0],
     ]);
     expect(rows[0].compensation).toEqual({ by: 'unbook', args: ['saga-1', 'a', 1] });
-    const kinds = (await e.getRunEvents(handle.id)).map((x) => x.kind);
-    expect(kinds).toEqual(['created', 'claimed', 'step_failed', 'compensating', 'compensated', 'failed']);
+    expect(await story(e, handle.id)).toEqual(['created', 'step_failed', 'compensating', 'compensated', 'failed']);
     const view = await e.getRun(handle.id);
     expect(view?.steps[0].compensation).toEqual({ by: 'unbook', args: ['saga-1', 'a', 1] });
     expect(view?.steps[3].compensates).toBe(1);
@@ -173,8 +182,7 @@ describe('authoring: compensation', () => {
     release();
     await expect(handle.result({ timeoutMs: 10_000 })).rejects.toThrow(WorkflowCancelledError);
     expect(log).toEqual(['do one', 'do two', 'undo two=two', 'undo one=one']);
-    const kinds = (await e.getRunEvents(handle.id)).map((x) => x.kind);
-    expect(kinds).toEqual(['created', 'claimed', 'cancel_requested', 'compensating', 'compensated', 'cancelled']);
+    expect(await story(e, handle.id)).toEqual(['created', 'cancel_requested', 'compensating', 'compensated', 'cancelled']);
     await e.cancel(handle.id, { compensate: true }); // idempotent
   });
 

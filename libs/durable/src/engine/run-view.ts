@@ -1,4 +1,4 @@
-import { FINISHED_STATUSES, type RunRow, type RunStatus } from '../store/rows.js';
+import type { RunRow, RunStatus } from '../store/rows.js';
 import { decode } from '../codec/codec.js';
 
 /** A run as WorkflowClient.getRun returns it: decoded values, steps in order. */
@@ -27,7 +27,7 @@ export interface RunView {
   cancelRequestedAt: Date | null;
   /**
    * The latest Durable.progress() of the steps executing now (steps recorded since are left out),
-   * and when it was written (database clock); null if none, and once the run has finished.
+   * and when it was written (database clock); null if none, and while the run is not RUNNING.
    */
   progress: { at: Date; steps: Array<{ seq: number; step: string; value: unknown }> } | null;
   steps: Array<{
@@ -92,7 +92,7 @@ export function toRunView(r: RunRow): RunView {
 /** Progress of the steps without a checkpoint yet (they were executing when it was written). */
 function progressOf(r: RunRow): RunView['progress'] {
   const p = r.progress as { at?: string; steps?: Record<string, { step: string; value: unknown }> } | null;
-  if (!p?.steps || FINISHED_STATUSES.has(r.status)) return null;
+  if (!p?.steps || r.status !== 'RUNNING') return null;
   const recorded = new Set(r.steps.map((s) => s.seq));
   const steps = Object.entries(p.steps)
     .map(([seq, v]) => ({ seq: Number(seq), step: v.step, value: decode(v.value) }))

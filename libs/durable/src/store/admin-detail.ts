@@ -1,6 +1,6 @@
 /** The admin API's view of one run: everything about it in one round trip, and a short summary. */
 import { iso, parsed, type Store } from './store.js';
-import { FINISHED_STATUSES, type RunStatus } from './rows.js';
+import type { RunStatus } from './rows.js';
 
 /** Nested values (step outputs, messages, events) larger than this come back as a preview. */
 export const CLIP_BYTES = 64 * 1024;
@@ -97,7 +97,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     finishedAt: iso(r.finished_at),
     updatedAt: iso(r.updated_at),
     cancelRequestedAt: iso(r.cancel_requested_at),
-    progress: FINISHED_STATUSES.has(r.status as RunStatus) ? null : liveProgress(r.progress, steps),
+    progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
   };
   return {
     run,

@@ -471,7 +471,7 @@
   /** Steps as a Gantt-like timeline: where each step sat in the run, and how long it took. */
   function timeline(r) {
     var steps = r.steps;
-    var live = r.progress && ACTIVE.indexOf(r.status) >= 0 ? r.progress.steps : [];
+    var live = r.progress && r.status === 'RUNNING' ? r.progress.steps : [];
     if (!steps.length && !live.length) return el('p', { class: 'muted', text: r.status === 'PENDING' ? 'Not started yet.' : 'No steps recorded.' });
     if (!steps.length) return el('div', null, progressTable(live, r.progress.at));
     var t0 = Infinity, t1 = -Infinity;
