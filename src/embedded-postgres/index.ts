@@ -1,1 +1,1 @@
-export { startEmbeddedPostgres, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.js';
+export { startEmbeddedPostgres, serverUrl, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.js';

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 
 /**
  * Prisma's own bookkeeping table, with the columns `prisma migrate deploy` creates, so the
@@ -29,11 +29,22 @@ export interface MigrationResult {
 /**
  * Applies prisma/migrations/<name>/migration.sql in name order, each in its own transaction
  * together with its _prisma_migrations row: a crash leaves each migration applied or not.
- * Idempotent: applied ones are skipped.
+ * Idempotent: applied ones are skipped. (Two processes never run this at once: the startup
+ * lock serializes them.)
  */
-export async function applyMigrations(db: PGlite, migrationsDir: string): Promise<MigrationResult> {
+export async function applyMigrations(url: string, migrationsDir: string): Promise<MigrationResult> {
   if (!existsSync(migrationsDir)) throw new Error(`embedded Postgres: no migrations folder at ${migrationsDir}`);
-  await db.exec(CREATE_MIGRATIONS_TABLE);
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    return await migrate(db, migrationsDir);
+  } finally {
+    await db.end();
+  }
+}
+
+async function migrate(db: pg.Client, migrationsDir: string): Promise<MigrationResult> {
+  await db.query(CREATE_MIGRATIONS_TABLE);
   const { rows } = await db.query<{ migration_name: string; checksum: string }>(
     `SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
   );
@@ -53,13 +64,18 @@ export async function applyMigrations(db: PGlite, migrationsDir: string): Promis
       if (recorded !== checksum) result.modified.push(name);
       continue;
     }
-    await db.transaction(async (tx) => {
-      await tx.exec(sql); // simple query protocol: a file of many statements is fine
-      await tx.query(
+    await db.query('BEGIN');
+    try {
+      await db.query(sql); // no parameters: the simple query protocol, so a file of many statements is fine
+      await db.query(
         `INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES ($1, $2, now(), $3, 1)`,
         [randomUUID(), checksum, name],
       );
-    });
+      await db.query('COMMIT');
+    } catch (err) {
+      await db.query('ROLLBACK').catch(() => {});
+      throw new Error(`embedded Postgres: migration ${name} failed: ${(err as Error).message}`, { cause: err });
+    }
     result.applied.push(name);
   }
   return result;

@@ -21,11 +21,13 @@ export type {
 export { Durable, type InlineStepOptions } from './workflow/durable-api.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
-export type { EngineOptions, QueueOptions, DurableLogger } from './config/options.js';
+export type { EngineOptions, ResolvedEngineOptions, QueueOptions, DurableLogger } from './config/options.js';
 export type { RetryPolicy } from './config/retry-policy.js';
 export type { RunStatus } from './store/rows.js';
 export type { RunEvent } from './store/history.js';
-export type { PrismaLike } from './store/sql-client.js';
+export type { PrismaLike, SqlClient } from './store/sql-client.js';
+export type { Store } from './store/store.js';
+export type { Statement } from './store/statement.js';
 export { engineStatements } from './store/statement.js';
-export { encode as encodeValue, decode as decodeValue } from './codec/codec.js';
+export { encode as encodeValue, decode as decodeValue, type EncodeOptions } from './codec/codec.js';
 export * from './errors/index.js';

@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Client, ClientConfig, Pool, PoolConfig } from 'pg';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
@@ -11,7 +11,7 @@ import type { TransactionalPrisma } from '../workflow/execution-services.js';
 export interface EngineConnections {
   store: Store;
   /** Set when the engine created the pool from a URL (it closes it at stop). */
-  ownedPool: pg.Pool | null;
+  ownedPool: Pool | null;
   notifier: Notifier | null;
   /** The store on the LISTEN session while it is up (the lease heartbeat uses it), else null. */
   leaseStore: (() => Store | null) | undefined;
@@ -23,20 +23,20 @@ export interface EngineConnections {
  * through Prisma and wake-ups fall back to polling.
  */
 export function connect(
-  cfg: { connection?: string | pg.Pool; poolSize?: number; preparedStatements?: boolean; prisma: TransactionalPrisma | null },
+  cfg: { connection?: string | Pool; poolSize?: number; preparedStatements?: boolean; prisma: TransactionalPrisma | null },
   options: ResolvedEngineOptions,
   handlers: NotifierHandlers,
 ): EngineConnections {
   const prepared = cfg.preparedStatements !== false;
   const history = options.history;
-  let pool: pg.Pool | null = null;
-  let listenConfig: pg.ClientConfig | null = null;
+  let pool: Pool | null = null;
+  let listenConfig: ClientConfig | null = null;
   if (typeof cfg.connection === 'string') {
     listenConfig = pgConfigFromUrl(cfg.connection);
     pool = createPool(listenConfig, cfg.poolSize ?? 10, options.logger);
   } else if (cfg.connection) {
     pool = cfg.connection;
-    listenConfig = { ...(cfg.connection.options as pg.PoolConfig) };
+    listenConfig = { ...(cfg.connection.options as PoolConfig) };
   }
   let store: Store;
   if (pool) store = createStore(pgSqlClient(pool, { prepared }), { history });
@@ -53,7 +53,7 @@ export function connect(
 
 /** The store on the notifier's LISTEN session, rebuilt when the session is replaced. */
 function sessionStore(notifier: Notifier, prepared: boolean, history: boolean): () => Store | null {
-  let cached: { session: pg.Client; store: Store } | null = null;
+  let cached: { session: Client; store: Store } | null = null;
   return () => {
     const session = notifier.session();
     if (!session) return null;

@@ -1,10 +1,9 @@
-import type pg from 'pg';
-import { SchemaMissingError } from '../errors/index.js';
+import type { Pool } from 'pg';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
 import { getResult } from '../store/runs.js';
-import { missingSchemaObjects } from '../store/schema.js';
+import { readSchemaState, schemaStateError } from '../store/schema-version.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import type { Notifier } from '../worker/notifier.js';
@@ -28,7 +27,7 @@ export interface DurableEngineConfig {
    * The engine's own connection: a Postgres URL (Prisma's `?schema=` is understood) or a pg Pool.
    * Without it every statement goes through `prisma` and wake-ups fall back to polling.
    */
-  connection?: string | pg.Pool;
+  connection?: string | Pool;
   /** Size of the pool the engine creates from a URL. Default 10. */
   poolSize?: number;
   /**
@@ -50,7 +49,7 @@ export class DurableEngine implements HandleBackend {
   readonly options: ResolvedEngineOptions;
   readonly registry: WorkflowRegistry;
   private readonly store: Store;
-  private readonly ownedPool: pg.Pool | null;
+  private readonly ownedPool: Pool | null;
   private readonly worker: Worker;
   private readonly sweeper: Sweeper;
   private readonly notifier: Notifier | null;
@@ -89,8 +88,7 @@ export class DurableEngine implements HandleBackend {
   /** Checks the schema, then (unless `worker: false`) starts claiming, heartbeats, the sweeper and the listener. */
   async start(): Promise<void> {
     if (this.started) return;
-    const missing = await missingSchemaObjects(this.store);
-    if (missing.length) throw new SchemaMissingError(missing);
+    await this.checkSchema();
     this.started = true;
     if (!this.options.worker) return;
     if (this.notifier) await this.notifier.start();
@@ -105,6 +103,19 @@ export class DurableEngine implements HandleBackend {
           .join(', ') || 'no queues'
       }; ` + `workflows: ${this.registry.names().join(', ') || '(none)'}`,
     );
+  }
+
+  /**
+   * Tables missing or older than this release: a typed error that says what to run. Newer (a
+   * later release migrated them, e.g. during a rolling deploy): a warning, so an instance of the
+   * previous release can still restart; schema changes are additive.
+   */
+  private async checkSchema(): Promise<void> {
+    const state = await readSchemaState(this.store.sql);
+    const error = schemaStateError(state);
+    if (state.status === 'newer')
+      this.options.logger.warn(`${error!.message} Starting anyway: this release only uses what it knows of the tables.`);
+    else if (error) throw error;
   }
 
   /** Graceful: drain in-flight runs up to shutdownGraceMs, hand back the rest, close connections. */

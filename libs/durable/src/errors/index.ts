@@ -14,6 +14,8 @@ export { PayloadTooLargeError } from './payload-too-large-error.js';
 export { ResultTimeoutError } from './result-timeout-error.js';
 export { RunNotFoundError } from './run-not-found-error.js';
 export { SchemaMissingError } from './schema-missing-error.js';
+export { SchemaOutdatedError } from './schema-outdated-error.js';
+export { SchemaTooNewError } from './schema-too-new-error.js';
 export { SerializationError } from './serialization-error.js';
 export { StepTimeoutError } from './step-timeout-error.js';
 export { StepTransactionTimeoutError } from './step-transaction-timeout-error.js';

@@ -5,10 +5,10 @@ export class SchemaMissingError extends DurableError {
   constructor(readonly missing: string[]) {
     super(
       'SCHEMA_MISSING',
-      `nestjs-durable cannot find ${missing.join(', ')} in the database. Copy ` +
-        `node_modules/nestjs-durable/prisma/durable.prisma into your Prisma schema folder (enable ` +
-        `previewFeatures = ["partialIndexes"] in the generator), then run \`npx prisma migrate dev --name durable\` ` +
-        `(development) or \`npx prisma migrate deploy\` (production).`,
+      `nestjs-durable cannot find ${missing.join(', ')} in the database. With Prisma migrations: run ` +
+        `\`npx nestjs-durable init\` (adds durable.prisma to your Prisma schema folder), then ` +
+        `\`npx prisma migrate dev --name durable\` (production: \`npx prisma migrate deploy\`). With your own SQL ` +
+        `migrations: add node_modules/nestjs-durable/prisma/schema.sql to them.`,
     );
   }
 }

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder, type InjectionToken } from '@nestjs/common';
-import type pg from 'pg';
+import type { Pool } from 'pg';
 import type { EngineOptions } from '../config/options.js';
 import type { DurableAdminOptions } from './admin/admin-options.js';
 import type { TransactionalPrisma } from '../workflow/execution-services.js';
@@ -13,7 +13,7 @@ export interface DurableModuleOptions extends Omit<EngineOptions, 'logger'> {
    * Postgres URL or a pg Pool. Default: process.env.DATABASE_URL. `false`: send every
    * statement through Prisma and poll for work (no LISTEN).
    */
-  connection?: string | pg.Pool | false;
+  connection?: string | Pool | false;
   /** Size of the engine's pool when `connection` is a URL. Default 10. */
   poolSize?: number;
   /** Prepared statements on the engine's pool (default true; false behind PgBouncer < 1.21 in transaction mode). */

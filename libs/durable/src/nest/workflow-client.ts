@@ -11,9 +11,12 @@ import type { PrismaLike } from '../store/sql-client.js';
 import { WORKFLOW_METADATA } from '../decorators/metadata.js';
 import { DurableRuntime } from './durable-runtime.js';
 
-type WorkflowMethodKeys<T> = { [K in keyof T]: T[K] extends (input: never) => unknown ? K : never }[keyof T] & string;
-type InputOf<T, K extends keyof T> = T[K] extends (input: infer I) => unknown ? I : never;
-type OutputOf<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
+/** The methods of T that take one argument (candidates for `start(Class, method, input)`). */
+export type WorkflowMethodKeys<T> = { [K in keyof T]: T[K] extends (input: never) => unknown ? K : never }[keyof T] & string;
+/** The input type of workflow method K of T. */
+export type InputOf<T, K extends keyof T> = T[K] extends (input: infer I) => unknown ? I : never;
+/** The output type (awaited) of workflow method K of T. */
+export type OutputOf<T, K extends keyof T> = T[K] extends (...args: never[]) => infer R ? Awaited<R> : never;
 
 /** The two ways to call start(): by name, or by class and method. */
 type StartByName = [workflowName: string, input?: unknown, opts?: StartOptions];

@@ -1,0 +1,137 @@
+-- nestjs-durable schema version 3: the durable_* tables, for apps that run their own SQL migrations
+-- (with Prisma migrations, `npx nestjs-durable init` adds durable.prisma to your schema instead).
+-- Add it to your migrations once; it creates the tables in the schema the migration runs in (search_path).
+-- A later release that changes them ships prisma/upgrades/<from>-to-<to>.sql.
+-- Generated from durable.prisma by scripts/durable-sql.mjs (prisma migrate diff --from-empty): do not edit.
+
+-- CreateTable
+CREATE TABLE "durable_runs" (
+    "id" TEXT NOT NULL,
+    "workflow_name" TEXT NOT NULL,
+    "queue" TEXT NOT NULL DEFAULT 'default',
+    "status" TEXT NOT NULL DEFAULT 'PENDING',
+    "input" JSONB,
+    "output" JSONB,
+    "error" JSONB,
+    "priority" INTEGER NOT NULL DEFAULT 0,
+    "available_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "lease_owner" TEXT,
+    "lease_expires_at" TIMESTAMPTZ(3),
+    "lease_epoch" INTEGER NOT NULL DEFAULT 0,
+    "attempt" INTEGER NOT NULL DEFAULT 0,
+    "parent_id" TEXT,
+    "app_version" TEXT,
+    "deadline_at" TIMESTAMPTZ(3),
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "started_at" TIMESTAMPTZ(3),
+    "finished_at" TIMESTAMPTZ(3),
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "cancel_requested_at" TIMESTAMPTZ(3),
+    "progress" JSONB,
+
+    CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "durable_steps" (
+    "run_id" TEXT NOT NULL,
+    "seq" INTEGER NOT NULL,
+    "name" TEXT NOT NULL,
+    "status" TEXT NOT NULL,
+    "output" JSONB,
+    "error" JSONB,
+    "attempts" INTEGER NOT NULL DEFAULT 1,
+    "started_at" TIMESTAMPTZ(3),
+    "finished_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "compensation" JSONB,
+    "compensates" INTEGER,
+
+    CONSTRAINT "durable_steps_pkey" PRIMARY KEY ("run_id","seq")
+);
+
+-- CreateTable
+CREATE TABLE "durable_messages" (
+    "id" BIGSERIAL NOT NULL,
+    "run_id" TEXT NOT NULL,
+    "topic" TEXT NOT NULL,
+    "payload" JSONB,
+    "idempotency_key" TEXT,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "consumed_seq" INTEGER,
+    "consumed_at" TIMESTAMPTZ(3),
+
+    CONSTRAINT "durable_messages_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "durable_events" (
+    "run_id" TEXT NOT NULL,
+    "key" TEXT NOT NULL,
+    "value" JSONB,
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_events_pkey" PRIMARY KEY ("run_id","key")
+);
+
+-- CreateTable
+CREATE TABLE "durable_run_events" (
+    "id" BIGSERIAL NOT NULL,
+    "run_id" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "detail" JSONB,
+    "at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_run_events_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "durable_schema" (
+    "version" INTEGER NOT NULL DEFAULT 3,
+
+    CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")
+);
+
+-- CreateIndex
+CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "available_at") WHERE (status = 'PENDING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_wake_idx" ON "durable_runs"("queue", "available_at") WHERE (status = 'WAITING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_lease_idx" ON "durable_runs"("lease_expires_at") WHERE (status = 'RUNNING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_deadline_idx" ON "durable_runs"("deadline_at") WHERE (deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING'));
+
+-- CreateIndex
+CREATE INDEX "durable_runs_finished_idx" ON "durable_runs"("finished_at") WHERE (finished_at IS NOT NULL);
+
+-- CreateIndex
+CREATE INDEX "durable_runs_created_idx" ON "durable_runs"("created_at");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_parent_idx" ON "durable_runs"("parent_id");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_status_created_idx" ON "durable_runs"("status", "created_at");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_workflow_created_idx" ON "durable_runs"("workflow_name", "created_at");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_updated_idx" ON "durable_runs"("updated_at");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_id_pattern_idx" ON "durable_runs"("id" text_pattern_ops);
+
+-- CreateIndex
+CREATE INDEX "durable_messages_pending_idx" ON "durable_messages"("run_id", "topic", "id") WHERE (consumed_at IS NULL);
+
+-- CreateIndex
+CREATE UNIQUE INDEX "durable_messages_idempotency_key" ON "durable_messages"("run_id", "idempotency_key");
+
+-- CreateIndex
+CREATE INDEX "durable_run_events_run_idx" ON "durable_run_events"("run_id", "id");
+
+-- AddForeignKey
+ALTER TABLE "durable_steps" ADD CONSTRAINT "durable_steps_run_id_fkey" FOREIGN KEY ("run_id") REFERENCES "durable_runs"("id") ON DELETE CASCADE ON UPDATE CASCADE;
