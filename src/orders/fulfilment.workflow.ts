@@ -9,7 +9,9 @@ import { OrderSteps } from './order-steps.js';
 /**
  * What happens after an order is placed. The body only orchestrates: every side effect is a
  * @Step (checkpointed; replayed, not re-run, after a crash), and waits go through Durable, so
- * the body must be deterministic.
+ * the body must be deterministic. Undoing is declared on the steps (`compensate`): the stock
+ * reservation is released and the charge refunded when the order is cancelled
+ * (POST /orders/:id/cancel → cancel(id, { compensate: true })) or the payment fails.
  */
 @Injectable()
 export class FulfilmentWorkflow {
@@ -30,15 +32,16 @@ export class FulfilmentWorkflow {
       return { outcome: 'REJECTED', reason: 'out of stock' };
     }
 
-    // 2. Charge (plain step with retries: slow, flaky, idempotent by key).
+    // 2. Charge (plain step with retries and a timeout: slow, flaky, idempotent by key).
     let chargeId: string;
     try {
       chargeId = (await this.payments.charge(orderId, amount, email)).chargeId;
     } catch (err) {
-      // Retries exhausted or card declined: compensate, then record the outcome.
+      // Retries exhausted or card declined: record the outcome, then undo the reservation
+      // (Durable.compensate() runs the compensations of the steps done so far: release).
       const reason = err instanceof Error ? err.message : String(err);
-      await this.stock.release(orderId, sku, quantity);
       await this.orders.markPaymentFailed(orderId, email, reason);
+      await Durable.compensate();
       return { outcome: 'PAYMENT_FAILED', reason };
     }
 

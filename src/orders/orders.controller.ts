@@ -18,7 +18,14 @@ export class OrdersController {
     return this.orders.view(id);
   }
 
-  /** POST /orders/:id/shipment { trackingNumber }: the carrier's webhook → 202, the run continues. */
+  /** POST /orders/:id/cancel → 202: the run undoes what it did (refund, stock back), the order ends CANCELLED. */
+  @Post(':id/cancel')
+  @HttpCode(202)
+  cancel(@Param('id') id: string) {
+    return this.orders.cancel(id);
+  }
+
+  /** POST /orders/:id/shipment { trackingNumber }: the carrier's webhook → 202, the run continues; 409 once it cannot. */
   @Post(':id/shipment')
   @HttpCode(202)
   ship(@Param('id') id: string, @Body() body: unknown) {

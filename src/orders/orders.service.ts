@@ -1,8 +1,10 @@
 import { BadRequestException, ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { WorkflowClient } from 'nestjs-durable';
+import { IllegalTransitionError, WorkflowClient } from 'nestjs-durable';
 import { PrismaService } from '../prisma/prisma.service.js';
 import type { CreateOrderDto } from './create-order.dto.js';
 import type { FulfilOrderInput, Shipment } from './fulfilment.types.js';
+
+const FINISHED = new Set(['SUCCEEDED', 'FAILED', 'CANCELLED']);
 
 @Injectable()
 export class OrdersService {
@@ -31,18 +33,49 @@ export class OrdersService {
    * The carrier's webhook: hands the shipment to the order's run, which waits for it in
    * Durable.recv('shipment'). Carriers retry webhooks; the idempotency key keeps only the first.
    * A shipment that arrives before the payment went through waits for the run to get there.
+   * An order that is cancelled (or being cancelled), rejected, or whose fulfilment has ended
+   * cannot take a shipment any more: 409 says why, instead of a message nobody will read.
    */
   async ship(id: string, shipment: Shipment): Promise<{ accepted: true }> {
     const order = await this.prisma.order.findUnique({ where: { id }, select: { status: true, trackingNumber: true } });
     if (!order) throw new NotFoundException(`no order ${id}`);
-    if (order.status === 'REJECTED' || order.status === 'PAYMENT_FAILED') {
+    if (order.status === 'REJECTED' || order.status === 'PAYMENT_FAILED' || order.status === 'CANCELLED') {
       throw new ConflictException(`order ${id} is ${order.status}: there is nothing to ship`);
     }
     if (order.status === 'SHIPPED' && order.trackingNumber !== shipment.trackingNumber) {
       throw new ConflictException(`order ${id} already shipped as ${order.trackingNumber}`);
     }
+    const run = await this.workflows.getRun(id);
+    if (run?.cancelRequestedAt && !FINISHED.has(run.status)) {
+      throw new ConflictException(`order ${id} is being cancelled: its stock is being released, there is nothing to ship`);
+    }
+    if (!run || FINISHED.has(run.status)) {
+      throw new ConflictException(`order ${id}'s fulfilment has ended (${run?.status ?? 'no run'}): a shipment can no longer be accepted`);
+    }
     await this.workflows.send(id, 'shipment', shipment, { idempotencyKey: 'shipment' });
     return { accepted: true };
+  }
+
+  /**
+   * Cancels an order that has not shipped: its run stops at its next step, then undoes what it did
+   * — the charge is refunded, the stock released and the order marked CANCELLED — each exactly
+   * once (the compensations of its completed steps, newest first). 202: it happens in the
+   * background; GET /orders/:id shows it. Asking again is harmless.
+   */
+  async cancel(id: string): Promise<{ id: string; status: string; cancelling: boolean }> {
+    const order = await this.prisma.order.findUnique({ where: { id }, select: { status: true } });
+    if (!order) throw new NotFoundException(`no order ${id}`);
+    if (order.status === 'CANCELLED') return { id, status: order.status, cancelling: false };
+    if (order.status === 'SHIPPED' || order.status === 'REJECTED' || order.status === 'PAYMENT_FAILED') {
+      throw new ConflictException(`order ${id} is ${order.status}: it can no longer be cancelled`);
+    }
+    try {
+      await this.workflows.cancel(id, { compensate: true });
+    } catch (err) {
+      if (err instanceof IllegalTransitionError) throw new ConflictException(`order ${id} can no longer be cancelled: ${err.message}`);
+      throw err;
+    }
+    return { id, status: order.status, cancelling: true };
   }
 
   /** The order, its fulfilment run (status and steps) and its emails. */
@@ -59,6 +92,7 @@ export class OrdersService {
       run: run && {
         id: run.id,
         status: run.status,
+        cancelRequestedAt: run.cancelRequestedAt,
         output: run.output,
         error: run.error,
         attempt: run.attempt,

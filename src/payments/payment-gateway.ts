@@ -29,6 +29,7 @@ export class CardDeclinedError extends Error {
 export class PaymentGateway {
   private readonly log = new Logger('PaymentGateway');
   private readonly charges = new Map<string, Charge>();
+  private readonly refunds = new Map<string, string>();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -43,5 +44,18 @@ export class PaymentGateway {
     this.charges.set(req.idempotencyKey, charge);
     this.log.log(`charged ${req.amount} cents (key ${req.idempotencyKey}) → ${charge.chargeId}`);
     return charge;
+  }
+
+  /** Pays a charge back; idempotent by key like charge(). */
+  async refund(req: { idempotencyKey: string; chargeId: string; amount: number }, signal?: AbortSignal): Promise<{ refundId: string }> {
+    const { minLatencyMs, maxLatencyMs } = this.config.payments;
+    await sleep(minLatencyMs + Math.random() * Math.max(0, maxLatencyMs - minLatencyMs), undefined, { signal });
+    let refundId = this.refunds.get(req.idempotencyKey);
+    if (!refundId) {
+      refundId = `re_${randomUUID().slice(0, 8)}`;
+      this.refunds.set(req.idempotencyKey, refundId);
+      this.log.log(`refunded ${req.amount} cents of ${req.chargeId} (key ${req.idempotencyKey}) → ${refundId}`);
+    }
+    return { refundId };
   }
 }

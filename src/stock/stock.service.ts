@@ -23,9 +23,10 @@ export class StockService implements OnApplicationBootstrap {
   /**
    * A transactional step: the stock update and the step's checkpoint commit in one transaction
    * (Durable.tx()), so a crash or a retry can never reserve twice. Returns false when there is
-   * not enough stock; that answer is checkpointed too.
+   * not enough stock; that answer is checkpointed too. Its compensation, `release`, is recorded
+   * in the same transaction: it exists exactly when the reservation committed.
    */
-  @Step({ transactional: true })
+  @Step({ transactional: true, compensate: 'release' })
   async reserve(orderId: string, sku: string, quantity: number): Promise<boolean> {
     const tx = Durable.tx<Prisma.TransactionClient>();
     this.log.log(`reserving ${quantity} × ${sku} for order ${orderId}`);
@@ -37,11 +38,18 @@ export class StockService implements OnApplicationBootstrap {
     return count === 1;
   }
 
-  /** Compensation when the payment fails: gives the reserved units back, exactly once. */
+  /**
+   * The compensation of `reserve` (called with its arguments and its result): gives the reserved
+   * units back and marks a still-open order CANCELLED. Transactional, so it happens exactly once
+   * however often the run is replayed or its process killed. Runs when the payment fails
+   * (Durable.compensate()) and when the order is cancelled (cancel with compensate: true).
+   */
   @Step({ transactional: true })
-  async release(orderId: string, sku: string, quantity: number): Promise<void> {
+  async release(orderId: string, sku: string, quantity: number, reserved: boolean): Promise<void> {
+    if (!reserved) return; // out of stock: nothing was taken
     const tx = Durable.tx<Prisma.TransactionClient>();
     this.log.log(`releasing ${quantity} × ${sku} of order ${orderId}`);
     await tx.stock.update({ where: { sku }, data: { available: { increment: quantity }, reserved: { decrement: quantity } } });
+    await tx.order.updateMany({ where: { id: orderId, status: { in: ['NEW', 'RESERVED', 'PAID'] } }, data: { status: 'CANCELLED' } });
   }
 }

@@ -261,6 +261,43 @@ describe('admin API (real Nest app, real Postgres)', () => {
       await post('runs/no-such-run/cancel').expect(404);
     });
 
+    it('cancels with compensation: the run shows live progress and cancelRequestedAt, undoes its steps, ends CANCELLED', async () => {
+      const h = await client.start('admin.saga', { items: ['x', 'y'], total: 200, ms: 50 });
+      const live = await eventually(async () => (await get(`runs/${h.id}`)).body.progress, 10_000, 'progress');
+      expect(live.steps[0]).toMatchObject({ seq: 2, step: 'crunch', value: { total: 200, message: expect.stringMatching(/^chunk \d+$/) } });
+      expect(typeof live.at).toBe('string');
+      const detail = (await get(`runs/${h.id}`)).body;
+      expect(detail.steps[0]).toMatchObject({ name: 'reserve', compensation: { by: 'unreserve', args: ['x'] }, compensates: null });
+      const res = await post(`runs/${h.id}/cancel`, { compensate: true }).expect(200);
+      expect(res.body).toMatchObject({ id: h.id, cancelRequestedAt: expect.any(String) });
+      await eventually(async () => (await get(`runs/${h.id}`)).body.status === 'CANCELLED', 10_000, 'CANCELLED');
+      const done = (await get(`runs/${h.id}`)).body;
+      expect(done.steps.map((x: { name: string; compensates: number | null }) => [x.name, x.compensates])).toEqual([
+        ['reserve', null],
+        ['reserve', null],
+        ['compensate:reserve', 1],
+        ['compensate:reserve', 0],
+      ]);
+      expect(done.steps[2].output).toBe('released y');
+      expect(done.progress).toBeNull();
+      expect(done.history.map((x: { kind: string }) => x.kind)).toEqual(
+        expect.arrayContaining(['cancel_requested', 'compensating', 'compensated', 'cancelled']),
+      );
+      const listed = (await get(`runs?idPrefix=${h.id}`)).body.items[0];
+      expect(listed.cancelRequestedAt).toBe(done.cancelRequestedAt);
+    });
+
+    it('rejects bad cancel bodies with 400', async () => {
+      const h = await client.start('admin.slow', { steps: 100, ms: 50 });
+      for (const body of [{ compensate: 'yes' }, { compensate: 1 }, { compensate: true, extra: 1 }, { now: true }]) {
+        const res = await post(`runs/${h.id}/cancel`, body).expect(400);
+        expect(res.body.message).toMatch(/compensate|unknown field/);
+      }
+      await request(a.server).post(`/durable/runs/${h.id}/cancel`).set('content-type', 'application/json').send('[]').expect(400);
+      expect((await get(`runs/${h.id}`)).body.cancelRequestedAt).toBeNull();
+      await post(`runs/${h.id}/cancel`, {}).expect(200);
+    });
+
     it('resumes a failed run; 409 for a succeeded one; 404 for an unknown one', async () => {
       const h = await client.start('admin.fail', { reason: 'first' });
       await h.result({ timeoutMs: 10_000 }).catch(() => undefined);
@@ -352,12 +389,12 @@ describe('admin API (real Nest app, real Postgres)', () => {
 
     it('lists registered workflows with their options and queues', async () => {
       const res = await get('workflows').expect(200);
-      expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual(['admin.fail', 'admin.slow', 'admin.sum']);
-      expect(res.body.workflows[2]).toEqual({
+      expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual(['admin.fail', 'admin.saga', 'admin.slow', 'admin.sum']);
+      expect(res.body.workflows[3]).toEqual({
         name: 'admin.sum', queue: 'admin-q', queueConcurrency: 10, className: 'AdminTestWorkflows', methodName: 'sum',
         options: expect.objectContaining({ priority: 5, queue: 'admin-q' }),
       });
-      expect(res.body.workflows[1].options.timeoutMs).toBe(600_000);
+      expect(res.body.workflows[2].options.timeoutMs).toBe(600_000);
       expect(res.body.queues).toEqual([{ name: 'admin-q', concurrency: 10 }, { name: 'admin-slow', concurrency: 10 }]);
       await get('workflows?x=1').expect(400);
     });

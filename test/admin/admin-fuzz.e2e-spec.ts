@@ -90,6 +90,11 @@ function probes(seed: number): Probe[] {
     }
   }
   out.push({ method: 'POST', path: 'runs/L-00001/fork', body: 'fromStep=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  // Cancel bodies ({ compensate?: boolean }): wrong types and shapes, broken JSON.
+  const cancelBodies = ['{}', '{"compensate":false}', '{"compensate":"true"}', '{"compensate":1}', '{"compensate":null}', '[]', '{"x":1}', '{"compensate":true', 'null', '"x"'];
+  for (const b of cancelBodies) {
+    for (const id of ['L-00002', 'no-such-run']) out.push({ method: 'POST', path: `runs/${id}/cancel`, body: b, headers: { 'content-type': pick(r, types) } });
+  }
   // 5. stats and workflows.
   for (const v of NASTY) {
     out.push({ method: 'GET', path: `stats?windowMinutes=${v}` });

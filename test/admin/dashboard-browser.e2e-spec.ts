@@ -115,6 +115,40 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     await shot('7-cancelled');
   });
 
+  it('shows the live progress of a long step, then cancels with compensation and shows the undo steps', async () => {
+    const client = a.app.get(WorkflowClient);
+    const sagaId = (await client.start('admin.saga', { items: ['a', 'b'], total: 400, ms: 50 })).id;
+    await page.click('[data-chip="ALL"]');
+    await page.fill('#f-id', sagaId.slice(0, 8));
+    await page.locator(`#runs-body tr[data-run="${sagaId}"]`).waitFor({ timeout: 10_000 });
+    await page.click(`#runs-body tr[data-run="${sagaId}"]`);
+    await page.locator('#live-progress .progress-row[data-seq="2"]').waitFor({ timeout: 10_000 });
+    const first = await page.locator('#live-progress .progress-text').innerText();
+    expect(first).toMatch(/\d+ \/ 400 · \d+ % · chunk \d+/);
+    // Live: the value moves without a click (the open run refreshes every 1.5 s).
+    await eventually(async () => (await page.locator('#live-progress .progress-text').innerText()) !== first, 10_000, 'progress to move');
+    expect(await page.locator('#steps .step-note[data-compensation="unreserve"]').count()).toBe(2);
+    await shot('10-progress');
+    await page.click('#btn-cancel');
+    await page.locator('#confirm').waitFor({ state: 'visible' });
+    expect(await page.isChecked('#confirm-compensate')).toBe(true);
+    await shot('11-cancel-compensate');
+    await page.click('#confirm-yes');
+    await page.locator('#run-status [data-status="CANCELLED"]').waitFor({ timeout: 15_000 });
+    await page.locator('#steps tr.compensation').nth(1).waitFor();
+    const undo = await page.locator('#steps tr.compensation').allInnerTexts();
+    expect(undo[0]).toContain('compensate:reserve');
+    expect(undo[0]).toContain('undoes #1');
+    expect(undo[1]).toContain('undoes #0');
+    await page.click('[data-tab="history"]');
+    const history = await page.locator('#tab-body').innerText();
+    for (const kind of ['cancel_requested', 'compensating', 'compensated', 'cancelled']) expect(history).toContain(kind);
+    await shot('12-compensated');
+    await page.click('[data-tab="steps"]');
+    await page.locator('#steps tr.compensation').first().waitFor();
+    await shot('13-compensated-steps');
+  });
+
   it('forks a succeeded run from a chosen step and opens the new run', async () => {
     await page.click('[data-chip="ALL"]');
     await page.fill('#f-id', sumId.slice(0, 8));

@@ -2,7 +2,7 @@ import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Durable, DurableModule, NonRetryableError, Step, Workflow } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
-import { REPLY_WORKFLOW } from './chaos-config.js';
+import { REPLY_WORKFLOW, UNDO_ERROR } from './chaos-config.js';
 
 /**
  * The app the chaos worker processes run: a real Nest application context with the library and
@@ -29,10 +29,15 @@ export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
   }
 }
 
-/** Input of a chaos run: how long each step works, and the durable sleep between s1 and the ledger. */
+/**
+ * Input of a chaos run: how long each step works, and the durable sleep between s1 and the ledger.
+ * `undo`: the run fails on purpose at the end (UNDO_ERROR), so the compensations of its steps run
+ * (s2, the ledger, s1, s0: newest first) under the same chaos.
+ */
 export interface ChaosInput {
   stepMs: [number, number, number, number];
   sleepMs: number;
+  undo?: boolean;
 }
 
 /** What the child workflow every chaos run starts (REPLY_WORKFLOW) answers. */
@@ -52,21 +57,44 @@ export interface StepResult {
 export class ChaosSteps {
   constructor(@Inject(ChaosPrisma) private readonly prisma: ChaosPrisma) {}
 
-  /** A plain step: counts each execution in test_step_executions (at-least-once: may exceed 1 after a crash). */
-  @Step()
+  /**
+   * A plain step: counts each execution in test_step_executions (at-least-once: may exceed 1 after
+   * a crash). Its compensation `uncount` records `undo:<step>` the same way.
+   */
+  @Step({ compensate: 'uncount' })
   async count(runId: string, step: string, ms: number): Promise<StepResult> {
     await this.prisma.$executeRaw`INSERT INTO test_step_executions (run_id, step, pid) VALUES (${runId}, ${step}, ${process.pid})`;
     await pause(ms);
     return { step, pid: process.pid };
   }
 
-  /** A transactional step: its ledger row commits with its checkpoint, so exactly one per run. */
-  @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  /** The compensation of count (plain: at least once). */
+  @Step()
+  async uncount(runId: string, step: string, ms: number, done: StepResult): Promise<StepResult> {
+    const undo = `undo:${done.step}`;
+    await this.prisma.$executeRaw`INSERT INTO test_step_executions (run_id, step, pid) VALUES (${runId}, ${undo}, ${process.pid})`;
+    await pause(ms);
+    return { step: undo, pid: process.pid };
+  }
+
+  /**
+   * A transactional step: its ledger row commits with its checkpoint, so exactly one per run. Its
+   * compensation (recorded in the same transaction) writes an `unledger` row, exactly once too.
+   */
+  @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 }, compensate: 'unledger' })
   async ledger(runId: string, ms: number): Promise<StepResult> {
     const tx = Durable.tx<PrismaClient>();
     await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'ledger', ${process.pid})`;
     await pause(ms);
     return { step: 'ledger', pid: process.pid };
+  }
+
+  @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  async unledger(runId: string, ms: number): Promise<StepResult> {
+    const tx = Durable.tx<PrismaClient>();
+    await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, amount, pid) VALUES (${runId}, 'unledger', -1, ${process.pid})`;
+    await pause(ms);
+    return { step: 'unledger', pid: process.pid };
   }
 }
 
@@ -90,6 +118,7 @@ export class ChaosWorkflows {
     await Durable.send(child.id, 'token', { token: runId });
     const reply = await child.result();
     if (reply.token !== runId) throw new NonRetryableError(`child ${child.id} answered "${reply.token}", expected "${runId}"`);
+    if (input.undo) throw new NonRetryableError(UNDO_ERROR); // the compensations of s2, ledger, s1, s0 run, then the run is FAILED
     return { pids: [s0.pid, s1.pid, ledger.pid, s2.pid], finishedBy: process.pid };
   }
 

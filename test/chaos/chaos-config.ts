@@ -4,6 +4,8 @@
  */
 /** The child workflow each chaos run starts; it must answer the message its parent sends it. */
 export const REPLY_WORKFLOW = 'chaos.reply';
+/** The error a run that fails on purpose (input.undo, every undoEvery-th run) ends with, after compensating its steps. */
+export const UNDO_ERROR = 'chaos: undo requested';
 
 export interface ChaosSettings {
   /** Worker processes alive at once (P). */
@@ -34,6 +36,8 @@ export interface ChaosSettings {
   sweepMs: number;
   /** Durable sleeps up to this long stay in memory; longer ones suspend the run. */
   inMemoryWaitMs: number;
+  /** Every this many-th run fails on purpose at its end, after compensating its steps; 0 = none. */
+  undoEvery: number;
   /** Duration of each plain/ledger step (uniform, ms). */
   stepMs: [number, number];
   /** Duration of the durable sleep of each run (uniform, ms). */
@@ -69,6 +73,7 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
     pollMs: 250,
     sweepMs,
     inMemoryWaitMs: 250,
+    undoEvery: 5,
     stepMs: [5, 60],
     sleepMs: [50, 400],
     zombieStopMs: leaseMs + 4 * sweepMs + 1_000,
@@ -128,5 +133,9 @@ export function workerEnv(s: ChaosSettings, pools?: WorkerPools): Record<string,
   };
 }
 
+
+/** Runs that fail on purpose and compensate (every undoEvery-th, by index). */
+export const undoRuns = (s: ChaosSettings) => (s.undoEvery > 0 ? Math.floor(s.runs / s.undoEvery) : 0);
+export const isUndoRun = (s: ChaosSettings, i: number) => s.undoEvery > 0 && i % s.undoEvery === s.undoEvery - 1;
 
 export const between = (r: () => number, [lo, hi]: [number, number]) => Math.round(lo + r() * (hi - lo));

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { REPLY_WORKFLOW } from './chaos-config.js';
+import { REPLY_WORKFLOW, UNDO_ERROR } from './chaos-config.js';
 
 /**
  * Everything the report needs from the database after a chaos run, loaded in a few statements.
@@ -14,10 +14,14 @@ export interface ChaosFacts {
   badReplies: Array<{ run: string; children: number; token: string | null }>;
   /** Children that did not get exactly one message, consumed once. */
   badMessages: Array<{ child: string; messages: number; consumed: number }>;
-  /** Runs by number of ledger rows and status: "<n>:<status>" → runs. */
+  /** Runs by number of ledger rows (of the ledger step) and status: "<n>:<status>" → runs. */
   ledgerCounts: Array<{ n: number; status: string; runs: number }>;
-  /** Runs with more than one ledger row. */
-  ledgerDuplicates: Array<{ run: string; n: number }>;
+  /** Runs with more than one ledger row of one step (ledger, or its compensation unledger). */
+  ledgerDuplicates: Array<{ run: string; step: string; n: number }>;
+  /** Runs that failed on purpose (input.undo) and compensated as expected: FAILED with UNDO_ERROR, s2/ledger/s1/s0 undone newest first, unledger once, each plain undo executed. */
+  compensated: number;
+  /** Runs whose compensations are not as expected (an undo run that did not compensate right, or another run that compensated). */
+  badCompensations: Array<{ run: string; undo: boolean; status: string; undone: number[]; unledger: number; uncounted: number }>;
   /** Ledger rows whose pid differs from the pid recorded by the ledger checkpoint (two executions committed parts). */
   ledgerPidMismatches: number;
   /** SUCCEEDED runs without all their checkpoints (8 for a chaos run, 2 for its child) or without an execution of each plain step. */
@@ -61,15 +65,31 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
     ORDER BY c.id LIMIT 20`);
   const ledgerCounts = await q<{ n: number; status: string; runs: number }>(`
     SELECT coalesce(l.n, 0) AS n, r.status, count(*)::int AS runs
-    FROM durable_runs r LEFT JOIN (SELECT run_id, count(*)::int AS n FROM test_ledger GROUP BY run_id) l ON l.run_id = r.id
+    FROM durable_runs r LEFT JOIN (SELECT run_id, count(*)::int AS n FROM test_ledger WHERE step = 'ledger' GROUP BY run_id) l ON l.run_id = r.id
     WHERE r.workflow_name = 'chaos'
     GROUP BY 1, 2 ORDER BY 1, 2`);
-  const ledgerDuplicates = await q<{ run: string; n: number }>(
-    `SELECT run_id AS run, count(*)::int AS n FROM test_ledger GROUP BY run_id HAVING count(*) > 1 ORDER BY run_id LIMIT 100`,
+  const ledgerDuplicates = await q<{ run: string; step: string; n: number }>(
+    `SELECT run_id AS run, step, count(*)::int AS n FROM test_ledger GROUP BY run_id, step HAVING count(*) > 1 ORDER BY run_id LIMIT 100`,
   );
   const [{ n: ledgerPidMismatches }] = await q<{ n: number }>(`
-    SELECT count(*)::int AS n FROM test_ledger l JOIN durable_steps s ON s.run_id = l.run_id AND s.name = 'ledger'
+    SELECT count(*)::int AS n FROM test_ledger l JOIN durable_steps s ON s.run_id = l.run_id AND s.output ->> 'step' = l.step
     WHERE (s.output ->> 'pid')::int IS DISTINCT FROM l.pid`);
+  // Forward seqs of a chaos run: s0 0, s1 1, sleep 2, ledger 3, s2 4 → undone newest first: 4, 3, 1, 0.
+  const undoRows = await q<{ run: string; undo: boolean; status: string; error: string | null; undone: number[]; unledger: number; uncounted: number }>(`
+    SELECT r.id AS run, (r.input ->> 'undo')::boolean IS TRUE AS undo, r.status, r.error ->> 'message' AS error,
+      (SELECT coalesce(array_agg(s.compensates ORDER BY s.seq), '{}') FROM durable_steps s WHERE s.run_id = r.id AND s.compensates IS NOT NULL) AS undone,
+      (SELECT count(*) FROM test_ledger l WHERE l.run_id = r.id AND l.step = 'unledger')::int AS unledger,
+      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id AND e.step LIKE 'undo:%')::int AS uncounted
+    FROM durable_runs r WHERE r.workflow_name = 'chaos'`);
+  const expected = (r: (typeof undoRows)[number]) =>
+    r.undo
+      ? r.status === 'FAILED' && r.error === UNDO_ERROR && r.undone.join() === '4,3,1,0' && r.unledger === 1 && r.uncounted === 3
+      : r.undone.length === 0 && r.unledger === 0 && r.uncounted === 0;
+  const compensated = undoRows.filter((r) => r.undo && expected(r)).length;
+  const badCompensations = undoRows
+    .filter((r) => !expected(r))
+    .slice(0, 20)
+    .map(({ run, undo, status, undone, unledger, uncounted }) => ({ run, undo, status, undone, unledger, uncounted }));
   const incompleteSucceeded = (
     await q<{ id: string }>(`
     SELECT r.id FROM durable_runs r WHERE r.status = 'SUCCEEDED' AND (
@@ -101,7 +121,24 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
     `SELECT id, status, lease_owner AS owner FROM durable_runs WHERE status NOT IN ('SUCCEEDED','FAILED','CANCELLED') ORDER BY id LIMIT 50`,
   );
   const failed = await q<{ id: string; error: string }>(
-    `SELECT id, coalesce(error ->> 'message', error::text) AS error FROM durable_runs WHERE status = 'FAILED' ORDER BY id LIMIT 20`,
+    `SELECT id, coalesce(error ->> 'message', error::text) AS error FROM durable_runs
+     WHERE status = 'FAILED' AND (error ->> 'message') IS DISTINCT FROM '${UNDO_ERROR}' ORDER BY id LIMIT 20`,
   );
-  return { statuses, childStatuses, badReplies, badMessages, ledgerCounts, ledgerDuplicates, ledgerPidMismatches, incompleteSucceeded, duplicates, history, writes, unfinished, failed };
+  return {
+    statuses,
+    childStatuses,
+    badReplies,
+    badMessages,
+    ledgerCounts,
+    ledgerDuplicates,
+    ledgerPidMismatches,
+    compensated,
+    badCompensations,
+    incompleteSucceeded,
+    duplicates,
+    history,
+    writes,
+    unfinished,
+    failed,
+  };
 }

@@ -14,6 +14,8 @@ const HELP = `npm run chaos -- [flags]
                            connections for --outage-ms, default 3000, through a TCP proxy), none
   --concurrency <n>        runs at once per worker (default 10)
   --lease-ms <ms>          lease (default 3000); --sweep-ms <ms> sweeper interval (default 500)
+  --undo-every <n>         every n-th run fails on purpose at its end and compensates its steps
+                           (default 5; 0 = none)
   --seed <n>               workload and victims (default 42)
   --keep-db                keep the database afterwards (it is kept anyway when something is wrong)
 Postgres: TEST_PG_URL (default postgresql://postgres@127.0.0.1:5432); the restart runs
@@ -33,6 +35,7 @@ const { values: a } = parseArgs({
     'lease-ms': { type: 'string' },
     'sweep-ms': { type: 'string' },
     seed: { type: 'string' },
+    'undo-every': { type: 'string' },
     'keep-db': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -59,6 +62,7 @@ const settings: ChaosSettings = chaosSettings({
   leaseMs: num(a['lease-ms'], 'lease-ms'),
   sweepMs: num(a['sweep-ms'], 'sweep-ms'),
   seed: num(a.seed, 'seed'),
+  undoEvery: num(a['undo-every'], 'undo-every'),
 });
 
 // A database of its own, migrated like the test template (test/support/global-setup.ts builds it).

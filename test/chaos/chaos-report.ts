@@ -1,4 +1,4 @@
-import type { ChaosSettings } from './chaos-config.js';
+import { undoRuns, type ChaosSettings } from './chaos-config.js';
 import type { ChaosEvent } from './chaos-driver.js';
 import type { ChaosFacts } from './chaos-facts.js';
 import type { Fleet } from './chaos-fleet.js';
@@ -27,6 +27,9 @@ export interface ChaosFigures {
   zombies: number;
   pgRestarts: number;
   ledgerNotOne: number;
+  /** Runs that failed on purpose and compensated as expected, and those that did not. */
+  compensated: number;
+  badCompensations: number;
   extraExecutions: number;
   unexplainedExecutions: number;
   zombieWrites: number;
@@ -67,18 +70,19 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
         : 'no database outage'),
   );
 
-  // 1. Runs by status.
+  // 1. Runs by status (every undoEvery-th run fails on purpose, after compensating).
+  const undo = undoRuns(s);
   const total = Object.values(facts.statuses).reduce((a, b) => a + b, 0);
   const statusText = Object.entries(facts.statuses).map(([k, v]) => `${k} ${v}`).join(', ');
-  lines.push(`runs by status: ${statusText} (expected SUCCEEDED ${s.runs})`);
-  if ((facts.statuses.SUCCEEDED ?? 0) !== s.runs || total !== s.runs) {
+  lines.push(`runs by status: ${statusText} (expected SUCCEEDED ${s.runs - undo}${undo ? `, FAILED ${undo} on purpose after compensating` : ''})`);
+  if ((facts.statuses.SUCCEEDED ?? 0) !== s.runs - undo || (facts.statuses.FAILED ?? 0) !== undo || total !== s.runs) {
     violations.push(`runs not all SUCCEEDED: ${statusText}${o.settled ? '' : ` (not settled within ${s.settleTimeoutS} s)`}`);
     for (const f of facts.failed) lines.push(`  FAILED ${f.id}: ${f.error}`);
     for (const u of facts.unfinished.slice(0, 10)) lines.push(`  unfinished ${u.id}: ${u.status} (lease ${u.owner ?? '-'})`);
   }
   const childText = Object.entries(facts.childStatuses).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
   lines.push(`children by status: ${childText} (expected SUCCEEDED ${s.runs}); children that got their message exactly once and answered it: ${(facts.childStatuses.SUCCEEDED ?? 0) - facts.badMessages.length}`);
-  if ((facts.childStatuses.SUCCEEDED ?? 0) !== (facts.statuses.SUCCEEDED ?? 0)) violations.push(`children not all SUCCEEDED: ${childText}`);
+  if ((facts.childStatuses.SUCCEEDED ?? 0) !== (facts.statuses.SUCCEEDED ?? 0) + facts.compensated) violations.push(`children not all SUCCEEDED: ${childText}`);
   if (facts.badReplies.length) violations.push(`${facts.badReplies.length} run(s) without exactly one child answering their id, e.g. ${JSON.stringify(facts.badReplies.slice(0, 3))}`);
   if (facts.badMessages.length) violations.push(`${facts.badMessages.length} child(ren) without exactly one message consumed once, e.g. ${JSON.stringify(facts.badMessages.slice(0, 3))}`);
   if (facts.incompleteSucceeded.length) {
@@ -87,9 +91,23 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
 
   // 2. Ledger rows per (run, step): the transactional step commits exactly once.
   const ledgerText = facts.ledgerCounts.map((c) => `${c.n} row(s): ${c.runs} ${c.status}`).join(', ');
-  const ledgerNotOne = facts.ledgerCounts.filter((c) => c.n > 1 || (c.status === 'SUCCEEDED' && c.n !== 1)).reduce((a, c) => a + c.runs, 0);
+  const ledgerNotOne = facts.ledgerCounts
+    .filter((c) => c.n > 1 || ((c.status === 'SUCCEEDED' || c.status === 'FAILED') && c.n !== 1))
+    .reduce((a, c) => a + c.runs, 0);
   lines.push(`ledger rows per (run, ledger step): ${ledgerText} (expected exactly 1)`);
-  if (ledgerNotOne) violations.push(`${ledgerNotOne} run(s) without exactly one ledger row, e.g. ${JSON.stringify(facts.ledgerDuplicates.slice(0, 3))}`);
+  if (ledgerNotOne || facts.ledgerDuplicates.length) {
+    violations.push(`${ledgerNotOne} run(s) without exactly one ledger row, e.g. ${JSON.stringify(facts.ledgerDuplicates.slice(0, 3))}`);
+  }
+
+  // 2b. Compensations of the runs that failed on purpose: newest step first, the transactional one
+  // (unledger) exactly once, each plain one at least once (extra executions are judged below).
+  lines.push(
+    `runs that failed on purpose and compensated s2, ledger, s1, s0 (newest first; unledger exactly once, each plain undo executed): ` +
+      `${facts.compensated} of ${undo}; runs whose compensations are not as expected: ${facts.badCompensations.length}`,
+  );
+  if (facts.compensated !== undo || facts.badCompensations.length) {
+    violations.push(`compensations not as expected in ${facts.badCompensations.length} run(s), e.g. ${JSON.stringify(facts.badCompensations.slice(0, 3))}`);
+  }
   if (facts.ledgerPidMismatches) violations.push(`${facts.ledgerPidMismatches} ledger row(s) written by another process than the one whose checkpoint committed`);
 
   // 3. Plain-step executions above 1, explained by the kills, zombies and the restart.
@@ -182,6 +200,8 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       zombies: count('freeze'),
       pgRestarts: count('pg-restart'),
       ledgerNotOne,
+      compensated: facts.compensated,
+      badCompensations: facts.badCompensations.length,
       extraExecutions: dup.extra,
       unexplainedExecutions: dup.unexplained.length,
       zombieWrites: zw.length,

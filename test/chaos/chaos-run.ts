@@ -3,7 +3,7 @@ import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
 import type { ChaosInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
-import { between, poolsFor, workerEnv, type ChaosSettings } from './chaos-config.js';
+import { between, isUndoRun, poolsFor, workerEnv, type ChaosSettings } from './chaos-config.js';
 import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
 import { loadFacts } from './chaos-facts.js';
 import { Fleet } from './chaos-fleet.js';
@@ -115,6 +115,7 @@ async function startRuns(s: ChaosSettings, url: string): Promise<void> {
         const input: ChaosInput = {
           stepMs: [between(r, s.stepMs), between(r, s.stepMs), between(r, s.stepMs), between(r, s.stepMs)],
           sleepMs: between(r, s.sleepMs),
+          ...(isUndoRun(s, i + k) ? { undo: true } : {}),
         };
         return { workflow: 'chaos', input, options: { id: `chaos-${String(i + k).padStart(6, '0')}` } };
       });

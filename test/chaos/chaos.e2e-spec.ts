@@ -10,7 +10,10 @@ import { runChaos } from './chaos-run.js';
  * at the same time against the same Postgres server, and a real restart would break them. Set
  * DURABLE_CHAOS_PG_RESTART=1 to restart Postgres instead (only when nothing else uses the server).
  *
- * Asserted: the invariants (every run SUCCEEDED, exactly one ledger row per run, re-executed
+ * Every 5th run fails on purpose at its end: its steps' compensations run (newest first) under the
+ * same chaos, then it is FAILED.
+ * Asserted: the invariants (every run SUCCEEDED or compensated as expected, exactly one ledger row
+ * per run and one unledger row per compensated run, re-executed
  * steps within what the kills explain, no zombie write, no crash, reconnects) — not the timings,
  * which a loaded CI machine may stretch (they are printed).
  */
@@ -44,7 +47,9 @@ describe('chaos (CI-sized)', () => {
     const report = await runChaos(settings, db.url, (line) => log.push(line));
     console.log([...log, '', ...report.lines, ...report.warnings.map((w) => `WARNING (timing, not asserted): ${w}`)].join('\n'));
     expect(report.violations).toEqual([]);
-    expect(report.figures.statuses).toEqual({ SUCCEEDED: 600 });
+    expect(report.figures.statuses).toEqual({ SUCCEEDED: 480, FAILED: 120 });
+    expect(report.figures.compensated).toBe(120);
+    expect(report.figures.badCompensations).toBe(0);
     expect(report.figures.childStatuses).toEqual({ SUCCEEDED: 600 });
     expect(report.figures.kills).toBeGreaterThanOrEqual(3);
     expect(report.figures.zombies).toBe(1);

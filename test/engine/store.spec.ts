@@ -121,7 +121,7 @@ describe('store: claim, fencing, sweeper', () => {
       { runId: runs[1].id, epoch: runs[1].epoch, status: 'FAILED', output: null, error: '{"message":"x"}' },
       { runId: runs[2].id, epoch: 99, status: 'SUCCEEDED', output: '"zombie"', error: null },
     ]);
-    expect([...ended].sort()).toEqual([runs[0].id, runs[1].id].sort());
+    expect([...ended.keys()].sort()).toEqual([runs[0].id, runs[1].id].sort());
     const rows = await h.query(`SELECT id, status, output FROM durable_runs ORDER BY id`);
     expect(rows.map((r) => r.status)).toEqual(['SUCCEEDED', 'FAILED', 'RUNNING', 'CANCELLED']);
   });
@@ -175,7 +175,7 @@ describe('store: claim, fencing, sweeper', () => {
       runs.map((r) => ({ id: r.id, epoch: r.epoch })),
       60_000,
     );
-    expect([...kept].sort()).toEqual([runs[1].id, runs[2].id].sort());
+    expect([...kept.keys()].sort()).toEqual([runs[1].id, runs[2].id].sort());
     const rows = await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE lease_expires_at > now() + interval '50 seconds'`);
     expect(rows[0].n).toBe(2);
   });
@@ -189,7 +189,7 @@ describe('store: claim, fencing, sweeper', () => {
       runs.map((r) => ({ id: r.id, epoch: r.epoch })),
       60_000,
     );
-    expect([...kept]).toEqual([runs[1].id]);
+    expect([...kept.keys()]).toEqual([runs[1].id]);
     const [row] = await h.query(`SELECT lease_expires_at < now() AS expired FROM durable_runs WHERE id = $1`, [runs[0].id]);
     expect(row.expired).toBe(true);
     expect(await sweepExpiredLeases(sql, 10)).toBe(1);

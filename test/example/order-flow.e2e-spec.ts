@@ -100,18 +100,67 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
     expect(emailKinds(done)).toEqual(['order-confirmed', 'shipment-overdue', 'order-shipped', 'review-request']);
   });
 
-  it('a declined card is not retried: the stock is released and the customer told', async () => {
+  it('a declined card is not retried: the customer is told and the stock released (Durable.compensate())', async () => {
     const before = await stock('mug');
     const res = await order({ sku: 'mug', quantity: 3, email: 'decline@example.com' }).expect(201);
     const done = await settled(res.body.id);
     expect(done).toMatchObject({ status: 'PAYMENT_FAILED', failureReason: expect.stringContaining('declined') });
     expect(done.run).toMatchObject({ status: 'SUCCEEDED', output: { outcome: 'PAYMENT_FAILED' } }); // handled by the workflow
     expect(done.run.steps.map((s: Step) => [s.name, s.status, s.attempts])).toEqual([
-      ['reserve', 'SUCCEEDED', 1], ['charge', 'FAILED', 1], ['release', 'SUCCEEDED', 1], ['markPaymentFailed', 'SUCCEEDED', 1],
+      ['reserve', 'SUCCEEDED', 1], ['charge', 'FAILED', 1], ['markPaymentFailed', 'SUCCEEDED', 1], ['compensate:reserve', 'SUCCEEDED', 1],
     ]);
     expect(emailKinds(done)).toEqual(['payment-failed']);
     expect(await stock('mug')).toEqual(before);
     await ship(res.body.id, 'NOPE-1').expect(409);
+  });
+
+  it('cancelling a paid order refunds it, releases its stock exactly once and marks it CANCELLED; a late shipment gets 409', async () => {
+    const before = await stock('grinder');
+    const res = await order({ sku: 'grinder', quantity: 2 }).expect(201);
+    const id = res.body.id;
+    await until(id, 'paid', (v) => v.status === 'PAID');
+    expect(await stock('grinder')).toMatchObject({ available: before.available - 2, reserved: before.reserved + 2 });
+    expect((await api().post(`/orders/${id}/cancel`).expect(202)).body).toEqual({ id, status: 'PAID', cancelling: true });
+    await api().post(`/orders/${id}/cancel`).expect(202); // asking twice is harmless
+    const done = await settled(id);
+    expect(done).toMatchObject({ status: 'CANCELLED', run: { status: 'CANCELLED', cancelRequestedAt: expect.any(String) } });
+    const undo = done.run.steps.filter((s: Step) => s.name.startsWith('compensate:'));
+    expect(undo.map((s: Step) => [s.name, s.status, s.attempts])).toEqual([
+      ['compensate:charge', 'SUCCEEDED', 1], // the refund (newest step first)
+      ['compensate:reserve', 'SUCCEEDED', 1], // the stock, exactly once
+    ]);
+    expect(await stock('grinder')).toEqual(before);
+    const run = await app.get(WorkflowClient).getRun(id);
+    expect(run?.steps.find((s) => s.name === 'compensate:charge')?.output).toMatchObject({ refundId: expect.stringMatching(/^re_/) });
+    expect(emailKinds(done)).toEqual(['order-confirmed']);
+    const late = await ship(id, 'LATE-1').expect(409);
+    expect(late.body.message).toBe(`order ${id} is CANCELLED: there is nothing to ship`);
+    const again = await api().post(`/orders/${id}/cancel`).expect(202);
+    expect(again.body).toEqual({ id, status: 'CANCELLED', cancelling: false });
+  });
+
+  it('a shipment for an order being cancelled, or whose run has ended, gets 409; a shipped order cannot be cancelled', async () => {
+    const res = await order({ sku: 'mug' }).expect(201);
+    const id = res.body.id;
+    await until(id, 'paid', (v) => v.status === 'PAID');
+    await ship(id, 'SHIP-1').expect(202);
+    const shipped = await settled(id);
+    expect(shipped.status).toBe('SHIPPED');
+    const ended = await ship(id, 'SHIP-1').expect(409);
+    expect(ended.body.message).toBe(`order ${id}'s fulfilment has ended (SUCCEEDED): a shipment can no longer be accepted`);
+    const refused = await api().post(`/orders/${id}/cancel`).expect(409);
+    expect(refused.body.message).toContain('SHIPPED');
+    await api().post('/orders/no-such-order/cancel').expect(404);
+
+    // Cancelling while the run is busy: the webhook sees the cancel in progress.
+    const client = app.get(WorkflowClient);
+    const slow = await order({ sku: 'mug' }).expect(201);
+    await until(slow.body.id, 'paid', (v) => v.status === 'PAID');
+    await prisma.durableRun.update({ where: { id: slow.body.id }, data: { cancelRequestedAt: new Date() } }); // as cancel() leaves it until compensated
+    const busy = await ship(slow.body.id, 'SHIP-2').expect(409);
+    expect(busy.body.message).toContain('is being cancelled');
+    await client.cancel(slow.body.id, { compensate: true });
+    await until(slow.body.id, 'cancelled', (v) => v.status === 'CANCELLED' && v.run.status === 'CANCELLED');
   });
 
   it('out of stock: the order is rejected and nothing is charged', async () => {

@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSchemaState, schemaStateError } from '../../libs/durable/src/store/schema-version.js';
+import { readSchemaState, SCHEMA_VERSION, schemaStateError } from '../../libs/durable/src/store/schema-version.js';
 import { scratchDatabase, type ScratchDatabase } from '../schema/support/schema-db.js';
 import { appFiles, cli, migrationsOf, ok, prisma, removeApp, run, tempApp } from './support/temp-app.js';
 
@@ -9,6 +9,8 @@ import { appFiles, cli, migrationsOf, ok, prisma, removeApp, run, tempApp } from
  * migrate dev, generate, migrate diff) and a real database.
  */
 const SLOW = 180_000;
+/** The schema version this release ships. */
+const V = SCHEMA_VERSION;
 
 const durablePrisma = readFileSync(join(process.cwd(), 'libs/durable/prisma/durable.prisma'), 'utf8');
 const durableV1 = readFileSync(join(process.cwd(), 'scripts/durable-versions/1.prisma'), 'utf8');
@@ -75,7 +77,7 @@ describe('npx nestjs-durable init', () => {
       expect(dry.out).toContain('Dry run, nothing written. init would:');
       expect(dry.out).toContain("-   schema: 'prisma/schema.prisma',\n");
       expect(dry.out).toContain("+   schema: 'prisma',\n");
-      expect(dry.out).toContain('create prisma/durable.prisma: the durable_* models (schema version 2)');
+      expect(dry.out).toContain(`create prisma/durable.prisma: the durable_* models (schema version ${V})`);
       expect(dry.out).toContain('+   previewFeatures = ["relationJoins", "partialIndexes"]');
       expect(appFiles(dir)).toEqual(before);
 
@@ -107,7 +109,7 @@ describe('npx nestjs-durable init', () => {
         'CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "available_at") WHERE (status = \'PENDING\');',
       );
       expect(migrations[added[0]]).not.toContain('"User"');
-      expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: 2 });
+      expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: V });
       ok(await prisma(dir, ['generate']));
       expect(existsSync(join(dir, 'src/generated/prisma/models/DurableRun.ts'))).toBe(true);
 
@@ -116,7 +118,7 @@ describe('npx nestjs-durable init', () => {
       const again = cli(dir, 'init');
       expect(again).toMatchObject({ code: 0, err: '' });
       expect(again.out).toContain(
-        'Nothing to change: prisma/ is a schema folder with durable.prisma (schema version 2) and partialIndexes enabled.',
+        `Nothing to change: prisma/ is a schema folder with durable.prisma (schema version ${V}) and partialIndexes enabled.`,
       );
       expect(appFiles(dir)).toEqual(settled);
     },
@@ -328,15 +330,15 @@ datasource db {
         folderApp(durableV1),
         ['init'],
         1,
-        /prisma\/schema\/durable\.prisma is schema version 1; this nestjs-durable ships version 2\. Run `npx nestjs-durable init --upgrade`/,
+        new RegExp(`prisma/schema/durable\\.prisma is schema version 1; this nestjs-durable ships version ${V}\\. Run \`npx nestjs-durable init --upgrade\``),
       ));
 
     it('when the app has a newer durable.prisma, even with --upgrade', () =>
       refused(
-        folderApp(durablePrisma.replace('@default(2)', '@default(3)')),
+        folderApp(durablePrisma.replace(`@default(${V})`, `@default(${V + 1})`)),
         ['init', '--upgrade'],
         1,
-        /is schema version 3, newer than this nestjs-durable's \(2\)\. Upgrade the package/,
+        new RegExp(`is schema version ${V + 1}, newer than this nestjs-durable's \\(${V}\\)\\. Upgrade the package`),
       ));
 
     it('on a bad command line (exit code 2, with the usage)', () => {
@@ -349,8 +351,8 @@ datasource db {
 
   it('keeps an edited or reformatted durable.prisma of the current version, and says --upgrade replaces it', () => {
     const reformatted = durablePrisma.replace(
-      'model DurableSchema {\n  version Int @id @default(2)',
-      'model DurableSchema {\n  version   Int @id @default(2)',
+      `model DurableSchema {\n  version Int @id @default(${V})`,
+      `model DurableSchema {\n  version   Int @id @default(${V})`,
     );
     const dir = app(
       tempApp({
@@ -363,16 +365,16 @@ datasource db {
     const kept = cli(dir, 'init');
     expect(kept).toMatchObject({ code: 0, err: '' });
     expect(kept.out).toContain(
-      "Note: prisma/schema/nested/durable-models.prisma differs from the package's copy (same schema version 2: edited or reformatted); left as it is.",
+      `Note: prisma/schema/nested/durable-models.prisma differs from the package's copy (same schema version ${V}: edited or reformatted); left as it is.`,
     );
     expect(readFileSync(join(dir, 'prisma/schema/nested/durable-models.prisma'), 'utf8')).toBe(reformatted);
     const replaced = cli(dir, 'init', '--upgrade');
-    expect(replaced.out).toContain("edit prisma/schema/nested/durable-models.prisma: replaced by the package's copy (schema version 2)");
+    expect(replaced.out).toContain(`edit prisma/schema/nested/durable-models.prisma: replaced by the package's copy (schema version ${V})`);
     expect(readFileSync(join(dir, 'prisma/schema/nested/durable-models.prisma'), 'utf8')).toBe(durablePrisma);
   });
 
   it(
-    'upgrades a version-1 app: the check says what to run, init --upgrade + migrate dev bring it to version 2',
+    'upgrades a version-1 app: the check says what to run, init --upgrade + migrate dev bring it to the current version',
     async () => {
       const dir = app(
         tempApp({
@@ -385,35 +387,37 @@ datasource db {
       const db = await database('init_upgrade');
       ok(await prisma(dir, ['migrate', 'dev', '--name', 'init'], db.url));
       const older = await readSchemaState(db.client);
-      expect(older).toEqual({ status: 'older', version: 1, expected: 2 });
+      expect(older).toEqual({ status: 'older', version: 1, expected: V });
       expect(schemaStateError(older)?.message).toContain(
-        'run `npx nestjs-durable init --upgrade`, then `npx prisma migrate dev --name durable_v2`',
+        `run \`npx nestjs-durable init --upgrade\`, then \`npx prisma migrate dev --name durable_v${V}\``,
       );
 
       const upgraded = cli(dir, 'init', '--upgrade');
       expect(upgraded).toMatchObject({ code: 0, err: '' });
-      expect(upgraded.out).toContain('edit prisma/schema/durable.prisma: schema version 1 → 2');
-      expect(upgraded.out).toContain('npx prisma migrate dev --name durable_v2   # brings the durable_* tables to schema version 2');
+      expect(upgraded.out).toContain(`edit prisma/schema/durable.prisma: schema version 1 → ${V}`);
+      expect(upgraded.out).toContain(`npx prisma migrate dev --name durable_v${V}   # brings the durable_* tables to schema version ${V}`);
       expect(upgraded.out).not.toContain('DurableModule.forRoot');
       expect(readFileSync(join(dir, 'prisma/schema/durable.prisma'), 'utf8')).toBe(durablePrisma);
 
-      // What `npx prisma migrate dev --name durable_v2` writes. The offline schema engine of this machine
+      // What `npx prisma migrate dev --name durable_v<V>` writes. The offline schema engine of this machine
       // also re-creates existing partial indexes (its known quirk, absent from Prisma's native engine),
       // so the migration is created, those statements (indexes the version-1 migration made, which
-      // version 2 does not change) are left out, and it is applied as in production.
-      ok(await prisma(dir, ['migrate', 'dev', '--name', 'durable_v2', '--create-only'], db.url));
+      // the later versions do not change) are left out, and it is applied as in production.
+      ok(await prisma(dir, ['migrate', 'dev', '--name', `durable_v${V}`, '--create-only'], db.url));
       const migrations = Object.entries(migrationsOf(dir));
       const [, v1Sql] = migrations.find(([m]) => m.endsWith('_init'))!;
-      const [v2, v2Sql] = migrations.find(([m]) => m.endsWith('_durable_v2'))!;
+      const [v2, v2Sql] = migrations.find(([m]) => m.endsWith(`_durable_v${V}`))!;
       const existing = [...v1Sql.matchAll(/CREATE (?:UNIQUE )?INDEX "(\w+)"/g)].map((m) => m[1]);
       const blocks = v2Sql.trim().split(/\n\n(?=-- )/);
       const meant = blocks.filter((b) => !existing.includes(/^-- (?:Create|Drop)Index\n(?:CREATE|DROP) INDEX "(\w+)"/.exec(b)?.[1] ?? ''));
-      expect(meant).toEqual([
-        '-- CreateTable\nCREATE TABLE "durable_schema" (\n    "version" INTEGER NOT NULL DEFAULT 2,\n\n    CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")\n);',
-      ]);
+      // Version 2 added durable_schema; later versions add to the tables (nothing is dropped).
+      expect(meant).toContainEqual(
+        `-- CreateTable\nCREATE TABLE "durable_schema" (\n    "version" INTEGER NOT NULL DEFAULT ${V},\n\n    CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")\n);`,
+      );
+      expect(meant.every((b) => /^-- (CreateTable|AlterTable)\n/.test(b))).toBe(true);
       writeFileSync(join(dir, 'prisma/migrations', v2, 'migration.sql'), `${meant.join('\n\n')}\n`);
       ok(await prisma(dir, ['migrate', 'deploy'], db.url));
-      expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: 2 });
+      expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: V });
       expect(cli(dir, 'init', '--upgrade').out).toContain('Nothing to change');
     },
     SLOW,

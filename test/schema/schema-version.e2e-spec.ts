@@ -49,11 +49,11 @@ describe('schema version check', () => {
   it('calls the tables of the first release (no durable_schema) version 1 and says how to upgrade', async () => {
     db = await scratchDatabase('v1');
     await applyMigrations(db, migrationNames(V1_LAST_MIGRATION));
-    expect(await readSchemaState(db.client)).toEqual({ status: 'older', version: 1, expected: 2 });
+    expect(await readSchemaState(db.client)).toEqual({ status: 'older', version: 1, expected: SCHEMA_VERSION });
     const err = await checkSchemaVersion(db.client).catch((e) => e);
     expect(err).toBeInstanceOf(SchemaOutdatedError);
     expect(err.code).toBe('SCHEMA_OUTDATED');
-    expect(err.message).toContain('`npx nestjs-durable init --upgrade`, then `npx prisma migrate dev --name durable_v2`');
+    expect(err.message).toContain(`\`npx nestjs-durable init --upgrade\`, then \`npx prisma migrate dev --name durable_v${SCHEMA_VERSION}\``);
     expect(err.message).toContain('node_modules/nestjs-durable/prisma/upgrades/1-to-2.sql');
 
     // The rest of the repository's migrations bring it to the current version.
@@ -61,8 +61,8 @@ describe('schema version check', () => {
       db,
       migrationNames().filter((m) => m > V1_LAST_MIGRATION),
     );
-    expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: 2 });
-    await expect(checkSchemaVersion(db.client)).resolves.toBe(2);
+    expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: SCHEMA_VERSION });
+    await expect(checkSchemaVersion(db.client)).resolves.toBe(SCHEMA_VERSION);
   });
 
   it('lists every upgrade file, in order, when several versions behind', async () => {
@@ -77,9 +77,9 @@ describe('schema version check', () => {
   it('refuses tables a newer release migrated, and says to upgrade the package', async () => {
     db = await scratchDatabase('newer');
     await applyMigrations(db, migrationNames());
-    // What `prisma migrate dev` emits when a later durable.prisma says @default(3).
-    await db.exec(`ALTER TABLE "durable_schema" ALTER COLUMN "version" SET DEFAULT 3`);
-    expect(await readSchemaState(db.client)).toEqual({ status: 'newer', version: 3, expected: 2 });
+    // What `prisma migrate dev` emits when a later durable.prisma says @default(SCHEMA_VERSION + 1).
+    await db.exec(`ALTER TABLE "durable_schema" ALTER COLUMN "version" SET DEFAULT ${SCHEMA_VERSION + 1}`);
+    expect(await readSchemaState(db.client)).toEqual({ status: 'newer', version: SCHEMA_VERSION + 1, expected: SCHEMA_VERSION });
     const err = await checkSchemaVersion(db.client).catch((e) => e);
     expect(err).toBeInstanceOf(SchemaTooNewError);
     expect(err.message).toContain('npm install nestjs-durable@latest');
@@ -100,7 +100,7 @@ describe('schema version check', () => {
     db = await scratchDatabase('search_path');
     await db.exec(`CREATE SCHEMA app; SET search_path TO app`);
     await applyMigrations(db, migrationNames());
-    expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: 2 });
+    expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: SCHEMA_VERSION });
     await db.exec(`SET search_path TO public`);
     expect((await readSchemaState(db.client)).status).toBe('missing');
   });
@@ -109,7 +109,7 @@ describe('schema version check', () => {
     const tdb = await createTestDatabase('schema_version_prisma');
     const prisma = prismaFor(tdb.url, 1);
     try {
-      expect(await readSchemaState(prismaSqlClient(prisma))).toEqual({ status: 'current', version: 2 });
+      expect(await readSchemaState(prismaSqlClient(prisma))).toEqual({ status: 'current', version: SCHEMA_VERSION });
     } finally {
       await prisma.$disconnect();
       await tdb.drop();

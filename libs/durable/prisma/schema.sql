@@ -1,4 +1,4 @@
--- nestjs-durable schema version 2: the durable_* tables, for apps that run their own SQL migrations
+-- nestjs-durable schema version 3: the durable_* tables, for apps that run their own SQL migrations
 -- (with Prisma migrations, `npx nestjs-durable init` adds durable.prisma to your schema instead).
 -- Add it to your migrations once; it creates the tables in the schema the migration runs in (search_path).
 -- A later release that changes them ships prisma/upgrades/<from>-to-<to>.sql.
@@ -26,6 +26,8 @@ CREATE TABLE "durable_runs" (
     "started_at" TIMESTAMPTZ(3),
     "finished_at" TIMESTAMPTZ(3),
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "cancel_requested_at" TIMESTAMPTZ(3),
+    "progress" JSONB,
 
     CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
 );
@@ -41,6 +43,8 @@ CREATE TABLE "durable_steps" (
     "attempts" INTEGER NOT NULL DEFAULT 1,
     "started_at" TIMESTAMPTZ(3),
     "finished_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "compensation" JSONB,
+    "compensates" INTEGER,
 
     CONSTRAINT "durable_steps_pkey" PRIMARY KEY ("run_id","seq")
 );
@@ -82,7 +86,7 @@ CREATE TABLE "durable_run_events" (
 
 -- CreateTable
 CREATE TABLE "durable_schema" (
-    "version" INTEGER NOT NULL DEFAULT 2,
+    "version" INTEGER NOT NULL DEFAULT 3,
 
     CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")
 );

@@ -6,17 +6,19 @@ export { WorkflowHandle, type HandleBackend } from './engine/handle.js';
 export type { StartOptions } from './engine/new-run.js';
 export type { StartManyItem } from './engine/start-runs.js';
 export type { SendOptions } from './engine/queries.js';
-export type { ForkResult } from './engine/run-control.js';
+export type { CancelOptions, ForkResult } from './engine/run-control.js';
 export type { RunView } from './engine/run-view.js';
 export { WorkflowRegistry } from './definitions/registry.js';
 export type {
   WorkflowOptions,
   StepOptions,
+  CompensationFn,
+  InlineCompensation,
   StepTransactionOptions,
   WorkflowDefinition,
   StepDefinition,
 } from './definitions/definitions.js';
-export { Durable } from './workflow/durable-api.js';
+export { Durable, type InlineStepOptions } from './workflow/durable-api.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
 export type { EngineOptions, ResolvedEngineOptions, QueueOptions, DurableLogger } from './config/options.js';

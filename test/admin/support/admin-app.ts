@@ -28,6 +28,30 @@ export class AdminTestSteps {
   async explode(reason: string): Promise<never> {
     throw new NonRetryableError(`explode: ${reason}`);
   }
+
+  /** A step that declares its undo (the dashboard marks it; cancel with compensation runs unreserve). */
+  @Step({ compensate: 'unreserve' })
+  async reserve(item: string) {
+    return { item };
+  }
+
+  @Step()
+  async unreserve(item: string, reserved: { item: string }) {
+    await sleep(5);
+    return `released ${reserved.item}`;
+  }
+
+  /** A long step that reports its progress and stops when its signal aborts. */
+  @Step({ retries: 0 })
+  async crunch(total: number, ms: number) {
+    for (let i = 1; i <= total; i++) {
+      Durable.progress({ done: i, total, message: `chunk ${i}` });
+      await sleep(ms);
+      const signal = Durable.signal();
+      if (signal.aborted) throw signal.reason;
+    }
+    return total;
+  }
 }
 
 @Injectable()
@@ -47,6 +71,13 @@ export class AdminTestWorkflows {
   async fail(input: { reason?: string }) {
     await this.steps.add(1, 1);
     return this.steps.explode(input?.reason ?? 'boom');
+  }
+
+  /** Reserves items (each undoable), then a long step with progress: cancel-with-compensation target. */
+  @Workflow({ name: 'admin.saga', queue: 'admin-slow' })
+  async saga(input: { items?: string[]; total?: number; ms?: number }) {
+    for (const item of input?.items ?? ['a', 'b']) await this.steps.reserve(item);
+    return this.steps.crunch(input?.total ?? 300, input?.ms ?? 50);
   }
 
   /** Many short steps: RUNNING for a while (cancel target). */

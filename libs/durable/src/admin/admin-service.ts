@@ -70,8 +70,9 @@ export class AdminService {
     return { ...run, steps, messages, events, history, children, totals, limits: DETAIL_LIMITS, now: dbNow };
   }
 
-  async cancel(id: string) {
-    await this.engine.cancel(id);
+  /** Cancels the run; with `compensate` it first undoes what its steps did (it stays unfinished until then). */
+  async cancel(id: string, opts: { compensate: boolean } = { compensate: false }) {
+    await this.engine.cancel(id, opts);
     return this.summary(id);
   }
 

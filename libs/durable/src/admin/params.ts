@@ -179,3 +179,19 @@ export function parseForkBody(body: unknown): { fromStep: number } {
     throw new AdminParamError('fromStep', 'required: the seq of the first step to execute again (0 = from the start)');
   return { fromStep: integer('fromStep', b.fromStep, 0, 1_000_000) };
 }
+
+/**
+ * Body of POST runs/:id/cancel: nothing (or {}) for a plain cancel, `{ "compensate": true }` to
+ * undo what the run did first.
+ */
+export function parseCancelBody(body: unknown): { compensate: boolean } {
+  if (body === undefined || body === null || (typeof body === 'string' && body === '')) return { compensate: false };
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw new AdminParamError('body', 'must be a JSON object { "compensate"?: true|false } (Content-Type: application/json)');
+  }
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b))
+    if (key !== 'compensate') throw new AdminParamError(key.slice(0, 64), 'unknown field; the body is { "compensate"?: true|false }');
+  if (b.compensate !== undefined && typeof b.compensate !== 'boolean') throw new AdminParamError('compensate', 'must be true or false');
+  return { compensate: b.compensate === true };
+}

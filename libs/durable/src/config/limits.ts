@@ -34,3 +34,12 @@ export function checkMs(api: string, name: string, v: unknown): number {
   }
   return v;
 }
+
+/** Longest @Step({ timeoutMs }): the longest timer Node.js keeps (2^31 - 1 ms, about 24.8 days). */
+export const MAX_STEP_TIMEOUT_MS = 2 ** 31 - 1;
+/** A timed-out step whose code has not settled this long after its timeout is logged (it ignores Durable.signal()). */
+export const TIMED_OUT_STEP_WARN_MS = 5_000;
+/** Durable.progress(): at most one write per run this often (the latest value wins). */
+export const PROGRESS_INTERVAL_MS = 1_000;
+/** Largest serialized Durable.progress() value. */
+export const MAX_PROGRESS_BYTES = 4 * 1024;

@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '../errors/index.js';
-import { CENTURY_MS, DAY_MS, MAX_NAME_LENGTH, MAX_PRIORITY } from './limits.js';
+import { CENTURY_MS, DAY_MS, MAX_NAME_LENGTH, MAX_PRIORITY, MAX_STEP_TIMEOUT_MS } from './limits.js';
 
 /**
  * Checks of the options given to @Step(), @Workflow() (or WorkflowRegistry.register) and the
@@ -13,6 +13,7 @@ const isNum = (v: unknown, min: number, max: number) => typeof v === 'number' &&
 const isName = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_NAME_LENGTH;
 
 const POLICY_KEYS = ['maxAttempts', 'initialDelayMs', 'backoffFactor', 'maxDelayMs', 'retryIf'];
+const STEP_KEYS = ['name', 'retries', 'transactional', 'transaction', 'timeoutMs', 'compensate'];
 const ISOLATION_LEVELS = ['ReadUncommitted', 'ReadCommitted', 'RepeatableRead', 'Serializable'];
 
 /** Problems of a retry setting: a number of retries, or a RetryPolicy. [] when it is fine. */
@@ -41,33 +42,72 @@ export function retryProblems(name: string, r: unknown): string[] {
   return out;
 }
 
-/** @Step() options. Throws InvalidOptionsError listing every problem. */
-export function checkStepOptions(where: string, o: unknown): void {
+/**
+ * @Step() options (`form: 'decorator'`) or Durable.step() options (`'inline'`: a compensation is a
+ * function there, not a method name). Throws InvalidOptionsError listing every problem.
+ */
+export function checkStepOptions(where: string, o: unknown, form: 'decorator' | 'inline' = 'decorator'): void {
   if (o === undefined) return;
   if (!o || typeof o !== 'object') throw new InvalidOptionsError(`${where}: the options must be an object (got ${show(o)}).`);
-  const s = o as Record<string, unknown>;
+  const problems = stepProblems(o as Record<string, unknown>, form, '');
+  if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);
+}
+
+function stepProblems(s: Record<string, unknown>, form: 'decorator' | 'inline' | 'compensation', prefix: string): string[] {
   const problems: string[] = [];
+  const keys = form === 'compensation' ? ['run', ...STEP_KEYS.filter((k) => k !== 'name' && k !== 'compensate')] : STEP_KEYS;
+  for (const k of Object.keys(s)) {
+    if (!keys.includes(k))
+      problems.push(`${prefix}${k} is not an option (${form === 'compensation' ? 'a compensation has' : 'a step has'} ${keys.join(', ')})`);
+  }
   if (s.name !== undefined && !isName(s.name))
     problems.push(`name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${show(s.name)})`);
-  problems.push(...retryProblems('retries', s.retries));
+  problems.push(...retryProblems(`${prefix}retries`, s.retries));
   if (s.transactional !== undefined && typeof s.transactional !== 'boolean')
-    problems.push(`transactional must be true or false (got ${show(s.transactional)})`);
+    problems.push(`${prefix}transactional must be true or false (got ${show(s.transactional)})`);
   if (s.transaction !== undefined) {
     const t = s.transaction as Record<string, unknown> | null;
     if (!t || typeof t !== 'object')
-      problems.push(`transaction must be an object { timeout?, maxWait?, isolationLevel? } (got ${show(t)})`);
+      problems.push(`${prefix}transaction must be an object { timeout?, maxWait?, isolationLevel? } (got ${show(t)})`);
     else {
       if (t.timeout !== undefined && !isInt(t.timeout, 1, DAY_MS))
-        problems.push(`transaction.timeout must be a whole number of ms ≥ 1 (got ${show(t.timeout)})`);
+        problems.push(`${prefix}transaction.timeout must be a whole number of ms ≥ 1 (got ${show(t.timeout)})`);
       if (t.maxWait !== undefined && !isInt(t.maxWait, 1, DAY_MS))
-        problems.push(`transaction.maxWait must be a whole number of ms ≥ 1 (got ${show(t.maxWait)})`);
+        problems.push(`${prefix}transaction.maxWait must be a whole number of ms ≥ 1 (got ${show(t.maxWait)})`);
       if (t.isolationLevel !== undefined && !ISOLATION_LEVELS.includes(t.isolationLevel as string)) {
-        problems.push(`transaction.isolationLevel must be one of ${ISOLATION_LEVELS.join(', ')} (got ${show(t.isolationLevel)})`);
+        problems.push(`${prefix}transaction.isolationLevel must be one of ${ISOLATION_LEVELS.join(', ')} (got ${show(t.isolationLevel)})`);
       }
-      if (s.transactional !== true) problems.push('transaction options apply only to a step marked transactional: true');
+      if (s.transactional !== true) problems.push(`${prefix}transaction options apply only to a step marked transactional: true`);
     }
   }
-  if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);
+  if (s.timeoutMs !== undefined) {
+    if (!isNum(s.timeoutMs, 1, MAX_STEP_TIMEOUT_MS))
+      problems.push(`${prefix}timeoutMs must be a number of ms between 1 and ${MAX_STEP_TIMEOUT_MS} (got ${show(s.timeoutMs)})`);
+    else if (s.transactional === true)
+      problems.push(
+        `${prefix}timeoutMs applies to plain steps: a transactional step is bounded by transaction.timeout (its Prisma transaction rolls back when it is up)`,
+      );
+  }
+  if (form === 'compensation') {
+    if (typeof s.run !== 'function') problems.push(`compensate.run must be a function (result) => … (got ${show(s.run)})`);
+  } else if (s.compensate !== undefined) problems.push(...compensateProblems(s.compensate, form));
+  return problems;
+}
+
+function compensateProblems(c: unknown, form: 'decorator' | 'inline'): string[] {
+  if (form === 'decorator') {
+    return typeof c === 'string' && isName(c)
+      ? []
+      : [
+          `compensate must be the name of a method of the same class, called with the step's arguments and its result to undo it (got ${show(c)})`,
+        ];
+  }
+  if (typeof c === 'function') return [];
+  if (c && typeof c === 'object' && !Array.isArray(c)) return stepProblems(c as Record<string, unknown>, 'compensation', 'compensate.');
+  return [
+    `compensate must be a function (result) => … that undoes the step, or { run, ...step options } (got ${show(c)}` +
+      `${typeof c === 'string' ? ': a method name works on @Step() only, Durable.step() has no class to look it up in' : ''})`,
+  ];
 }
 
 /** @Workflow() options (also checked when a workflow is registered without Nest). */

@@ -21,6 +21,14 @@ export interface StepTransactionOptions {
   maxWait?: number;
 }
 
+/** An inline compensation (Durable.step): receives the step's result. */
+export type CompensationFn = (result: never) => unknown;
+
+/** An inline compensation with step options of its own (retries, transactional, timeoutMs, …). */
+export interface InlineCompensation extends Omit<StepOptions, 'name' | 'compensate'> {
+  run: CompensationFn;
+}
+
 /** Options of @Step(). */
 export interface StepOptions {
   /** Name recorded with the checkpoint; default: the method name. */
@@ -34,6 +42,24 @@ export interface StepOptions {
   transactional?: boolean;
   /** Transaction options for a transactional step. */
   transaction?: StepTransactionOptions;
+  /**
+   * Longest one attempt of a plain step may run, in ms. When it is up, the step's
+   * `Durable.signal()` aborts with a StepTimeoutError and the attempt fails with it (retried per
+   * the retry policy) once the step's code has settled: the next attempt never starts while the
+   * previous one still runs. A transactional step is bounded by `transaction.timeout` instead.
+   */
+  timeoutMs?: number;
+  /**
+   * What undoes the step once it has succeeded (a saga compensation). On @Step(): the name of a
+   * method of the same class, called with the step's arguments followed by its result (its own
+   * @Step options apply: make it `transactional: true` to undo database writes exactly once). In
+   * Durable.step(): a function of the result, or `{ run, ...step options }`. The compensation is
+   * recorded with the step's checkpoint (a transactional step: in its transaction), so it exists
+   * if and only if the step's effect committed. Compensations run, newest step first, when the
+   * workflow fails, on cancel(id, { compensate: true }), or when the workflow calls
+   * Durable.compensate().
+   */
+  compensate?: string | CompensationFn | InlineCompensation;
 }
 
 /** A workflow the engine can execute. */

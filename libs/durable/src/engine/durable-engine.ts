@@ -17,7 +17,7 @@ import { WorkflowHandle, type HandleBackend } from './handle.js';
 import { LocalResults } from './local-results.js';
 import { buildNewRun, type StartOptions } from './new-run.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
-import { cancel, fork, resume, type ForkResult } from './run-control.js';
+import { cancel, fork, resume, type CancelOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
 
@@ -64,6 +64,7 @@ export class DurableEngine implements HandleBackend {
     const conn = connect({ ...config, prisma }, this.options, {
       wake: (queue) => this.worker.wake(queue),
       cancelled: (runId) => this.worker.cancelled(runId),
+      cancelRequested: (runId) => this.worker.cancelRequested(runId),
       signal: (runId) => this.worker.signal(runId),
       reconnected: () => this.worker.wakeAll(),
     });
@@ -150,9 +151,12 @@ export class DurableEngine implements HandleBackend {
     return getRun(this.context, id);
   }
 
-  /** Cancels an unfinished run and (option cancelChildren) its unfinished children; see run-control.ts. */
-  cancel(id: string): Promise<void> {
-    return cancel(this.context, id);
+  /**
+   * Cancels an unfinished run and (option cancelChildren) its unfinished children; with
+   * `{ compensate: true }` they first undo what their steps did; see run-control.ts.
+   */
+  cancel(id: string, opts: CancelOptions = {}): Promise<void> {
+    return cancel(this.context, id, opts);
   }
 
   /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { IllegalTransitionError, InvalidArgumentError, RunNotFoundError, UnknownWorkflowError } from '../errors/index.js';
-import { cancelTree, forkRun, forkSource, resumeRun } from '../store/control.js';
+import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun } from '../store/control.js';
 import { runStatus } from '../store/runs.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -13,24 +13,48 @@ export interface ForkResult {
   workflowName: string;
 }
 
+/** Options of cancel(). */
+export interface CancelOptions {
+  /**
+   * Undo what the run did before it ends: the compensations of its completed steps run (newest
+   * first, as durable steps with their retries), then the run ends CANCELLED. Until then it stays
+   * unfinished (getRun shows cancelRequestedAt). Its unfinished children (option cancelChildren)
+   * are cancelled the same way. Default false: the run ends CANCELLED at once, nothing is undone.
+   */
+  compensate?: boolean;
+}
+
 /**
- * Cancels an unfinished run (idempotent for a CANCELLED one), and its unfinished child runs unless
- * the option cancelChildren is false. An executing run stops at its next step boundary; its
- * running step sees Durable.signal() abort.
+ * Cancels an unfinished run (idempotent for a CANCELLED one, or one already cancelling), and its
+ * unfinished child runs unless the option cancelChildren is false. An executing run stops at its
+ * next step boundary; its running step sees Durable.signal() abort. With `compensate: true` the
+ * run (and each child) first runs the compensations of its completed steps (see CancelOptions).
  */
-export async function cancel(e: EngineContext, id: string): Promise<void> {
+export async function cancel(e: EngineContext, id: string, opts: CancelOptions = {}): Promise<void> {
+  if (!opts || typeof opts !== 'object' || (opts.compensate !== undefined && typeof opts.compensate !== 'boolean')) {
+    throw new InvalidArgumentError(
+      `cancel(): the options must be an object { compensate?: boolean } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
+      'compensate',
+    );
+  }
   const cascade = e.options.cancelChildren;
-  const ids = await retryingDeadlocks(() => cancelTree(e.store, id, cascade));
-  if (cascade && ids.includes(id)) {
+  const once = opts.compensate
+    ? () => cancelTreeCompensating(e.store, id, cascade)
+    : async () => (await cancelTree(e.store, id, cascade)).map((c) => ({ id: c, outcome: 'cancelled' as const }));
+  const runs = await retryingDeadlocks(once);
+  if (cascade && runs.some((r) => r.id === id)) {
     // Children whose creation committed while the first statement waited for the parent's row
     // were not in its snapshot; a second pass (a new snapshot) cancels them too.
-    ids.push(...(await retryingDeadlocks(() => cancelTree(e.store, id, cascade))));
+    runs.push(...(await retryingDeadlocks(once)));
   }
-  for (const c of ids) {
-    e.worker.cancelled(c);
-    e.local.resolve(c);
+  for (const r of runs) {
+    if (r.outcome === 'cancelling') e.worker.cancelRequested(r.id);
+    else {
+      e.worker.cancelled(r.id);
+      e.local.resolve(r.id);
+    }
   }
-  if (ids.includes(id)) return;
+  if (runs.some((r) => r.id === id)) return;
   const status = await runStatus(e.store, id);
   if (!status) throw new RunNotFoundError(id);
   if (status !== 'CANCELLED') throw new IllegalTransitionError(id, status, 'cancel', ['PENDING', 'RUNNING', 'WAITING']);

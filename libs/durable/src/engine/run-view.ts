@@ -23,6 +23,13 @@ export interface RunView {
   startedAt: Date | null;
   finishedAt: Date | null;
   updatedAt: Date;
+  /** Set when cancel(id, { compensate: true }) was asked: the run compensates, then ends CANCELLED. */
+  cancelRequestedAt: Date | null;
+  /**
+   * The latest Durable.progress() of the steps executing now (steps recorded since are left out),
+   * and when it was written (database clock); null if none, and while the run is not RUNNING.
+   */
+  progress: { at: Date; steps: Array<{ seq: number; step: string; value: unknown }> } | null;
   steps: Array<{
     seq: number;
     name: string;
@@ -32,6 +39,10 @@ export interface RunView {
     attempts: number;
     startedAt: Date | null;
     finishedAt: Date;
+    /** What undoes this step, recorded with it: the compensation's name and, for a method, the step's arguments. */
+    compensation: { by: string; args?: unknown } | null;
+    /** On a compensation step (`compensate:<step>`): the seq of the step it undoes. */
+    compensates: number | null;
   }>;
 }
 
@@ -59,6 +70,8 @@ export function toRunView(r: RunRow): RunView {
     startedAt: r.started_at,
     finishedAt: r.finished_at,
     updatedAt: r.updated_at,
+    cancelRequestedAt: r.cancel_requested_at ?? null,
+    progress: progressOf(r),
     steps: r.steps.map((s) => ({
       seq: s.seq,
       name: s.name,
@@ -68,6 +81,22 @@ export function toRunView(r: RunRow): RunView {
       attempts: s.attempts,
       startedAt: date(s.startedAt),
       finishedAt: date(s.finishedAt)!,
+      compensation: s.compensation
+        ? { by: s.compensation.by, ...(s.compensation.args !== undefined ? { args: decode(s.compensation.args) } : {}) }
+        : null,
+      compensates: s.compensates ?? null,
     })),
   };
+}
+
+/** Progress of the steps without a checkpoint yet (they were executing when it was written). */
+function progressOf(r: RunRow): RunView['progress'] {
+  const p = r.progress as { at?: string; steps?: Record<string, { step: string; value: unknown }> } | null;
+  if (!p?.steps || r.status !== 'RUNNING') return null;
+  const recorded = new Set(r.steps.map((s) => s.seq));
+  const steps = Object.entries(p.steps)
+    .map(([seq, v]) => ({ seq: Number(seq), step: v.step, value: decode(v.value) }))
+    .filter((s) => !recorded.has(s.seq))
+    .sort((a, b) => a.seq - b.seq);
+  return steps.length ? { at: new Date(p.at!), steps } : null;
 }

@@ -20,7 +20,9 @@ export type DurableErrorCode =
   | 'STEP_TRANSACTION_TIMEOUT'
   | 'NOT_IN_WORKFLOW'
   | 'NOT_READY'
-  | 'TOO_MANY_RECOVERIES';
+  | 'TOO_MANY_RECOVERIES'
+  | 'STEP_TIMEOUT'
+  | 'COMPENSATION_FAILED';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

@@ -1,4 +1,5 @@
 export { DurableError, type DurableErrorCode } from './durable-error.js';
+export { CompensationFailedError } from './compensation-failed-error.js';
 export { DeterminismError } from './determinism-error.js';
 export { DuplicateWorkflowError } from './duplicate-workflow-error.js';
 export { IdempotencyConflictError } from './idempotency-conflict-error.js';
@@ -16,6 +17,7 @@ export { SchemaMissingError } from './schema-missing-error.js';
 export { SchemaOutdatedError } from './schema-outdated-error.js';
 export { SchemaTooNewError } from './schema-too-new-error.js';
 export { SerializationError } from './serialization-error.js';
+export { StepTimeoutError } from './step-timeout-error.js';
 export { StepTransactionTimeoutError } from './step-transaction-timeout-error.js';
 export { TooManyRecoveriesError } from './too-many-recoveries-error.js';
 export { UnknownWorkflowError } from './unknown-workflow-error.js';

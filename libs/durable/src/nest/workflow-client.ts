@@ -1,6 +1,6 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { InvalidArgumentError, UnknownWorkflowError } from '../errors/index.js';
-import type { ForkResult } from '../engine/run-control.js';
+import type { CancelOptions, ForkResult } from '../engine/run-control.js';
 import type { RunView } from '../engine/run-view.js';
 import type { SendOptions } from '../engine/queries.js';
 import type { StartManyItem } from '../engine/start-runs.js';
@@ -59,9 +59,13 @@ export class WorkflowClient {
     return this.runtime.engine.getRun(runId);
   }
 
-  /** Cancels an unfinished run: it stops at the next step boundary; resume() continues it later. */
-  cancel(runId: string): Promise<void> {
-    return this.runtime.engine.cancel(runId);
+  /**
+   * Cancels an unfinished run: it stops at the next step boundary; resume() continues it later.
+   * With `{ compensate: true }` it first undoes what its completed steps did (their compensations,
+   * newest first, each a durable step), then ends CANCELLED.
+   */
+  cancel(runId: string, opts?: CancelOptions): Promise<void> {
+    return this.runtime.engine.cancel(runId, opts);
   }
 
   /** Resumes a CANCELLED or FAILED run from its last checkpoint. */

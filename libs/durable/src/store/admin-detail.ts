@@ -31,12 +31,13 @@ export interface RunDetailRow {
 export const SELECT_RUN_DETAIL = `
 SELECT r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.priority, r.attempt,
   r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
-  r.created_at, r.started_at, r.finished_at, r.updated_at, now() AS db_now,
+  r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, ${clip('r.progress')} AS progress, now() AS db_now,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS steps_total,
   (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'attempts', s.attempts,
       'startedAt', s.started_at, 'finishedAt', s.finished_at,
       'durationMs', extract(epoch FROM s.finished_at - s.started_at) * 1000,
-      'output', ${clip('s.output')}, 'error', ${clip('s.error')}) ORDER BY s.seq), '[]'::json)
+      'output', ${clip('s.output')}, 'error', ${clip('s.error')}, 'compensation', ${clip('s.compensation')},
+      'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
    FROM (SELECT * FROM durable_steps WHERE run_id = r.id ORDER BY seq LIMIT ${DETAIL_LIMITS.steps}) s) AS steps,
   (SELECT count(*) FROM durable_messages m WHERE m.run_id = r.id)::int AS messages_total,
   (SELECT coalesce(json_agg(json_build_object('id', m.id::text, 'topic', m.topic, 'payload', ${clip('m.payload')},
@@ -58,7 +59,7 @@ SELECT r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.p
 FROM durable_runs r WHERE r.id = $1`;
 
 /** Status of a run after cancel/resume. $1 run id. Index: durable_runs_pkey. */
-export const SELECT_RUN_SUMMARY = `SELECT id, workflow_name, status, updated_at FROM durable_runs WHERE id = $1`;
+export const SELECT_RUN_SUMMARY = `SELECT id, workflow_name, status, updated_at, cancel_requested_at FROM durable_runs WHERE id = $1`;
 
 export async function runDetail(store: Store, id: string): Promise<RunDetailRow | null> {
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_DETAIL, [id]);
@@ -95,6 +96,8 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     startedAt: iso(r.started_at),
     finishedAt: iso(r.finished_at),
     updatedAt: iso(r.updated_at),
+    cancelRequestedAt: iso(r.cancel_requested_at),
+    progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
   };
   return {
     run,
@@ -114,12 +117,36 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
   };
 }
 
+/**
+ * The latest Durable.progress() of the steps executing now: those without a checkpoint among the
+ * steps returned (a step recorded since has its result instead). null when there is none.
+ */
+function liveProgress(
+  stored: unknown,
+  steps: Array<Record<string, unknown>>,
+): { at: string | null; steps: Array<Record<string, unknown>> } | null {
+  const p = parsed<{ at?: string; steps?: Record<string, { step: string; value: unknown }> } | null>(stored);
+  if (!p?.steps || typeof p.steps !== 'object') return null;
+  const recorded = new Set(steps.map((s) => Number(s.seq)));
+  const live = Object.entries(p.steps)
+    .map(([seq, v]) => ({ seq: Number(seq), step: v?.step ?? null, value: v?.value ?? null }))
+    .filter((s) => !recorded.has(s.seq))
+    .sort((a, b) => a.seq - b.seq);
+  return live.length ? { at: iso(p.at), steps: live } : null;
+}
+
 export async function runSummary(
   store: Store,
   id: string,
-): Promise<{ id: string; workflowName: string; status: RunStatus; updatedAt: string } | null> {
+): Promise<{ id: string; workflowName: string; status: RunStatus; updatedAt: string; cancelRequestedAt: string | null } | null> {
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_SUMMARY, [id]);
   return r
-    ? { id: r.id as string, workflowName: r.workflow_name as string, status: r.status as RunStatus, updatedAt: iso(r.updated_at)! }
+    ? {
+        id: r.id as string,
+        workflowName: r.workflow_name as string,
+        status: r.status as RunStatus,
+        updatedAt: iso(r.updated_at)!,
+        cancelRequestedAt: iso(r.cancel_requested_at),
+      }
     : null;
 }

@@ -57,6 +57,8 @@ export interface RunListItem {
   updatedAt: string;
   availableAt: string;
   deadlineAt: string | null;
+  /** Set when cancel(id, { compensate: true }) was asked and the run has not ended yet (or ended after it). */
+  cancelRequestedAt: string | null;
 }
 
 /**
@@ -96,7 +98,7 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
 /** Columns of a run in lists (no input/output: a list stays small). */
 const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.attempt, r.parent_id, r.app_version,
   r.lease_owner, r.created_at, r.started_at, r.finished_at, r.updated_at, r.available_at, r.deadline_at,
-  r.error->>'message' AS error_message,
+  r.cancel_requested_at, r.error->>'message' AS error_message,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count`;
 
 export type SortKey = 'created' | 'updated';
@@ -198,6 +200,7 @@ export async function listRuns(
     updatedAt: iso(r.updated_at)!,
     availableAt: iso(r.available_at)!,
     deadlineAt: iso(r.deadline_at),
+    cancelRequestedAt: iso(r.cancel_requested_at),
   }));
 }
 

@@ -1,6 +1,6 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
 import { statement } from './statement.js';
-import { history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL } from './sql-fragments.js';
+import { history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import type { Store } from './store.js';
 
 /**
@@ -27,8 +27,63 @@ SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FRO
 );
 
 /**
+ * Cancel with compensation: run $1 and, when $3 (cascade) is true, its unfinished descendants. A
+ * run that has nothing to undo (no step recorded a compensation) and that nobody executes is
+ * CANCELLED at once, like CANCEL_RUN. Every other one gets cancel_requested_at: an executing worker
+ * is told through COMPENSATE_CHANNEL (its heartbeat reports it too) and its available_at is bumped
+ * (a suspension racing this statement then does not happen; see signalRuns); a PENDING or WAITING
+ * run becomes due at once. Its next execution replays the workflow up to what it had done, runs the
+ * compensations and ends it CANCELLED. $2 history. Rows are locked in id order. Returns each run
+ * with its outcome: 'cancelled' (at once) or 'cancelling'.
+ */
+const CANCEL_RUN_COMPENSATING = statement(
+  'cancel_run_compensating',
+  `
+WITH RECURSIVE tree AS (
+  SELECT id FROM durable_runs WHERE id = $1
+  UNION
+  SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id WHERE $3::boolean),
+x AS (
+  SELECT r.id, r.status, r.cancel_requested_at IS NOT NULL AS already,
+         EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND s.compensation IS NOT NULL) AS undo
+  FROM durable_runs r
+  WHERE r.id IN (SELECT id FROM tree) AND r.status IN ('PENDING','RUNNING','WAITING')
+  ORDER BY r.id FOR NO KEY UPDATE),
+done AS (
+  UPDATE durable_runs r
+  SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+  FROM x WHERE r.id = x.id AND x.status <> 'RUNNING' AND NOT x.undo
+  RETURNING r.id, r.parent_id),
+req AS (
+  UPDATE durable_runs r
+  SET cancel_requested_at = coalesce(r.cancel_requested_at, now()), updated_at = now(),
+      available_at = CASE WHEN r.status = 'RUNNING' THEN greatest(now(), r.available_at + interval '1 millisecond')
+                          ELSE least(r.available_at, now()) END
+  FROM x WHERE r.id = x.id AND (x.status = 'RUNNING' OR x.undo)
+  RETURNING r.id, r.queue, r.status, x.already),
+hist_done AS (${history(
+    '$2',
+    `SELECT id, 'cancelled', jsonb_build_object('compensate', true, 'compensations', 0)
+  || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END FROM done WHERE true`,
+  )}),
+hist_req AS (${history(
+    '$2',
+    `SELECT id, 'cancel_requested', jsonb_build_object('compensate', true)
+  || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END FROM req WHERE NOT already`,
+  )}),
+${signalRuns('par', 'SELECT parent_id FROM done WHERE id = $1 AND parent_id IS NOT NULL')}
+SELECT id, 'cancelled' AS outcome, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM done
+UNION ALL
+SELECT id, 'cancelling', CASE WHEN status = 'RUNNING' THEN pg_notify('${COMPENSATE_CHANNEL}', id)
+                              ELSE pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL, NULL FROM req`,
+);
+
+/**
  * Resume a CANCELLED or FAILED run from its last checkpoint: the final failed step (if the run
- * failed in one) is forgotten so that it runs again; an expired deadline is lifted. $1 run id,
+ * failed in one, or in a compensation) is forgotten so that it runs again; an expired deadline is
+ * lifted. A run cancelled with compensation keeps cancel_requested_at: resumed, it finishes its
+ * compensations (if a plain cancel or a failed compensation interrupted them) and ends CANCELLED
+ * again; it never runs its workflow forward. $1 run id,
  * $2 history. With $3 (cascade), the descendants cancelled with it (at the same time or after it:
  * a cascading cancel) are resumed too.
  */
@@ -86,8 +141,8 @@ ins AS (
   FROM src
   RETURNING id, queue),
 copied AS (
-  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at)
-  SELECT ins.id, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.started_at, s.finished_at
+  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at, compensation, compensates)
+  SELECT ins.id, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.started_at, s.finished_at, s.compensation, s.compensates
   FROM ins JOIN durable_steps s ON s.run_id = $1 AND s.seq < $3::int
   RETURNING seq),
 hist AS (
@@ -100,6 +155,15 @@ FROM ins`,
 /** Cancels a run (and, with cascade, its unfinished descendants); returns every id it cancelled. */
 export async function cancelTree(store: Store, id: string, cascade: boolean): Promise<string[]> {
   return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade])).map((r) => r.id);
+}
+
+/** Cancels with compensation (see CANCEL_RUN_COMPENSATING); returns each run affected and how. */
+export async function cancelTreeCompensating(
+  store: Store,
+  id: string,
+  cascade: boolean,
+): Promise<Array<{ id: string; outcome: 'cancelled' | 'cancelling' }>> {
+  return store.sql.query<{ id: string; outcome: 'cancelled' | 'cancelling' }>(CANCEL_RUN_COMPENSATING, [id, store.history, cascade]);
 }
 
 /** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */

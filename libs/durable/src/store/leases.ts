@@ -6,7 +6,8 @@ import type { ClaimedRun, HeldRun, RecordedStep } from './rows.js';
 
 /** Recorded steps of a run, in seq order, as one json array (loaded once per execution). */
 const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
-    'output', s.output, 'error', s.error) ORDER BY s.seq), '[]'::json) FROM durable_steps s WHERE s.run_id = r.id)`;
+    'output', s.output, 'error', s.error, 'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
+  FROM durable_steps s WHERE s.run_id = r.id)`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
@@ -17,7 +18,8 @@ const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'n
  * both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
  * CTE but left out of the final LIMIT are released at commit.
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
- * token of durable waits, see wait-sql.ts). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
+ * token of durable waits, see wait-sql.ts), and whether the run is to compensate and end CANCELLED
+ * (cancel_requested_at). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
  */
 const CLAIM = statement(
   'claim',
@@ -42,20 +44,21 @@ u AS (
       started_at = coalesce(r.started_at, now()), updated_at = now()
   FROM c WHERE r.id = c.id
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
-            ${STEPS_OF_R} AS steps),
+            r.cancel_requested_at IS NOT NULL AS cancelling, ${STEPS_OF_R} AS steps),
 hist AS (${history(
     '$6',
     `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
   )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, steps FROM u`,
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, steps FROM u`,
 );
 
 /**
  * Heartbeat: extend, in one statement, the leases this worker still holds. Rows are locked in id
  * order, like the batched checkpoints and run ends (INSERT_STEPS, FINISH_RUNS): no deadlock. $1 ids, $2 epochs,
- * $3 lease ms. Returns the ids still held; a run missing from the answer was lost (swept,
- * cancelled, or claimed by another worker) and its execution must stop.
+ * $3 lease ms. Returns the ids still held (and whether each was asked to cancel with compensation:
+ * the LISTEN hint may have been missed); a run missing from the answer was lost (swept, cancelled,
+ * or claimed by another worker) and its execution must stop.
  */
 const HEARTBEAT = statement(
   'heartbeat',
@@ -68,7 +71,7 @@ WITH l AS (
   ORDER BY r.id FOR NO KEY UPDATE OF r)
 UPDATE durable_runs r SET lease_expires_at = now() + $3::float8 * interval '1 millisecond'
 FROM l WHERE r.id = l.id
-RETURNING r.id`,
+RETURNING r.id, r.cancel_requested_at IS NOT NULL AS cancelling`,
 );
 
 /**
@@ -135,14 +138,19 @@ export async function claim(
     parentId: (r.parent_id as string | null) ?? null,
     deadlineAt: toDate(r.deadline_at),
     availableAt: toDate(r.available_at),
+    cancelRequested: r.cancelling === true,
     steps: parsed<RecordedStep[]>(r.steps),
   }));
 }
 
-/** Extends the leases still held; returns their ids. */
-export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: number): Promise<Set<string>> {
-  const rows = await store.sql.query<{ id: string }>(HEARTBEAT, [held.map((h) => h.id), held.map((h) => h.epoch), leaseMs]);
-  return new Set(rows.map((r) => r.id));
+/** Extends the leases still held; returns their ids, each with whether it was asked to cancel with compensation. */
+export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: number): Promise<Map<string, { cancelling: boolean }>> {
+  const rows = await store.sql.query<{ id: string; cancelling: boolean }>(HEARTBEAT, [
+    held.map((h) => h.id),
+    held.map((h) => h.epoch),
+    leaseMs,
+  ]);
+  return new Map(rows.map((r) => [r.id, { cancelling: r.cancelling === true }]));
 }
 
 /** Hands runs back (claimable at once); returns how many. */

@@ -12,6 +12,17 @@ export interface RecordedStep {
   status: 'SUCCEEDED' | 'FAILED' | 'WAITING';
   output: unknown;
   error: unknown;
+  /** What undoes this step, recorded with its checkpoint: the compensation's name and the step's arguments (codec form). */
+  compensation?: StepCompensation | null;
+  /** On a compensation step: the seq of the step it undoes. */
+  compensates?: number | null;
+}
+
+/** durable_steps.compensation: `by` names the compensation (a method, or an inline function's name). */
+export interface StepCompensation {
+  by: string;
+  /** The step's arguments (codec form), for a compensation named by a method. */
+  args?: unknown;
 }
 
 /** A run this worker has just claimed. */
@@ -25,6 +36,8 @@ export interface ClaimedRun {
   deadlineAt: Date | null;
   /** available_at when claimed: the token of durable waits (see store/waits.ts). */
   availableAt?: Date | null;
+  /** cancel(id, { compensate: true }) was asked: this execution undoes what the run did, then ends it CANCELLED. */
+  cancelRequested?: boolean;
   steps: RecordedStep[];
 }
 
@@ -53,13 +66,18 @@ export interface StepCheckpoint {
   error: string | null;
   attempts: number;
   durationMs: number;
+  /** What undoes the step (JSON text of a StepCompensation), written with the checkpoint. */
+  compensation?: string | null;
+  /** On a compensation step: the seq of the step it undoes. */
+  compensates?: number | null;
 }
 
 /** The end of a run to record (output/error as JSON text). */
 export interface RunEnd {
   runId: string;
   epoch: number;
-  status: 'SUCCEEDED' | 'FAILED';
+  /** CANCELLED: a run cancelled with { compensate: true } that has compensated. */
+  status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
   output: string | null;
   error: string | null;
 }
@@ -86,6 +104,8 @@ export interface RunRow {
   started_at: Date | null;
   finished_at: Date | null;
   updated_at: Date;
+  cancel_requested_at: Date | null;
+  progress: unknown;
   steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
 }
 

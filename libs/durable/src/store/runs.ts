@@ -75,7 +75,8 @@ const SELECT_RUN_IDENTITY = statement(
 );
 
 const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
-  lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at`;
+  lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at,
+  cancel_requested_at, progress`;
 
 /** One run with its steps (WorkflowClient.getRun). */
 const SELECT_RUN = statement(
@@ -83,7 +84,8 @@ const SELECT_RUN = statement(
   `
 SELECT ${RUN_COLUMNS},
   (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'output', s.output,
-     'error', s.error, 'attempts', s.attempts, 'startedAt', s.started_at, 'finishedAt', s.finished_at) ORDER BY s.seq), '[]'::json)
+     'error', s.error, 'attempts', s.attempts, 'startedAt', s.started_at, 'finishedAt', s.finished_at,
+     'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
    FROM durable_steps s WHERE s.run_id = r.id) AS steps
 FROM durable_runs r WHERE r.id = $1`,
 );

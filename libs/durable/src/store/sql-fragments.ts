@@ -10,6 +10,11 @@ export const WAKEUP_CHANNEL = 'durable_wakeup';
 /** Channel telling the executing worker that a run was cancelled; the payload is the run id. */
 export const CANCEL_CHANNEL = 'durable_cancel';
 /**
+ * Channel telling the executing worker that a run was asked to cancel with compensation (payload:
+ * the run id). A hint: the heartbeat reports the request too (cancel_requested_at).
+ */
+export const COMPENSATE_CHANNEL = 'durable_compensate';
+/**
  * Channel telling the worker executing a RUNNING run that something it may wait for arrived
  * (a message, a child finished); the payload is the run id. A hint, like the wake-ups.
  */

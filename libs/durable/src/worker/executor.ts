@@ -1,18 +1,23 @@
 import { errorText } from '../errors/error-text.js';
-import { TooManyRecoveriesError } from '../errors/index.js';
+import { DeterminismError, TooManyRecoveriesError } from '../errors/index.js';
+import type { EndResult } from '../store/checkpoints.js';
 import type { ClaimedRun } from '../store/rows.js';
 import { decode, encode, errorToJson } from '../codec/codec.js';
 import { retryingWrite } from '../workflow/retrying-write.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
+import { runCompensations } from '../workflow/compensation.js';
 import { durableScope, ExecutionStopped, RunContext } from '../workflow/run-context.js';
 import type { ExecutionServices } from '../workflow/execution-services.js';
 
-export type ExecutionOutcome = 'SUCCEEDED' | 'FAILED' | 'stopped';
+export type ExecutionOutcome = 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'stopped';
+
+type EndStatus = 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
 
 /**
- * Executes one claimed run: replays the workflow from the top inside a run context, then
- * writes its end (fenced). Never throws: database errors leave the run RUNNING and the
- * sweeper hands it to another worker when the lease expires.
+ * Executes one claimed run: replays the workflow from the top inside a run context, runs the
+ * compensations of its completed steps if it failed or is being cancelled with compensation, then
+ * writes its end (fenced). Never throws: database errors leave the run RUNNING and the sweeper
+ * hands it to another worker when the lease expires.
  */
 export async function executeRun(
   run: ClaimedRun,
@@ -22,9 +27,11 @@ export async function executeRun(
 ): Promise<ExecutionOutcome> {
   const { logger, maxPayloadBytes, maxRecoveryAttempts } = services.options;
   const where = `run ${run.id} (${run.workflowName})`;
-  let status: 'SUCCEEDED' | 'FAILED';
+  // cancel(id, { compensate: true }): the workflow replays up to what it had done, then unwinds.
+  if (run.cancelRequested) ctx.requestCancel();
+  let status: EndStatus;
   let output: string | null = null;
-  let error: string | null = null;
+  let failure: unknown = null;
   try {
     if (run.attempt > maxRecoveryAttempts) {
       throw new TooManyRecoveriesError(run.id, run.attempt, maxRecoveryAttempts, where);
@@ -36,38 +43,70 @@ export async function executeRun(
     await ctx.settled();
     if (ctx.fatal) throw ctx.fatal;
     ctx.throwIfStopped();
-    output = encode(result, { where: `output of ${where}`, maxBytes: maxPayloadBytes });
-    status = 'SUCCEEDED';
+    if (ctx.cancelling) status = 'CANCELLED';
+    else {
+      output = encode(result, { where: `output of ${where}`, maxBytes: maxPayloadBytes });
+      status = 'SUCCEEDED';
+    }
   } catch (thrown) {
     await ctx.settled();
     const err = ctx.fatal ?? thrown;
-    if (ctx.stopped || err instanceof ExecutionStopped) {
-      logger.debug?.(`${where} stopped: ${ctx.stopped ?? (err as ExecutionStopped).reason}`);
-      return 'stopped';
+    if (ctx.stopped || err instanceof ExecutionStopped) return stopped(ctx, where, err);
+    if (ctx.cancelling && !ctx.fatal) status = 'CANCELLED';
+    else {
+      status = 'FAILED';
+      failure = err;
     }
-    status = 'FAILED';
-    error = JSON.stringify(errorToJson(err));
   }
   try {
-    return await finish(run, ctx, services, status, output, error);
+    for (;;) {
+      // A failed or cancelled run undoes what its steps did (not a non-deterministic one: its replay
+      // does not match the code, so neither would the compensations; fix the code and resume it).
+      if (status !== 'SUCCEEDED' && !(ctx.fatal instanceof DeterminismError)) {
+        try {
+          await durableScope.run({ run: ctx }, () => runCompensations(ctx, status === 'CANCELLED' ? 'cancelled' : 'failed'));
+        } catch (err) {
+          if (ctx.stopped || err instanceof ExecutionStopped) return stopped(ctx, where, err);
+          status = 'FAILED';
+          failure = err;
+        }
+      }
+      const error = status === 'FAILED' ? JSON.stringify(errorToJson(failure)) : null;
+      const end = await finish(run, ctx, services, status, output, error);
+      if (end !== 'cancelling') return end;
+      // Cancelled with compensation before its end could be recorded: compensate, then end CANCELLED.
+      ctx.requestCancel();
+      status = 'CANCELLED';
+      output = null;
+    }
   } catch (writeErr) {
+    if (ctx.stopped || writeErr instanceof ExecutionStopped) return stopped(ctx, where, writeErr);
     logger.error(`${where}: could not record its end (${errorText(writeErr)}); another worker will replay it after the lease expires`);
     return 'stopped';
+  } finally {
+    ctx.progress?.close();
   }
+}
+
+function stopped(ctx: RunContext, where: string, err: unknown): 'stopped' {
+  ctx.progress?.close();
+  ctx.services.options.logger.debug?.(`${where} stopped: ${ctx.stopped ?? (err as ExecutionStopped).reason}`);
+  return 'stopped';
 }
 
 async function finish(
   run: ClaimedRun,
   ctx: RunContext,
   services: ExecutionServices,
-  status: 'SUCCEEDED' | 'FAILED',
+  status: EndStatus,
   output: string | null,
   error: string | null,
-): Promise<ExecutionOutcome> {
-  const written = await ctx.releasing(() =>
+): Promise<ExecutionOutcome | 'cancelling'> {
+  const end: EndResult = await ctx.releasing(() =>
     retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error })),
   );
-  if (!written) {
+  if (end === 'cancelling') return 'cancelling';
+  if (end === 'lost') {
     ctx.stop('lease-lost');
     services.options.logger.warn(`run ${run.id}: lease lost before it could be marked ${status}; its new owner decides`);
     return 'stopped';

@@ -9,6 +9,8 @@ export interface LeaseHolder {
   held(): HeldRun[];
   /** The run (under this epoch) lost its lease, unless its execution is giving it up itself right now. */
   lost(run: HeldRun): void;
+  /** The run was asked to cancel with compensation (cancel(id, { compensate: true })). */
+  cancelRequested(run: HeldRun): void;
   /** Every run executing here must stop: their leases may be gone. */
   lostAll(): void;
   /** Hands runs back so that another instance can claim them at once. */
@@ -81,7 +83,11 @@ export class LeaseKeeper {
       const kept = await leaseHeartbeat(this.services.leaseStore?.() ?? this.services.store, held, leaseMs);
       this.outage.ok();
       this.lastOk = sentAt; // the extended leases run from (no earlier than) the sending
-      for (const h of held) if (!kept.has(h.id)) this.holder.lost(h);
+      for (const h of held) {
+        const k = kept.get(h.id);
+        if (!k) this.holder.lost(h);
+        else if (k.cancelling) this.holder.cancelRequested(h);
+      }
     } catch (err) {
       this.outage.failed(err);
       // Our leases have expired by now: another worker may own these runs. Stop them.

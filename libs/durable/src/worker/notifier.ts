@@ -1,11 +1,13 @@
 import pg from 'pg';
-import { CANCEL_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
+import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
 import type { DurableLogger } from '../config/options.js';
 import { OutageLog } from '../retry/outage-log.js';
 
 export interface NotifierHandlers {
   wake(queue: string): void;
   cancelled(runId: string): void;
+  /** The run was asked to cancel with compensation. */
+  cancelRequested?(runId: string): void;
   /** Something a RUNNING run may wait for arrived (a message, a finished child). */
   signal?(runId: string): void;
   /** After (re)connecting: hints may have been missed meanwhile. */
@@ -44,10 +46,11 @@ export class Notifier {
       if (msg.channel === WAKEUP_CHANNEL && msg.payload) this.handlers.wake(msg.payload);
       else if (msg.channel === CANCEL_CHANNEL && msg.payload) this.handlers.cancelled(msg.payload);
       else if (msg.channel === SIGNAL_CHANNEL && msg.payload) this.handlers.signal?.(msg.payload);
+      else if (msg.channel === COMPENSATE_CHANNEL && msg.payload) this.handlers.cancelRequested?.(msg.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${SIGNAL_CHANNEL}`);
+      await client.query(`LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${SIGNAL_CHANNEL}; LISTEN ${COMPENSATE_CHANNEL}`);
       if (this.stopped) {
         await client.end().catch(() => {});
         return;

@@ -61,6 +61,10 @@ export class Worker {
           // it right now (or it already ended and the run was claimed again, under a new epoch).
           if (a && a.run.epoch === h.epoch && !a.ctx.isReleasing) a.ctx.stop('lease-lost');
         },
+        cancelRequested: (h) => {
+          const a = this.active.get(h.id);
+          if (a && a.run.epoch === h.epoch) a.ctx.requestCancel();
+        },
         lostAll: () => this.stopAll('lease-lost'),
         release: (held) => this.release(held),
       },
@@ -120,6 +124,14 @@ export class Worker {
   /** The run was cancelled: stop it at the next step boundary (its fenced writes fail anyway). */
   cancelled(runId: string): void {
     this.active.get(runId)?.ctx.stop('cancelled');
+  }
+
+  /**
+   * The run was asked to cancel with compensation: it stops at its next step boundary (what is
+   * running may complete and is kept), then runs its compensations and ends CANCELLED.
+   */
+  cancelRequested(runId: string): void {
+    this.active.get(runId)?.ctx.requestCancel();
   }
 
   /** Something a run executing here may wait for arrived (message, finished child): it looks again. */

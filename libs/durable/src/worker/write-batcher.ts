@@ -1,4 +1,4 @@
-import { finishRuns, insertSteps } from '../store/checkpoints.js';
+import { finishRuns, insertSteps, type EndResult } from '../store/checkpoints.js';
 import type { RunEnd, StepCheckpoint } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import type { ExecutionWrites } from '../workflow/execution-services.js';
@@ -58,9 +58,9 @@ export function groupedWrites(store: Store): ExecutionWrites {
     const written = await insertSteps(store, items);
     return items.map((s) => written.has(`${s.runId}:${s.seq}`));
   });
-  const ends = new WriteBatcher<RunEnd, boolean>(async (items) => {
+  const ends = new WriteBatcher<RunEnd, EndResult>(async (items) => {
     const ended = await finishRuns(store, items);
-    return items.map((e) => ended.has(e.runId));
+    return items.map((e) => ended.get(e.runId) ?? 'lost');
   });
   return { step: (s) => steps.add(s), end: (e) => ends.add(e) };
 }

@@ -1,13 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { NotInWorkflowError } from '../errors/index.js';
 import { checkStepOptions } from '../config/option-checks.js';
-import type { StepDefinition, StepOptions } from '../definitions/definitions.js';
+import type { InlineCompensation, StepDefinition, StepOptions } from '../definitions/definitions.js';
+import { compensateNow } from './compensation.js';
+import { reportProgress } from './progress.js';
 import { currentScope } from './run-context.js';
 import { currentStepTransaction, invokeStep } from './step-runner.js';
 import { startChild, type ChildOptions, type ChildWorkflowHandle } from './children.js';
 import { setEvent } from './events.js';
 import { durableSend } from './messages.js';
 import { durableRecv, durableSleep } from './waits.js';
+
+/** Options of Durable.step(): those of @Step(), with a compensation that is a function of the step's result. */
+export interface InlineStepOptions<T = unknown> extends Omit<StepOptions, 'name' | 'compensate'> {
+  compensate?: ((result: T) => unknown) | (Omit<InlineCompensation, 'run'> & { run: (result: T) => unknown });
+}
 
 const recorded = (name: string): StepDefinition => ({ name, options: { retries: 0 } });
 const NOW = recorded('durable.now');
@@ -39,23 +46,50 @@ export const Durable = {
     return currentStepTransaction<T>();
   },
 
-  /** Aborted when the run's execution must stop (cancelled, lease lost, shutdown): pass it to fetch() etc. */
+  /**
+   * Aborted when the work in scope must stop: the run's execution stops (cancelled, lease lost,
+   * shutdown, deadline), the run is being cancelled with compensation, or — inside a step with
+   * `timeoutMs` — the attempt's time is up (the reason is then a StepTimeoutError). Pass it to
+   * fetch() and the like inside long steps.
+   */
   signal(): AbortSignal {
     const scope = currentScope();
     if (!scope) throw new NotInWorkflowError('Durable.signal()');
-    return scope.run.abort.signal;
+    return scope.step?.signal ?? scope.run.forward.signal;
+  },
+
+  /**
+   * Inside a step: reports how far it got — any small JSON value (at most 4 KiB), e.g.
+   * `{ done: 420, total: 1000 }` or `0.42`. getRun(id).progress and the dashboard show the latest
+   * value of each step executing now. Cheap to call often: the run row is updated at most once a
+   * second (the latest value wins), fenced by the lease. Best effort: never fails the step.
+   */
+  progress(value: unknown): void {
+    reportProgress(value);
+  },
+
+  /**
+   * Runs, now, the compensations of the steps completed so far (those declaring `compensate`),
+   * newest first, each as a durable step; then the workflow goes on (e.g. to record why it gave
+   * up). Each compensation runs once per run: the ones run here do not run again if the workflow
+   * fails later. Throws CompensationFailedError if one fails after its retries (the older ones
+   * then do not run). Resolves to how many ran. Workflow code only.
+   */
+  compensate(): Promise<number> {
+    return compensateNow();
   },
 
   /**
    * Runs `fn` as a durable step named `name`, exactly like a method marked @Step(options): its
    * result is checkpointed, replayed after a crash, retried with back-off when it throws
    * (transactional: true runs it in one Prisma transaction with its checkpoint). For code without
-   * a provider method to decorate, e.g. with the Nest-free engine.
+   * a provider method to decorate, e.g. with the Nest-free engine. `compensate` is a function of
+   * the step's result (or `{ run, ...step options }`) that undoes it.
    */
-  step<T>(name: string, fn: () => T | Promise<T>, options: Omit<StepOptions, 'name'> = {}): Promise<Awaited<T>> {
+  step<T>(name: string, fn: () => T | Promise<T>, options: InlineStepOptions<Awaited<T>> = {}): Promise<Awaited<T>> {
     try {
-      checkStepOptions(`Durable.step("${String(name)}")`, { ...options, name });
-      return Promise.resolve(invokeStep({ name, options }, fn) as Awaited<T>);
+      checkStepOptions(`Durable.step("${String(name)}")`, { ...options, name }, 'inline');
+      return Promise.resolve(invokeStep({ name, options: options as StepOptions }, fn) as Awaited<T>);
     } catch (err) {
       return Promise.reject(err);
     }

@@ -23,14 +23,24 @@ export interface Operation {
  * checkpoint recorded there has the same name, and hand the operation to `body`, which replays
  * the recorded result or does the work and records it. Outside workflow code (no run in scope, or
  * inside a step, which may run more than once) it throws NotInWorkflowError naming `api`.
+ * While the run is being cancelled with compensation, an operation of the workflow (`kind`
+ * 'forward') that is not recorded as done throws WorkflowCancelledError instead (the same happens
+ * on every replay, so the workflow unwinds at the same place); compensations ('compensation') run.
  * Synchronous throws come back as a rejected promise (safe inside Promise.all).
  */
-export function durableOperation<T>(api: string, name: string, body: (op: Operation) => T | Promise<T>): Promise<T> {
+export function durableOperation<T>(
+  api: string,
+  name: string,
+  body: (op: Operation) => T | Promise<T>,
+  kind: 'forward' | 'compensation' = 'forward',
+): Promise<T> {
   try {
     const ctx = workflowContext(api);
     const seq = ctx.takeSeq();
     ctx.throwIfStopped();
-    return Promise.resolve(body({ ctx, seq, name, recorded: recordedAt(ctx, seq, name) }));
+    const recorded = recordedAt(ctx, seq, name);
+    if (kind === 'forward' && ctx.cancelling && (!recorded || recorded.status === 'WAITING')) throw ctx.cancelledError();
+    return Promise.resolve(body({ ctx, seq, name, recorded }));
   } catch (err) {
     return Promise.reject(err);
   }

@@ -1,3 +1,4 @@
+import type { EndResult } from '../store/checkpoints.js';
 import type { NewRun, RunEnd, StepCheckpoint } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
@@ -9,10 +10,10 @@ export interface TransactionalPrisma extends PrismaLike {
   $transaction<R>(fn: (tx: PrismaLike) => Promise<R>, options?: StepTransactionOptions): Promise<R>;
 }
 
-/** The fenced writes executions make, grouped across executions: each resolves to false when the lease was lost. */
+/** The fenced writes executions make, grouped across executions: a step resolves to false when the lease was lost. */
 export interface ExecutionWrites {
   step(s: StepCheckpoint): Promise<boolean>;
-  end(e: RunEnd): Promise<boolean>;
+  end(e: RunEnd): Promise<EndResult>;
 }
 
 /** What an execution needs from the engine around it. */

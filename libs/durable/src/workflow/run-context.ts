@@ -1,7 +1,21 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { WorkflowCancelledError } from '../errors/index.js';
 import type { RecordedStep } from '../store/rows.js';
+import type { StepDefinition } from '../definitions/definitions.js';
 import type { ExecutionServices } from './execution-services.js';
 import { recordRunEvent } from './run-history.js';
+
+/** The compensation of a completed step, ready to run as a durable step of the run. */
+export interface PendingCompensation {
+  /** The step it undoes. */
+  seq: number;
+  step: string;
+  /** What undoes it (a method name, or an inline function's name). */
+  by: string;
+  /** The compensation step: name `compensate:<step>`, the compensation's own options. */
+  def: StepDefinition;
+  call: () => unknown;
+}
 
 /** Why an execution stopped before its workflow returned. */
 export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended';
@@ -28,6 +42,23 @@ export class RunContext {
   /** Aborted when the execution stops; steps receive it through Durable.signal(). */
   readonly abort = new AbortController();
   /**
+   * Aborted when the execution stops, and also when the run is asked to cancel with compensation:
+   * the signal of the workflow's own steps (compensation steps get `abort`, they must finish).
+   */
+  readonly forward = new AbortController();
+  /**
+   * cancel(id, { compensate: true }) was asked: every durable operation not done yet throws
+   * WorkflowCancelledError into the workflow code, which unwinds; then the compensations run and
+   * the run ends CANCELLED.
+   */
+  cancelling = false;
+  /** Compensations of the steps completed so far (recorded or replayed) that have not run yet, by step seq. */
+  readonly compensations = new Map<number, PendingCompensation>();
+  /** Steps whose compensation ran (or was recorded) in this execution. */
+  readonly compensated = new Set<number>();
+  /** A compensation failed: no further compensation runs in this execution (older steps stay as they are). */
+  compensationFailed = false;
+  /**
    * available_at of the run as this execution last saw it: durable waits suspend the run only
    * while it is unchanged (a message or a finished child changes it). See store/wait-sql.ts.
    */
@@ -35,7 +66,7 @@ export class RunContext {
   /** Set when the execution stopped because the run suspended (WAITING until then), and its queue. */
   suspended: { until: Date; queue: string } | null = null;
   /** Pending durable waits of this execution (created on first use; see waits.ts). */
-  waits: { signal(): void; idle(): void; hurry(): void; close(): Promise<void> } | null = null;
+  waits: { signal(): void; idle(): void; hurry(): void; cancel(err: Error): void; close(): Promise<void> } | null = null;
   /** Step executions in flight: a run suspends only when none is (its waits are all it has left). */
   private busyCount = 0;
   /** Writes in flight that may give the lease up (the run's end, a suspension); see releasing(). */
@@ -49,6 +80,9 @@ export class RunContext {
   ) {
     this.recorded = new Map(steps.map((s) => [s.seq, s]));
   }
+
+  /** Step progress reporter of this execution (created on first Durable.progress(); see progress.ts). */
+  progress: { stepEnded(seq: number): void; close(): void } | null = null;
 
   /** Step executions this execution started, awaited by the workflow or not (see track). */
   private readonly started = new Set<Promise<unknown>>();
@@ -75,6 +109,16 @@ export class RunContext {
     return this.nextSeq++;
   }
 
+  /** The sequence number the next durable operation will take. */
+  get position(): number {
+    return this.nextSeq;
+  }
+
+  /** Every step recorded when this execution began (replay), in seq order. */
+  recordedSteps(): RecordedStep[] {
+    return [...this.recorded.values()].sort((a, b) => a.seq - b.seq);
+  }
+
   recordedStep(seq: number): RecordedStep | undefined {
     return this.recorded.get(seq);
   }
@@ -83,6 +127,7 @@ export class RunContext {
     if (this.stopped) return;
     this.stopped = reason;
     this.abort.abort(new ExecutionStopped(reason));
+    if (!this.forward.signal.aborted) this.forward.abort(new ExecutionStopped(reason));
     if (reason === 'lease-lost')
       recordRunEvent(this.services, this.runId, 'lease_lost', { epoch: this.epoch, worker: this.services.options.workerId });
   }
@@ -135,12 +180,34 @@ export class RunContext {
   throwIfStopped(): void {
     if (this.stopped) throw new ExecutionStopped(this.stopped);
   }
+
+  /**
+   * The run is to be cancelled with compensation: its steps' signals abort, its pending waits and
+   * every durable operation not done yet throw WorkflowCancelledError (what completed meanwhile is
+   * kept: a replay sees the same). The executor then runs the compensations and ends it CANCELLED.
+   */
+  requestCancel(): void {
+    if (this.cancelling || this.stopped) return;
+    this.cancelling = true;
+    this.forward.abort(this.cancelledError());
+    this.waits?.cancel(this.cancelledError());
+  }
+
+  /** What a durable operation of a run being cancelled with compensation throws. */
+  cancelledError(): WorkflowCancelledError {
+    return new WorkflowCancelledError(
+      this.runId,
+      `Run ${this.runId} is being cancelled (cancel with compensate: true): this durable operation does not run; the ` +
+        `workflow unwinds, then the compensations of its completed steps run and the run ends CANCELLED.`,
+    );
+  }
 }
 
 /** What is in scope while code runs: the run, and the step being executed (if any). */
 export interface DurableScope {
   run: RunContext;
-  step?: { name: string; seq: number; tx?: unknown };
+  /** signal: the attempt's Durable.signal() (the run stopping or being cancelled, or the step's timeout). */
+  step?: { name: string; seq: number; tx?: unknown; signal?: AbortSignal };
 }
 
 export const durableScope = new AsyncLocalStorage<DurableScope>();

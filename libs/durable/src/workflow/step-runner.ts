@@ -2,50 +2,95 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { errorText } from '../errors/error-text.js';
 import {
+  InvalidDefinitionError,
   InvalidOptionsError,
   NotInWorkflowError,
   PayloadTooLargeError,
   SerializationError,
+  StepTimeoutError,
   StepTransactionTimeoutError,
 } from '../errors/index.js';
 import { insertStep } from '../store/checkpoints.js';
 import { isConnectionError } from '../store/connection-errors.js';
-import type { RecordedStep, StepCheckpoint } from '../store/rows.js';
+import type { RecordedStep, StepCheckpoint, StepCompensation } from '../store/rows.js';
 import { storeWithin } from '../store/store.js';
 import { decode, encode, errorToJson, reviveError } from '../codec/codec.js';
+import { TIMED_OUT_STEP_WARN_MS } from '../config/limits.js';
 import { resolveRetryPolicy } from '../config/retry-policy.js';
 import type { StepDefinition } from '../definitions/definitions.js';
+import { stepMethod } from '../definitions/step-methods.js';
 import { shouldRetry, stepRetryDelay } from '../retry/step-retries.js';
 import { durableOperation, type Operation } from './durable-operation.js';
 import { retryingWrite } from './retrying-write.js';
-import { currentScope, durableScope, ExecutionStopped, type RunContext } from './run-context.js';
+import { currentScope, durableScope, ExecutionStopped, type PendingCompensation, type RunContext } from './run-context.js';
 import { recordRunEvent } from './run-history.js';
+
+/** How a @Step() method was called: its instance and arguments (a compensation named by the step needs them). */
+export interface StepBinding {
+  self: unknown;
+  args: unknown[];
+  /** Parameters the method declares: arguments left out are recorded as undefined, so the result always comes after them. */
+  arity?: number;
+}
 
 /**
  * Called by every @Step() method (and Durable.step). Outside a workflow, or inside another step,
  * the method runs as a plain call. Inside a workflow it is a durable operation: the recorded
  * result is replayed, or the code runs with retries and its outcome is checkpointed (fenced by
- * the lease epoch).
+ * the lease epoch). A step that declares a compensation records it with its checkpoint, and the
+ * run keeps it (see compensation.ts).
  */
-export function invokeStep(def: StepDefinition, call: () => unknown): unknown {
+export function invokeStep(def: StepDefinition, call: () => unknown, binding?: StepBinding): unknown {
   const scope = currentScope();
   if (!scope || scope.step) return call();
-  const step = durableOperation('a step', def.name, (op) => (op.recorded ? replayStep(op.recorded) : runStep(op, def, call)));
+  const step = durableOperation('a step', def.name, (op) =>
+    op.recorded ? replayStep(op, def, op.recorded, binding) : runStep(op, def, call, binding, null),
+  );
   scope.run.track(step); // the run's end waits for it even if the workflow never awaits it
   return step;
 }
 
-function replayStep(recorded: RecordedStep): unknown {
-  if (recorded.status === 'SUCCEEDED') return decode(recorded.output);
+/** Runs a compensation as one durable step of the run (replayed if recorded); see compensation.ts. */
+export function invokeCompensation(c: PendingCompensation): Promise<unknown> {
+  const step = durableOperation(
+    'a compensation',
+    c.def.name,
+    (op) => {
+      if (!op.recorded) return runStep(op, c.def, c.call, undefined, c.seq);
+      op.ctx.compensated.add(c.seq);
+      return replayStep(op, c.def, op.recorded, undefined);
+    },
+    'compensation',
+  );
+  currentScope()?.run.track(step);
+  return step;
+}
+
+function replayStep(op: Operation, def: StepDefinition, recorded: RecordedStep, binding: StepBinding | undefined): unknown {
+  if (recorded.status === 'SUCCEEDED') {
+    const value = decode(recorded.output);
+    if (recorded.compensation) registerCompensation(op.ctx, op.seq, def, binding, recorded.compensation, value);
+    return value;
+  }
   throw reviveError((recorded.error ?? { message: 'step failed' }) as Record<string, unknown>);
 }
 
-async function runStep(op: Operation, def: StepDefinition, call: () => unknown): Promise<unknown> {
+async function runStep(
+  op: Operation,
+  def: StepDefinition,
+  call: () => unknown,
+  binding: StepBinding | undefined,
+  compensates: number | null,
+): Promise<unknown> {
   // A step executing: the run cannot suspend on its other waits meanwhile (see wait-set.ts).
   const done = op.ctx.enterWork();
   try {
-    return await executeStep(op.ctx, def, op.seq, call);
+    const r = await executeStep(op.ctx, def, op.seq, call, { binding, compensates });
+    if (r.compensation) registerCompensation(op.ctx, op.seq, def, binding, JSON.parse(r.compensation) as StepCompensation, r.value);
+    if (compensates !== null) op.ctx.compensated.add(compensates);
+    return r.value;
   } finally {
+    op.ctx.progress?.stepEnded(op.seq);
     done();
   }
 }
@@ -61,6 +106,10 @@ interface StepAttempt {
   started: number;
   /** "step "name" (#seq) of run id", for messages. */
   where: string;
+  /** What undoes the step (JSON text), recorded with its checkpoint; null if nothing. */
+  compensation: string | null;
+  /** A compensation step: the seq of the step it undoes. */
+  compensates: number | null;
 }
 
 /** The checkpoint of an attempt's outcome (output/error as JSON text). */
@@ -74,26 +123,46 @@ const checkpointOf = (a: StepAttempt, status: StepCheckpoint['status'], output: 
   error,
   attempts: a.attempt,
   durationMs: performance.now() - a.started,
+  compensation: status === 'SUCCEEDED' ? a.compensation : null,
+  compensates: a.compensates,
 });
 
-async function executeStep(ctx: RunContext, def: StepDefinition, seq: number, call: () => unknown): Promise<unknown> {
+async function executeStep(
+  ctx: RunContext,
+  def: StepDefinition,
+  seq: number,
+  call: () => unknown,
+  extra: { binding: StepBinding | undefined; compensates: number | null },
+): Promise<{ value: unknown; compensation: string | null }> {
   const { options } = ctx.services;
   const policy = resolveRetryPolicy(options.stepRetries, def.options.retries);
   const where = `step "${def.name}" (#${seq}) of run ${ctx.runId}`;
   const started = performance.now();
+  // A compensation step finishes even while the run is being cancelled; the workflow's own steps do not.
+  const forward = extra.compensates === null;
+  let compensation: string | null | undefined;
   for (let attempt = 1; ; attempt++) {
     ctx.throwIfStopped();
-    const a: StepAttempt = { ctx, def, seq, call, attempt, started, where };
+    if (forward && ctx.cancelling) throw ctx.cancelledError();
+    const a: StepAttempt = { ctx, def, seq, call, attempt, started, where, compensation: null, compensates: extra.compensates };
     try {
+      // Before the step's code runs: arguments a compensation needs must be storable.
+      a.compensation = compensation ??= forward ? compensationRecord(ctx, def, seq, extra.binding) : null;
       const encoded = def.options.transactional ? await executeTransactional(a) : await executePlain(a);
-      return decode(JSON.parse(encoded));
+      return { value: decode(JSON.parse(encoded)), compensation: a.compensation };
     } catch (err) {
       if (err instanceof ExecutionStopped || ctx.stopped) throw ctx.stopped ? new ExecutionStopped(ctx.stopped) : err;
+      // Cancelled with compensation meanwhile: no retry, and no FAILED checkpoint (a replay sees the cancel too).
+      if (forward && ctx.cancelling) throw ctx.cancelledError();
       const final = err instanceof SerializationError || err instanceof PayloadTooLargeError || !shouldRetry(policy, attempt, err);
       if (!final) {
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
         recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) });
-        await delay(stepRetryDelay(policy, attempt), undefined, { signal: ctx.abort.signal }).catch(() => ctx.throwIfStopped());
+        const signal = forward ? ctx.forward.signal : ctx.abort.signal;
+        await delay(stepRetryDelay(policy, attempt), undefined, { signal }).catch(() => {
+          ctx.throwIfStopped();
+          if (forward && ctx.cancelling) throw ctx.cancelledError();
+        });
         continue;
       }
       await checkpoint(ctx, checkpointOf(a, 'FAILED', null, JSON.stringify(errorToJson(err, { step: def.name, seq, attempts: attempt }))));
@@ -102,11 +171,88 @@ async function executeStep(ctx: RunContext, def: StepDefinition, seq: number, ca
   }
 }
 
+/**
+ * The attempt's Durable.signal(): the run stopping (and, for the workflow's own steps, a cancel with
+ * compensation), plus the step's timeout if it has one. `timedOut` rejects when the time is up.
+ */
+function attemptSignal(a: StepAttempt): { signal: AbortSignal; timedOut: Promise<never> | null; done(): void } {
+  const base = a.compensates === null ? a.ctx.forward.signal : a.ctx.abort.signal;
+  const timeoutMs = a.def.options.timeoutMs;
+  if (!timeoutMs) return { signal: base, timedOut: null, done: () => {} };
+  const ac = new AbortController();
+  const follow = () => ac.abort(base.reason);
+  if (base.aborted) follow();
+  else base.addEventListener('abort', follow, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const err = new StepTimeoutError(a.def.name, timeoutMs, a.attempt);
+      ac.abort(err);
+      reject(err);
+    }, timeoutMs);
+  });
+  timedOut.catch(() => {});
+  return {
+    signal: ac.signal,
+    timedOut,
+    done: () => {
+      clearTimeout(timer);
+      base.removeEventListener('abort', follow);
+    },
+  };
+}
+
 async function executePlain(a: StepAttempt): Promise<string> {
-  const output = await durableScope.run({ run: a.ctx, step: { name: a.def.name, seq: a.seq } }, a.call);
-  const encoded = encode(output, { where: a.where, maxBytes: a.ctx.services.options.maxPayloadBytes });
-  await checkpoint(a.ctx, checkpointOf(a, 'SUCCEEDED', encoded, null));
+  const { ctx } = a;
+  const s = attemptSignal(a);
+  // The step's code, started now; a synchronous throw is a rejection like any other.
+  const running = (async () => durableScope.run({ run: ctx, step: { name: a.def.name, seq: a.seq, signal: s.signal } }, a.call))();
+  running.catch(() => {}); // settled below, or abandoned because the run stopped
+  let output: unknown;
+  try {
+    output = s.timedOut ? await Promise.race([running, s.timedOut]) : await running;
+  } catch (err) {
+    if (err instanceof StepTimeoutError) await settled(a, running);
+    throw err;
+  } finally {
+    s.done();
+  }
+  const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
+  await checkpoint(ctx, checkpointOf(a, 'SUCCEEDED', encoded, null));
   return encoded;
+}
+
+/**
+ * A timed-out attempt's code has seen its signal abort; the next attempt must not start while it
+ * still runs (one run never executes a step twice at the same time): wait for it to settle, or for
+ * the execution to stop. Code that ignores the signal holds the step (and its run) until it ends.
+ */
+async function settled(a: StepAttempt, running: Promise<unknown>): Promise<void> {
+  const { ctx } = a;
+  const warn = setTimeout(() => {
+    ctx.services.options.logger.warn(
+      `${a.where} timed out ${TIMED_OUT_STEP_WARN_MS} ms ago and its code is still running (it does not stop on ` +
+        `Durable.signal()); its next attempt waits until it ends`,
+    );
+  }, TIMED_OUT_STEP_WARN_MS);
+  warn.unref?.();
+  const stop = ctx.abort.signal;
+  let onStop: (() => void) | undefined;
+  try {
+    await new Promise<void>((resolve) => {
+      if (stop.aborted) return resolve();
+      onStop = resolve;
+      stop.addEventListener('abort', onStop, { once: true });
+      running.then(
+        () => resolve(),
+        () => resolve(),
+      );
+    });
+  } finally {
+    clearTimeout(warn);
+    if (onStop) stop.removeEventListener('abort', onStop);
+  }
+  ctx.throwIfStopped();
 }
 
 /** The step's code and its checkpoint commit together, or neither does. */
@@ -117,6 +263,7 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
     throw new InvalidOptionsError(
       `${a.where} is transactional but the engine has no Prisma client; pass one (DurableModule option "prisma").`,
     );
+  const signal = a.compensates === null ? ctx.forward.signal : ctx.abort.signal;
   // While the database is unreachable the transaction cannot even begin: that is retried like a
   // checkpoint write (the step's code has not run), not counted as one of the step's attempts.
   let entered = false;
@@ -127,9 +274,9 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
       () =>
         prisma.$transaction(async (tx) => {
           entered = true;
-          const output = await durableScope.run({ run: ctx, step: { name: def.name, seq: a.seq, tx } }, a.call);
+          const output = await durableScope.run({ run: ctx, step: { name: def.name, seq: a.seq, tx, signal } }, a.call);
           const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
-          // The lease moved on: throwing rolls the step's own writes back with the checkpoint.
+          // The lease moved on: throwing rolls the step's own writes back with the checkpoint (and its compensation).
           if (!(await insertStep(storeWithin(ctx.services.store, tx), checkpointOf(a, 'SUCCEEDED', encoded, null)))) throw ctx.leaseLost();
           return encoded;
         }, def.options.transaction),
@@ -145,6 +292,74 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
 async function checkpoint(ctx: RunContext, s: StepCheckpoint): Promise<void> {
   const written = await retryingWrite(ctx, () => ctx.services.writes.step(s));
   if (!written) throw ctx.leaseLost();
+}
+
+/**
+ * What undoes the step, as stored with its checkpoint (JSON text): the compensation's name and, for
+ * a method, the step's arguments (encoded now, before the step runs: arguments that cannot be stored
+ * fail the step before it does anything). null when the step declares no compensation.
+ */
+function compensationRecord(ctx: RunContext, def: StepDefinition, seq: number, binding: StepBinding | undefined): string | null {
+  const c = def.options.compensate;
+  if (c === undefined) return null;
+  if (typeof c === 'string') {
+    const given = binding?.args ?? [];
+    const missing = Math.max(0, (binding?.arity ?? 0) - given.length);
+    const args = encode(missing ? [...given, ...new Array<undefined>(missing).fill(undefined)] : given, {
+      where: `the arguments of step "${def.name}" (#${seq}) of run ${ctx.runId}, kept for its compensation "${c}"`,
+      maxBytes: ctx.services.options.maxPayloadBytes,
+    });
+    return `{"by":${JSON.stringify(c)},"args":${args}}`;
+  }
+  const fn = typeof c === 'function' ? c : c.run;
+  return JSON.stringify({ by: fn.name || 'compensate' });
+}
+
+/**
+ * A completed step with a recorded compensation: the run keeps the compensation, ready to run. Its
+ * code comes from the step's options (an inline function), or from the method the record names on
+ * the step's instance (its own @Step options apply), called with the recorded arguments and the
+ * step's result — the same values on the first execution and on every replay.
+ */
+function registerCompensation(
+  ctx: RunContext,
+  seq: number,
+  def: StepDefinition,
+  binding: StepBinding | undefined,
+  rec: StepCompensation,
+  result: unknown,
+): void {
+  const name = `compensate:${def.name}`;
+  const c = def.options.compensate;
+  let compensation: Pick<PendingCompensation, 'def' | 'call'>;
+  if (typeof c === 'function') compensation = { def: { name, options: {} }, call: () => c(result as never) };
+  else if (c && typeof c === 'object') {
+    const { run, ...options } = c;
+    compensation = { def: { name, options }, call: () => run(result as never) };
+  } else {
+    const self = binding?.self as Record<string, unknown> | undefined;
+    const target = self?.[rec.by];
+    if (typeof target !== 'function') {
+      compensation = {
+        def: { name, options: { retries: 0 } },
+        call: () => {
+          throw new InvalidDefinitionError(
+            `The compensation "${rec.by}" of step "${def.name}" (#${seq}) of run ${ctx.runId} is no longer in the code: ` +
+              `restore it (a method of the step's class), or fork the run.`,
+          );
+        },
+      };
+    } else {
+      const method = stepMethod(target);
+      const args = decode(rec.args);
+      const fn = method?.original ?? (target as (...a: unknown[]) => unknown);
+      compensation = {
+        def: { name, options: { ...(method?.def.options ?? {}), name: undefined, compensate: undefined } },
+        call: () => fn.apply(self, [...(Array.isArray(args) ? args : []), result]),
+      };
+    }
+  }
+  ctx.compensations.set(seq, { seq, step: def.name, by: rec.by, ...compensation });
 }
 
 /** Durable.tx(): the Prisma transaction of the transactional step in scope. */

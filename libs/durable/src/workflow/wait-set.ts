@@ -56,6 +56,7 @@ export class WaitSet {
   /** Registers a wait; the promise settles when it ends (or rejects with ExecutionStopped). */
   wait<T>(spec: WaitSpec, settle: (output: unknown) => T): Promise<T> {
     if (this.ctx.stopped) return Promise.reject(new ExecutionStopped(this.ctx.stopped));
+    if (this.ctx.cancelling) return Promise.reject(this.ctx.cancelledError());
     const p = new Promise<T>((resolve, reject) => {
       this.pending.set(spec.seq, { ...spec, resolve: resolve as (v: unknown) => void, reject, settle, since: Date.now() });
     });
@@ -96,6 +97,23 @@ export class WaitSet {
     this.closed = true;
     clearTimeout(this.timer);
     await this.flushing;
+  }
+
+  /**
+   * The run is being cancelled with compensation: no further statement; pending waits reject with
+   * `err` — after the statement in flight (if any) has delivered what it resolved, because what it
+   * recorded is what a replay will see.
+   */
+  cancel(err: Error): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    const rejectPending = () => {
+      const waits = [...this.pending.values()];
+      this.pending.clear();
+      for (const w of waits) w.reject(err);
+    };
+    if (this.flushing) void this.flushing.then(rejectPending, rejectPending);
+    else rejectPending();
   }
 
   private abortAll(): void {

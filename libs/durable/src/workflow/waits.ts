@@ -18,8 +18,13 @@ export function durableSleep(ms: number): Promise<void> {
   }
   const scope = currentScope();
   if (scope?.step) {
-    // Inside a step: a plain (non-durable) pause that ends early if the run must stop.
-    return delay(ms, undefined, { signal: scope.run.abort.signal }).catch(() => scope.run.throwIfStopped());
+    // Inside a step: a plain (non-durable) pause that ends early if the run must stop, or the step's
+    // attempt is over (its timeout, a cancel with compensation): it throws the signal's reason then.
+    const signal = scope.step.signal ?? scope.run.abort.signal;
+    return delay(ms, undefined, { signal }).catch((err: unknown) => {
+      scope.run.throwIfStopped();
+      throw signal.aborted ? signal.reason : err;
+    });
   }
   return durableOperation('Durable.sleep()', SLEEP_STEP, async ({ ctx, seq, name, recorded }) => {
     const due = recorded ? (decode(recorded.output) as Date) : null;

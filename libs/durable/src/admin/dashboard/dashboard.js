@@ -10,6 +10,8 @@
   var ACTIVE = ['PENDING', 'RUNNING', 'WAITING'];
   var TOKEN_KEY = 'nestjs-durable.token';
   var REFRESH_MS = 5000;
+  /** An open run that is still going is refreshed this often (live progress, compensation). */
+  var RUN_REFRESH_MS = 1500;
 
   var state = {
     statuses: [],
@@ -124,6 +126,9 @@
     return end - new Date(r.startedAt).getTime();
   }
   function badge(status) { return el('span', { class: 'badge ' + status, 'data-status': status }, el('span', { class: 'dot' }), status); }
+  /** A run asked to cancel with compensation that has not ended yet: it is undoing its steps. */
+  function cancelling(r) { return !!r.cancelRequestedAt && ACTIVE.indexOf(r.status) >= 0; }
+  function cancellingTag() { return el('span', { class: 'tag-cancelling', 'data-cancelling': '', title: 'Cancelled with compensation: undoing its steps, then CANCELLED' }, 'cancelling'); }
   function nf(n) { return Number(n || 0).toLocaleString(); }
 
   function toast(message, isError) {
@@ -319,7 +324,7 @@
         el('td', { class: 'id mono', title: r.id, text: r.id }),
         el('td', { text: r.workflowName }),
         el('td', { class: 'c-queue', text: r.queue }),
-        el('td', null, badge(r.status)),
+        el('td', null, badge(r.status), cancelling(r) ? cancellingTag() : null),
         el('td', { class: 'num', text: r.stepCount }),
         el('td', { title: fmtTime(r.createdAt), text: ago(r.createdAt) }),
         el('td', { class: 'num', text: fmtDuration(runDuration(r)) }),
@@ -394,7 +399,7 @@
       el('div', { class: 'detail-head' },
         el('button', { type: 'button', class: 'ghost', onclick: closeRun, title: 'Close' }, '✕'),
         el('h2', { id: 'run-id', text: r.id }),
-        el('span', { id: 'run-status' }, badge(r.status))),
+        el('span', { id: 'run-status' }, badge(r.status), cancelling(r) ? cancellingTag() : null)),
       el('div', { class: 'detail-actions' },
         el('button', { type: 'button', id: 'btn-cancel', class: 'danger', disabled: !canCancel, onclick: function () { confirmAction('cancel', r); } }, 'Cancel run'),
         el('button', { type: 'button', id: 'btn-resume', disabled: !canResume, onclick: function () { confirmAction('resume', r); } }, 'Resume'),
@@ -422,6 +427,7 @@
     if (r.leaseOwner) f('Lease owner', r.leaseOwner);
     if (r.leaseExpiresAt) f('Lease expires', fmtTime(r.leaseExpiresAt), r.leaseExpiresAt);
     if (r.deadlineAt) f('Deadline', fmtTime(r.deadlineAt), r.deadlineAt);
+    if (r.cancelRequestedAt) f('Cancelled with compensation', fmtTime(r.cancelRequestedAt), r.cancelRequestedAt);
     if (r.status === 'PENDING' || r.status === 'WAITING') f('Available at', fmtTime(r.availableAt), r.availableAt);
     if (r.parentId) f('Parent', el('a', { class: 'mono', onclick: function () { openRun(r.parentId); } }, r.parentId), r.parentId);
     if (r.appVersion) f('App version', r.appVersion);
@@ -465,7 +471,9 @@
   /** Steps as a Gantt-like timeline: where each step sat in the run, and how long it took. */
   function timeline(r) {
     var steps = r.steps;
-    if (!steps.length) return el('p', { class: 'muted', text: r.status === 'PENDING' ? 'Not started yet.' : 'No steps recorded.' });
+    var live = r.progress && r.status === 'RUNNING' ? r.progress.steps : [];
+    if (!steps.length && !live.length) return el('p', { class: 'muted', text: r.status === 'PENDING' ? 'Not started yet.' : 'No steps recorded.' });
+    if (!steps.length) return el('div', null, progressTable(live, r.progress.at));
     var t0 = Infinity, t1 = -Infinity;
     steps.forEach(function (s) {
       var a = new Date(s.startedAt || s.finishedAt).getTime(), b = new Date(s.finishedAt).getTime();
@@ -488,12 +496,13 @@
       bar.style.width = (Math.max(0, b - a) / span * 100).toFixed(3) + '%';
       var open = !!state.openSteps[s.seq];
       var slow = s.durationMs != null && steps.length > 1 && s.durationMs >= slowFrom;
+      if (s.compensates != null) bar.className += ' comp';
       tb.appendChild(el('tr', {
-        class: 'step' + (open ? ' open' : ''), 'data-seq': s.seq,
+        class: 'step' + (open ? ' open' : '') + (s.compensates != null ? ' compensation' : ''), 'data-seq': s.seq,
         onclick: function () { state.openSteps[s.seq] = !open; renderRun(state.run); },
       },
       el('td', { class: 'num', text: s.seq }),
-      el('td', { class: 'mono', text: s.name }),
+      el('td', { class: 'mono' }, s.name, stepNote(s)),
       el('td', null, badge(s.status)),
       el('td', { class: 'num', text: s.attempts }),
       el('td', { class: 'bar-cell' }, el('div', { class: 'track' }, bar)),
@@ -502,12 +511,63 @@
         tb.appendChild(el('tr', { class: 'step-body' }, el('td', { colspan: 6 },
           s.error ? el('div', null, el('h3', { text: 'Error' }), jsonView(s.error)) : null,
           el('h3', { text: 'Output' }), jsonView(s.output),
+          s.compensation ? el('div', null, el('h3', { text: 'Undone by ' + s.compensation.by + (s.compensation.args ? ' (step arguments, then its output)' : ' (its output)') }),
+            s.compensation.args ? jsonView(s.compensation.args) : null) : null,
           el('p', { class: 'muted', text: 'started ' + fmtTime(s.startedAt) + ' · finished ' + fmtTime(s.finishedAt) }))));
       }
     });
     table.appendChild(tb);
     var more = r.totals.steps > steps.length ? el('p', { class: 'muted', text: 'Showing the first ' + steps.length + ' of ' + nf(r.totals.steps) + ' steps.' }) : null;
-    return el('div', null, table, more);
+    return el('div', null, live.length ? progressTable(live, r.progress.at) : null, table, more);
+  }
+
+  /** What the step name cell says besides the name: what undoes it, or what it undoes. */
+  function stepNote(s) {
+    if (s.compensates != null) return el('span', { class: 'step-note comp', 'data-compensates': s.compensates, text: ' ↩ undoes #' + s.compensates });
+    if (s.compensation) return el('span', { class: 'step-note', 'data-compensation': s.compensation.by, title: 'Recorded with the step: undone by ' + s.compensation.by + ' if the run fails or is cancelled with compensation', text: ' ↺ ' + s.compensation.by });
+    return null;
+  }
+
+  /** Steps executing now, with the latest value they passed to Durable.progress(). */
+  function progressTable(live, at) {
+    var tb = el('tbody');
+    live.forEach(function (p) {
+      var frac = progressFraction(p.value);
+      var bar = el('div', { class: 'bar RUNNING' });
+      bar.style.left = '0';
+      bar.style.width = frac == null ? '100%' : (Math.max(0, Math.min(1, frac)) * 100).toFixed(1) + '%';
+      if (frac == null) bar.className += ' indeterminate';
+      tb.appendChild(el('tr', { class: 'progress-row', 'data-seq': p.seq },
+        el('td', { class: 'num', text: p.seq }),
+        el('td', { class: 'mono', text: p.step }),
+        el('td', null, badge('RUNNING')),
+        el('td', { class: 'bar-cell' }, el('div', { class: 'track' }, bar)),
+        el('td', { class: 'progress-text', text: progressText(p.value) })));
+    });
+    return el('div', { class: 'live-progress', id: 'live-progress' },
+      el('h3', null, 'Running now', el('span', { class: 'muted', text: at ? 'progress reported ' + ago(at) : '' })),
+      el('table', { class: 'timeline' }, tb));
+  }
+  /** 0..1 for a number in [0, 1], { done, total }, or { percent } (0..100); null if the value says no fraction. */
+  function progressFraction(v) {
+    if (typeof v === 'number' && isFinite(v) && v >= 0 && v <= 1) return v;
+    if (v && typeof v === 'object') {
+      if (typeof v.done === 'number' && typeof v.total === 'number' && v.total > 0) return v.done / v.total;
+      if (typeof v.percent === 'number') return v.percent / 100;
+    }
+    return null;
+  }
+  function progressText(v) {
+    var frac = progressFraction(v);
+    var parts = [];
+    if (v && typeof v === 'object' && typeof v.done === 'number' && typeof v.total === 'number') parts.push(nf(v.done) + ' / ' + nf(v.total));
+    if (frac != null) parts.push(Math.round(frac * 100) + ' %');
+    if (v && typeof v === 'object' && typeof v.message === 'string') parts.push(v.message);
+    if (!parts.length) {
+      var text = typeof v === 'string' ? v : JSON.stringify(v);
+      parts.push(text && text.length > 120 ? text.slice(0, 119) + '…' : String(text));
+    }
+    return parts.join(' · ');
   }
 
   function simpleTable(rows, cols, total) {
@@ -576,13 +636,20 @@
   function confirmAction(kind, r) {
     var dlg = $('confirm');
     var stepInput = $('confirm-step');
+    var compensate = $('confirm-compensate');
     $('confirm-step-label').hidden = kind !== 'fork';
+    $('confirm-compensate-label').hidden = kind !== 'cancel';
     if (kind === 'cancel') {
+      var undoable = r.steps.filter(function (s) { return s.compensation; }).length;
+      compensate.checked = undoable > 0;
       $('confirm-title').textContent = 'Cancel this run?';
-      $('confirm-text').textContent = 'Run ' + r.id + ' (' + r.workflowName + ', ' + r.status + ') stops at its next step boundary. You can resume it later.';
+      $('confirm-text').textContent = 'Run ' + r.id + ' (' + r.workflowName + ', ' + r.status + ') stops at its next step boundary. ' +
+        (undoable ? undoable + ' completed step(s) declare how to undo them. ' : '') + 'Without compensation you can resume it later.';
     } else if (kind === 'resume') {
       $('confirm-title').textContent = 'Resume this run?';
-      $('confirm-text').textContent = 'Run ' + r.id + ' (' + r.status + ') continues from its last checkpoint; a failed last step runs again.';
+      $('confirm-text').textContent = r.cancelRequestedAt
+        ? 'Run ' + r.id + ' (' + r.status + ') was cancelled with compensation: resuming it finishes its compensations (a failed one runs again) and ends it CANCELLED; it does not run the workflow again (fork it for that).'
+        : 'Run ' + r.id + ' (' + r.status + ') continues from its last checkpoint; a failed last step runs again.';
     } else {
       var failed = r.steps.filter(function (s) { return s.status === 'FAILED'; })[0];
       stepInput.max = String(r.totals.steps);
@@ -597,13 +664,15 @@
       if (dlg.returnValue !== 'ok') return;
       var p = kind === 'fork'
         ? api('runs/' + encodeURIComponent(r.id) + '/fork', 'POST', { fromStep: Number(stepInput.value) })
-        : api('runs/' + encodeURIComponent(r.id) + '/' + kind, 'POST', {});
+        : api('runs/' + encodeURIComponent(r.id) + '/' + kind, 'POST', kind === 'cancel' ? { compensate: compensate.checked } : {});
       p.then(function (res) {
         if (kind === 'fork') {
           toast('Forked as ' + res.id + ' (' + res.copiedSteps + ' step results reused)');
           refreshAll().then(function () { openRun(res.id); });
         } else {
-          toast('Run ' + (kind === 'cancel' ? 'cancelled' : 'resumed') + ': now ' + res.status);
+          toast(kind === 'cancel' && res.cancelRequestedAt && ACTIVE.indexOf(res.status) >= 0
+            ? 'Run cancelling: it undoes its completed steps, then ends CANCELLED'
+            : 'Run ' + (kind === 'cancel' ? 'cancelled' : 'resumed') + ': now ' + res.status);
           refreshAll();
         }
       }, fail);
@@ -681,6 +750,13 @@
     setInterval(function () {
       if ($('live').checked && !document.hidden && !$('confirm').open) refreshAll(true);
     }, REFRESH_MS);
+    var runBusy = false;
+    setInterval(function () {
+      if (runBusy || busy || !$('live').checked || document.hidden || $('confirm').open) return;
+      if (!state.run || ACTIVE.indexOf(state.run.status) < 0) return;
+      runBusy = true;
+      loadRun(false).then(function () { runBusy = false; }, function () { runBusy = false; });
+    }, RUN_REFRESH_MS);
     loadWorkflows();
     refreshAll();
   }

@@ -16,8 +16,18 @@ import {
 import { AdminExceptionFilter } from './admin-exception.filter.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 import { AdminService } from '../../admin/admin-service.js';
-import { ErrorDto, ForkBodyDto, ForkResultDto, RunDetailDto, RunListDto, RunSummaryDto, StatsDto, WorkflowsDto } from './dto.js';
-import { onlyKnown, parseForkBody, parseListQuery, parseStatsQuery, runId } from '../../admin/params.js';
+import {
+  CancelBodyDto,
+  ErrorDto,
+  ForkBodyDto,
+  ForkResultDto,
+  RunDetailDto,
+  RunListDto,
+  RunSummaryDto,
+  StatsDto,
+  WorkflowsDto,
+} from './dto.js';
+import { onlyKnown, parseCancelBody, parseForkBody, parseListQuery, parseStatsQuery, runId } from '../../admin/params.js';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -97,13 +107,20 @@ export class AdminApiController implements OnModuleInit {
 
   @Post('runs/:id/cancel')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Cancel an unfinished run (idempotent for a cancelled one)' })
+  @ApiOperation({
+    summary: 'Cancel an unfinished run (idempotent for a cancelled one)',
+    description:
+      'With { "compensate": true } the run first undoes what its completed steps did (their compensations, newest first), ' +
+      'then ends CANCELLED; until then it stays unfinished with cancelRequestedAt set.',
+  })
   @idParam
+  @ApiBody({ type: CancelBodyDto, required: false })
   @ApiOkResponse({ type: RunSummaryDto })
   @errors(400, 404, 409)
-  cancel(@Param('id') id: unknown, @Query() query: unknown) {
+  cancel(@Param('id') id: unknown, @Body() body: unknown, @Query() query: unknown) {
     onlyKnown(query, []);
-    return this.admin.cancel(runId(id));
+    const run = runId(id);
+    return this.admin.cancel(run, parseCancelBody(body));
   }
 
   @Post('runs/:id/resume')

@@ -36,6 +36,8 @@ export class RunListItemDto {
   @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ type: String, format: 'date-time' }) availableAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) deadlineAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
+  cancelRequestedAt!: string | null;
 }
 
 export class RunListDto {
@@ -65,6 +67,25 @@ export class StepDto {
   @ApiProperty({ type: Number, nullable: true }) durationMs!: number | null;
   @ApiPropertyOptional(json) output?: unknown;
   @ApiPropertyOptional(json) error?: unknown;
+  @ApiPropertyOptional({
+    description: 'What undoes this step, recorded with it: { by: compensation name, args?: the step arguments }',
+    nullable: true,
+  })
+  compensation?: unknown;
+  @ApiProperty({ type: Number, nullable: true, description: 'On a compensation step: the seq of the step it undoes' })
+  compensates!: number | null;
+}
+
+export class StepProgressDto {
+  @ApiProperty({ type: Number }) seq!: number;
+  @ApiProperty({ type: String }) step!: string;
+  @ApiPropertyOptional({ description: 'The latest value the step passed to Durable.progress()', nullable: true }) value?: unknown;
+}
+
+export class ProgressDto {
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it was written (database clock)' })
+  at!: string | null;
+  @ApiProperty({ type: [StepProgressDto] }) steps!: StepProgressDto[];
 }
 
 export class MessageDto {
@@ -119,6 +140,10 @@ export class RunDetailDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
   @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
+  cancelRequestedAt!: string | null;
+  @ApiProperty({ type: ProgressDto, nullable: true, description: 'Live progress of the steps executing now (Durable.progress)' })
+  progress!: ProgressDto | null;
   @ApiProperty({ type: [StepDto], description: 'Timeline, by seq (first 2000)' }) steps!: StepDto[];
   @ApiProperty({ type: [MessageDto], description: 'Messages sent to the run (latest 500)' }) messages!: MessageDto[];
   @ApiProperty({ type: [EventDto], description: 'Events the run published (Durable.setEvent)' }) events!: EventDto[];
@@ -133,6 +158,16 @@ export class RunSummaryDto {
   @ApiProperty({ type: String }) workflowName!: string;
   @ApiProperty({ enum: statuses }) status!: string;
   @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
+  cancelRequestedAt!: string | null;
+}
+
+export class CancelBodyDto {
+  @ApiPropertyOptional({
+    type: Boolean,
+    description: 'Undo what the run did first: the compensations of its completed steps run, then it ends CANCELLED (default false)',
+  })
+  compensate?: boolean;
 }
 
 export class ForkBodyDto {
