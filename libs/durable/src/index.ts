@@ -8,3 +8,4 @@ export { WorkflowClient } from './nest/workflow-client.js';
 export { DurableRuntime } from './nest/durable-runtime.js';
 export { Workflow } from './decorators/workflow.decorator.js';
 export { Step } from './decorators/step.decorator.js';
+export { DurableCron, type DurableCronOptions } from './decorators/durable-cron.decorator.js';

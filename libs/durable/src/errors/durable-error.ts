@@ -18,7 +18,10 @@ export type DurableErrorCode =
   | 'STEP_TRANSACTION_TIMEOUT'
   | 'NOT_IN_WORKFLOW'
   | 'NOT_READY'
-  | 'TOO_MANY_RECOVERIES';
+  | 'TOO_MANY_RECOVERIES'
+  | 'INVALID_SCHEDULE'
+  | 'SCHEDULE_NOT_FOUND'
+  | 'SCHEDULE_CONFLICT';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:
