@@ -36,7 +36,7 @@ export function checkMs(api: string, name: string, v: unknown): number {
 }
 
 /** The scheduler reads schedules due within this long ahead, so that it fires them on their slot (not a read later). */
-export const SCHEDULE_LOOKAHEAD_MS = 1_000;
+export const SCHEDULE_LOOKAHEAD_MS = 2_000;
 /** Schedules the scheduler reads and plans in one round at most (pages of scheduleBatchSize). */
 export const SCHEDULE_MAX_PER_ROUND = 50_000;
 /** Slots of one schedule started in one round at most (catch-up goes on in the next round). */

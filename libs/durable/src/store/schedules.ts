@@ -123,64 +123,73 @@ SELECT meta.db_now, meta.earliest, due.* FROM meta LEFT JOIN due ON true`,
 );
 
 /**
+ * The fate of candidate `ord` (0-based) of a schedule, from its overlap policy and whether its last
+ * run is still active: run (start it), buffer (keep it on the row until the active run ends) or skip.
+ * "skip": only the first, and only when idle; "bufferOne": the first runs when idle, the next one
+ * waits (when busy the first waits); "allow": all run.
+ */
+const fate = (overlap: string, busy: string, ord: string) => `CASE
+  WHEN ${overlap} = 'allow' OR (NOT ${busy} AND ${ord} = 0) THEN 'run'
+  WHEN ${overlap} = 'bufferOne' AND ((${busy} AND ${ord} = 0) OR (NOT ${busy} AND ${ord} = 1)) THEN 'buffer'
+  ELSE 'skip' END`;
+
+/**
  * The fire statement: advances schedules and inserts their slots' runs, in one statement.
- * Per schedule ($1 ids, $2 revisions read, $3 next fire to store, $4 queue, $5 priority, $6 timeout ms,
- * $7 the time its latest slot is due): the row is locked (SKIP LOCKED: another instance firing it
- * right now wins) if it is still at the revision read and that time has come (database clock).
- * Per candidate slot ($8 schedule id, $9 position among the schedule's candidates from 0, $10 slot,
- * $11 run id, $12 manual): its fate follows the overlap policy and whether the schedule's last run
- * is still active — run (inserted, ON CONFLICT DO NOTHING: a slot's run id exists once), buffer
- * (kept on the row until the active run ends) or skip. $13 app version, $14 history.
+ * $1 the plans, a jsonb array: per schedule { id, rev (revision read), next (next fire to store),
+ * queue, priority, timeoutMs, fireAt (when its latest slot is due), cands: [{ slot, runId, manual }] }.
+ * A schedule's row is locked (SKIP LOCKED: another instance firing it right now wins) if it is
+ * still at the revision read and fireAt has come (database clock). Each candidate's fate (see
+ * `fate`) follows the overlap policy and whether the schedule's last run is still active; the
+ * runs are inserted ON CONFLICT DO NOTHING (a slot's run id exists once). $2 app version, $3 history.
  * The run's input is { scheduleId, scheduledAt, input?, manual }; available_at is the slot plus a
  * random share of the schedule's jitter (or now). One wake-up per queue with a due run.
- * Returns one row per schedule advanced, with its candidates' fates.
+ * Everything is computed per schedule row (lateral, no join between the statement's own row sets,
+ * which the planner cannot estimate). Returns one row per schedule advanced, with its fates.
+ * Index: the primary key of durable_schedules; of durable_runs for the last run's status.
  */
 const FIRE_SCHEDULES = statement(
   'fire_schedules',
   `
-WITH ps AS (
-  SELECT * FROM unnest($1::text[], $2::int[], $3::timestamptz[], $4::text[], $5::int[], $6::float8[], $7::timestamptz[])
-    AS ps(id, rev, new_next, queue, priority, timeout_ms, fire_at)),
-s AS (
-  SELECT sc.id, sc.workflow_name, sc.overlap, sc.input, sc.jitter_ms, ps.new_next, ps.queue, ps.priority, ps.timeout_ms,
-         EXISTS (SELECT 1 FROM durable_runs r WHERE r.id = sc.last_run_id AND r.status IN ${ACTIVE}) AS busy
-  FROM durable_schedules sc JOIN ps ON ps.id = sc.id
-  WHERE sc.revision = ps.rev AND ps.fire_at <= ${DUE_BY}
+WITH s AS (
+  SELECT sc.id, sc.workflow_name, sc.overlap, sc.input, sc.jitter_ms, p.next, p.queue, p.priority, p."timeoutMs" AS timeout_ms, p.cands,
+         sc.overlap <> 'allow' AND EXISTS (SELECT 1 FROM durable_runs r WHERE r.id = sc.last_run_id AND r.status IN ${ACTIVE}) AS busy
+  FROM jsonb_to_recordset($1::jsonb) AS p(id text, rev int, next timestamptz, queue text, priority int, "timeoutMs" float8,
+                                          "fireAt" timestamptz, cands jsonb)
+  JOIN durable_schedules sc ON sc.id = p.id
+  WHERE sc.revision = p.rev AND p."fireAt" <= ${DUE_BY}
   FOR UPDATE OF sc SKIP LOCKED),
-c AS (
-  SELECT pc.sid, pc.ord, pc.slot, pc.run_id, pc.manual, s.workflow_name, s.queue, s.priority, s.timeout_ms, s.input, s.jitter_ms,
-         CASE WHEN s.overlap = 'allow' OR (NOT s.busy AND pc.ord = 0) THEN 'run'
-              WHEN s.overlap = 'bufferOne' AND ((s.busy AND pc.ord = 0) OR (NOT s.busy AND pc.ord = 1)) THEN 'buffer'
-              ELSE 'skip' END AS fate
-  FROM unnest($8::text[], $9::int[], $10::timestamptz[], $11::text[], $12::boolean[]) AS pc(sid, ord, slot, run_id, manual)
-  JOIN s ON s.id = pc.sid),
 ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, schedule_id)
-  SELECT c.run_id, c.workflow_name, c.queue, 'PENDING',
-         jsonb_build_object('scheduleId', c.sid, 'scheduledAt', ${dateJson('c.slot')}, 'manual', c.manual)
-           || CASE WHEN c.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', c.input) END,
-         c.priority, greatest(now(), c.slot + floor(random() * (c.jitter_ms + 1)) * interval '1 millisecond'),
-         now() + c.timeout_ms * interval '1 millisecond', $13, c.sid
-  FROM c WHERE c.fate = 'run'
-  ORDER BY c.sid, c.ord
+  SELECT x.run_id, s.workflow_name, s.queue, 'PENDING',
+         jsonb_build_object('scheduleId', s.id, 'scheduledAt', ${dateJson('x.slot')}, 'manual', x.manual)
+           || CASE WHEN s.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', s.input) END,
+         s.priority, greatest(now(), x.slot + floor(random() * (s.jitter_ms + 1)) * interval '1 millisecond'),
+         now() + s.timeout_ms * interval '1 millisecond', $2, s.id
+  FROM s CROSS JOIN LATERAL (
+    SELECT (e.c->>'slot')::timestamptz AS slot, e.c->>'runId' AS run_id, (e.c->>'manual')::boolean AS manual
+    FROM jsonb_array_elements(s.cands) WITH ORDINALITY AS e(c, ord)
+    WHERE ${fate('s.overlap', 's.busy', '(e.ord - 1)')} = 'run') x
   ON CONFLICT (id) DO NOTHING
   RETURNING id, workflow_name, queue, schedule_id, available_at <= ${DUE_BY} AS due),
-last AS (
-  SELECT DISTINCT ON (c.sid) c.sid, c.run_id, c.slot FROM c WHERE c.fate = 'run' ORDER BY c.sid, c.ord DESC),
 u AS (
   UPDATE durable_schedules sc
-  SET next_fire_at = s.new_next, revision = sc.revision + 1, updated_at = now(),
-      last_run_id = coalesce(last.run_id, sc.last_run_id),
-      last_slot_at = coalesce(last.slot, sc.last_slot_at),
-      last_fired_at = CASE WHEN last.sid IS NULL THEN sc.last_fired_at ELSE now() END,
-      buffered_slot = (SELECT c.slot FROM c WHERE c.sid = sc.id AND c.fate = 'buffer' LIMIT 1)
-  FROM s LEFT JOIN last ON last.sid = s.id
+  SET next_fire_at = s.next, revision = sc.revision + 1, updated_at = now(),
+      last_run_id = coalesce(l.run_id, sc.last_run_id),
+      last_slot_at = coalesce(l.slot, sc.last_slot_at),
+      last_fired_at = CASE WHEN l.run_id IS NULL THEN sc.last_fired_at ELSE now() END,
+      buffered_slot = CASE WHEN s.overlap = 'bufferOne' THEN (s.cands -> (CASE WHEN s.busy THEN 0 ELSE 1 END) ->> 'slot')::timestamptz END
+  FROM s CROSS JOIN LATERAL (
+    -- the last candidate that runs: the last one ('allow'), else the first one when idle
+    SELECT e->>'runId' AS run_id, (e->>'slot')::timestamptz AS slot
+    FROM (SELECT CASE WHEN s.overlap = 'allow' THEN s.cands -> -1 WHEN NOT s.busy THEN s.cands -> 0 END AS e) t) l
   WHERE sc.id = s.id
   RETURNING sc.id),
-hist AS (${history('$14', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue, 'schedule', schedule_id) FROM ins WHERE true`)}),
+hist AS (${history('$3', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue, 'schedule', schedule_id) FROM ins WHERE true`)}),
 woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM ins WHERE due) q)
-SELECT s.id, c.run_id, c.fate, (SELECT n FROM woken) AS woken
-FROM s LEFT JOIN c ON c.sid = s.id`,
+SELECT s.id, (SELECT coalesce(jsonb_agg(jsonb_build_array(e.c->>'runId', ${fate('s.overlap', 's.busy', '(e.ord - 1)')}) ORDER BY e.ord), '[]'::jsonb)
+              FROM jsonb_array_elements(s.cands) WITH ORDINALITY AS e(c, ord)) AS fates,
+       (SELECT n FROM woken) AS woken
+FROM s`,
 );
 
 /** A due schedule as the scheduler reads it. */
@@ -277,28 +286,26 @@ export type FireResult = Map<string, Array<{ runId: string; fate: SlotFate }>>;
 /** Fires plans in one statement (see FIRE_SCHEDULES). */
 export async function fireSchedules(store: Store, plans: FirePlan[], appVersion: string | null): Promise<FireResult> {
   const iso = (ms: number) => new Date(ms).toISOString();
-  const c = plans.flatMap((p) => p.candidates.map((x, ord) => ({ sid: p.id, ord, ...x })));
-  const rows = await store.sql.query<{ id: string; run_id: string | null; fate: SlotFate | null }>(FIRE_SCHEDULES, [
-    plans.map((p) => p.id),
-    plans.map((p) => p.revision),
-    plans.map((p) => iso(p.nextFireAt)),
-    plans.map((p) => p.queue),
-    plans.map((p) => p.priority),
-    plans.map((p) => p.timeoutMs),
-    plans.map((p) => iso(p.fireAt)),
-    c.map((x) => x.sid),
-    c.map((x) => x.ord),
-    c.map((x) => iso(x.slot)),
-    c.map((x) => x.runId),
-    c.map((x) => x.manual),
-    appVersion,
-    store.history,
-  ]);
+  const json = JSON.stringify(
+    plans.map((p) => ({
+      id: p.id,
+      rev: p.revision,
+      next: iso(p.nextFireAt),
+      queue: p.queue,
+      priority: p.priority,
+      timeoutMs: p.timeoutMs,
+      fireAt: iso(p.fireAt),
+      cands: p.candidates.map((c) => ({ slot: iso(c.slot), runId: c.runId, manual: c.manual })),
+    })),
+  );
+  const rows = await store.sql.query<{ id: string; fates: unknown }>(FIRE_SCHEDULES, [json, appVersion, store.history]);
   const out: FireResult = new Map();
   for (const r of rows) {
-    let list = out.get(r.id);
-    if (!list) out.set(r.id, (list = []));
-    if (r.run_id && r.fate) list.push({ runId: r.run_id, fate: r.fate });
+    const fates = (typeof r.fates === 'string' ? JSON.parse(r.fates) : r.fates) as Array<[string, SlotFate]>;
+    out.set(
+      r.id,
+      fates.map(([runId, f]) => ({ runId, fate: f })),
+    );
   }
   return out;
 }
