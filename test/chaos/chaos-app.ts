@@ -1,8 +1,8 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableModule, NonRetryableError, Step, Workflow } from 'nestjs-durable';
+import { Durable, DurableCron, DurableModule, NonRetryableError, Step, Workflow, type ScheduledInput } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
-import { REPLY_WORKFLOW } from './chaos-config.js';
+import { REPLY_WORKFLOW, TICK_SCHEDULE } from './chaos-config.js';
 
 /**
  * The app the chaos worker processes run: a real Nest application context with the library and
@@ -68,6 +68,13 @@ export class ChaosSteps {
     await pause(ms);
     return { step: 'ledger', pid: process.pid };
   }
+
+  /** The schedule's ledger step: one row per scheduled run, committed with its checkpoint (named "ledger" like the other, for the same checks). */
+  @Step({ name: 'ledger', transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  async tickLedger(runId: string): Promise<StepResult> {
+    await Durable.tx<PrismaClient>().$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'tick', ${process.pid})`;
+    return { step: 'tick', pid: process.pid };
+  }
 }
 
 @Injectable()
@@ -91,6 +98,18 @@ export class ChaosWorkflows {
     const reply = await child.result();
     if (reply.token !== runId) throw new NonRetryableError(`child ${child.id} answered "${reply.token}", expected "${runId}"`);
     return { pids: [s0.pid, s1.pid, ledger.pid, s2.pid], finishedBy: process.pid };
+  }
+
+  /**
+   * A schedule every worker declares: a run every second, each writing one ledger row. Every slot
+   * from the first to the last must have exactly one run, SUCCEEDED, with one ledger row, whatever
+   * the kills, zombies and outage did to the schedulers (catchUp all: slots missed while the
+   * database was away run late; overlap allow: a slow run never makes a slot skip).
+   */
+  @DurableCron('* * * * * *', { name: TICK_SCHEDULE, catchUp: 'all', catchUpWindowMs: 3_600_000, overlap: 'allow' })
+  async tick(input: ScheduledInput) {
+    await this.steps.tickLedger(Durable.runId());
+    return { slot: input.scheduledAt, finishedBy: process.pid };
   }
 
   /** The child: waits for its parent's message, runs one plain step, answers with the message's token. */

@@ -4,6 +4,8 @@
  */
 /** The child workflow each chaos run starts; it must answer the message its parent sends it. */
 export const REPLY_WORKFLOW = 'chaos.reply';
+/** The declared schedule every worker has (every second): each slot must start exactly one run, under the chaos too. */
+export const TICK_SCHEDULE = 'chaos.tick';
 
 export interface ChaosSettings {
   /** Worker processes alive at once (P). */

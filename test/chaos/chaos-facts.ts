@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { REPLY_WORKFLOW } from './chaos-config.js';
+import { REPLY_WORKFLOW, TICK_SCHEDULE } from './chaos-config.js';
 
 /**
  * Everything the report needs from the database after a chaos run, loaded in a few statements.
@@ -31,6 +31,8 @@ export interface ChaosFacts {
   /** Unfinished runs at the end, with their status. */
   unfinished: Array<{ id: string; status: string; owner: string | null }>;
   failed: Array<{ id: string; error: string }>;
+  /** Runs of the schedule TICK_SCHEDULE, by slot: status and ledger rows. */
+  ticks: Array<{ id: string; slot: string; status: string; ledger: number }>;
 }
 
 const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
@@ -73,8 +75,8 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const incompleteSucceeded = (
     await q<{ id: string }>(`
     SELECT r.id FROM durable_runs r WHERE r.status = 'SUCCEEDED' AND (
-      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE r.workflow_name WHEN 'chaos' THEN 8 ELSE 2 END OR
-      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE r.workflow_name WHEN 'chaos' THEN 3 ELSE 1 END)
+      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE r.workflow_name WHEN 'chaos' THEN 8 WHEN '${TICK_SCHEDULE}' THEN 1 ELSE 2 END OR
+      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE r.workflow_name WHEN 'chaos' THEN 3 WHEN '${TICK_SCHEDULE}' THEN 0 ELSE 1 END)
     LIMIT 100`)
   ).map((r) => r.id);
   const duplicates = await q<ChaosFacts['duplicates'][number]>(`
@@ -103,5 +105,8 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const failed = await q<{ id: string; error: string }>(
     `SELECT id, coalesce(error ->> 'message', error::text) AS error FROM durable_runs WHERE status = 'FAILED' ORDER BY id LIMIT 20`,
   );
-  return { statuses, childStatuses, badReplies, badMessages, ledgerCounts, ledgerDuplicates, ledgerPidMismatches, incompleteSucceeded, duplicates, history, writes, unfinished, failed };
+  const ticks = await q<ChaosFacts['ticks'][number]>(`
+    SELECT r.id, r.input -> 'scheduledAt' ->> 'v' AS slot, r.status, (SELECT count(*)::int FROM test_ledger l WHERE l.run_id = r.id) AS ledger
+    FROM durable_runs r WHERE r.schedule_id = '${TICK_SCHEDULE}' ORDER BY 2`);
+  return { ticks, statuses, childStatuses, badReplies, badMessages, ledgerCounts, ledgerDuplicates, ledgerPidMismatches, incompleteSucceeded, duplicates, history, writes, unfinished, failed };
 }

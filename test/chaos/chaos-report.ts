@@ -34,6 +34,9 @@ export interface ChaosFigures {
   recoveryP50Ms: number;
   recoveryMaxMs: number;
   crashes: number;
+  /** Slots of the schedule chaos.tick from its first to its last run, and those without exactly one SUCCEEDED run with one ledger row. */
+  scheduleSlots: number;
+  scheduleBadSlots: number;
 }
 
 export interface ChaosReport {
@@ -91,6 +94,25 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   lines.push(`ledger rows per (run, ledger step): ${ledgerText} (expected exactly 1)`);
   if (ledgerNotOne) violations.push(`${ledgerNotOne} run(s) without exactly one ledger row, e.g. ${JSON.stringify(facts.ledgerDuplicates.slice(0, 3))}`);
   if (facts.ledgerPidMismatches) violations.push(`${facts.ledgerPidMismatches} ledger row(s) written by another process than the one whose checkpoint committed`);
+
+  // 2b. The schedule (every second, declared by every worker): each slot from the first to the last
+  // has exactly one run (no gap, none twice), SUCCEEDED, with one ledger row.
+  const slots = facts.ticks.map((t) => Date.parse(t.slot));
+  const expectedSlots = slots.length ? Math.round((slots[slots.length - 1] - slots[0]) / 1000) + 1 : 0;
+  const gaps = slots.slice(1).filter((t, i) => t - slots[i] !== 1_000).length;
+  const badTicks = facts.ticks.filter((t) => t.status !== 'SUCCEEDED' || t.ledger !== 1);
+  const scheduleBadSlots = expectedSlots - slots.length + badTicks.length;
+  lines.push(
+    `schedule ${'chaos.tick'} (every second, fired by every worker's scheduler): ${slots.length} runs for ${expectedSlots} slots ` +
+      `${slots.length ? `(${facts.ticks[0].slot} … ${facts.ticks[facts.ticks.length - 1].slot})` : ''}; slots without exactly one SUCCEEDED run ` +
+      `with one ledger row: ${scheduleBadSlots} (expected 0)`,
+  );
+  if (!slots.length) violations.push('the schedule chaos.tick started no run');
+  if (scheduleBadSlots || gaps) {
+    violations.push(
+      `schedule chaos.tick: ${expectedSlots - slots.length} slot(s) without a run, ${gaps} gap(s), ${badTicks.length} run(s) not SUCCEEDED with one ledger row, e.g. ${JSON.stringify(badTicks.slice(0, 3))}`,
+    );
+  }
 
   // 3. Plain-step executions above 1, explained by the kills, zombies and the restart.
   const live = s.workers;
@@ -189,6 +211,8 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       recoveryP50Ms: percentile(killTimes, 50),
       recoveryMaxMs: killTimes.length ? Math.max(...killTimes) : 0,
       crashes: fleet.crashes.length,
+      scheduleSlots: expectedSlots,
+      scheduleBadSlots,
     },
   };
 }

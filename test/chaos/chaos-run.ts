@@ -3,7 +3,7 @@ import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
 import type { ChaosInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
-import { between, poolsFor, workerEnv, type ChaosSettings } from './chaos-config.js';
+import { between, poolsFor, TICK_SCHEDULE, workerEnv, type ChaosSettings } from './chaos-config.js';
 import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
 import { loadFacts } from './chaos-facts.js';
 import { Fleet } from './chaos-fleet.js';
@@ -81,6 +81,13 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
     while (progress.finished < s.runs && Date.now() < deadline) {
       await driver.maintain();
       await delay(250);
+    }
+    // The schedule stops firing; its last runs finish (they are checked slot by slot).
+    await pool.query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = $1`, [TICK_SCHEDULE]).catch(() => undefined);
+    for (const until = Date.now() + 30_000; Date.now() < until; await delay(250)) {
+      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM durable_runs WHERE schedule_id = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`, [TICK_SCHEDULE]);
+      if (rows[0].n === 0) break;
+      await driver.maintain();
     }
     const settled = progress.finished >= s.runs;
     const settledAt = Date.now();

@@ -10,7 +10,8 @@ import { runChaos } from './chaos-run.js';
  * at the same time against the same Postgres server, and a real restart would break them. Set
  * DURABLE_CHAOS_PG_RESTART=1 to restart Postgres instead (only when nothing else uses the server).
  *
- * Asserted: the invariants (every run SUCCEEDED, exactly one ledger row per run, re-executed
+ * Asserted: the invariants (every run SUCCEEDED, exactly one ledger row per run, every slot of an
+ * every-second schedule fired exactly once, re-executed
  * steps within what the kills explain, no zombie write, no crash, reconnects) — not the timings,
  * which a loaded CI machine may stretch (they are printed).
  */
@@ -52,5 +53,7 @@ describe('chaos (CI-sized)', () => {
     expect(report.figures.zombieWrites).toBe(0);
     expect(report.figures.ledgerNotOne).toBe(0);
     expect(report.figures.crashes).toBe(0);
+    expect(report.figures.scheduleSlots).toBeGreaterThan(30);
+    expect(report.figures.scheduleBadSlots).toBe(0);
   }, 180_000);
 });
