@@ -155,4 +155,75 @@ describe('schedules: API and policies in one process', () => {
       expect(gap).toBeLessThan(1_500);
     }
   });
+
+  it('jitter: each run becomes claimable at a random moment within jitterMs after its slot', async () => {
+    await engine.schedules.create({
+      id: 'jittery',
+      workflow: 'tick',
+      cron: '* * * * * *',
+      jitterMs: 800,
+      overlap: 'allow',
+      input: { tenant: 'j' },
+    });
+    await eventually(
+      async () => (await q(`SELECT 1 FROM durable_runs WHERE schedule_id = 'jittery' AND status = 'SUCCEEDED'`)).length >= 6,
+      15_000,
+      '6 jittered runs',
+    );
+    await engine.schedules.pause('jittery');
+    const rows = await q<{ delay: number; started: number }>(
+      `SELECT extract(epoch FROM available_at - (input->'scheduledAt'->>'v')::timestamptz) * 1000 AS delay,
+              extract(epoch FROM started_at - available_at) * 1000 AS started
+       FROM durable_runs WHERE schedule_id = 'jittery' AND status = 'SUCCEEDED'`,
+    );
+    const delays = rows.map((r) => Number(r.delay));
+    for (const d of delays) {
+      expect(d).toBeGreaterThanOrEqual(0);
+      expect(d).toBeLessThanOrEqual(800);
+    }
+    expect(new Set(delays.map((d) => Math.round(d / 50))).size).toBeGreaterThan(1); // spread, not one fixed delay
+    for (const r of rows) expect(Number(r.started)).toBeGreaterThanOrEqual(-1); // none started before its jittered time
+  });
+});
+
+describe('schedules: the boot-time sync of declared schedules', () => {
+  let h: EngineHarness;
+  beforeAll(async () => {
+    h = await EngineHarness.create('sched_sync');
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  const report = async () => null;
+
+  it('creates, updates on a changed decorator (keeping a runtime pause), deletes when no longer declared', async () => {
+    const first = await h.engine({ report: [report, { schedule: { cron: '0 6 * * *', timeZone: 'Europe/Paris' } }] });
+    expect((await first.schedules.get('report'))!).toMatchObject({ source: 'declared', cron: '0 6 * * *', paused: false });
+    await first.schedules.pause('report');
+    await first.stop();
+
+    // a new deployment: another time, another policy; the pause made at runtime stays
+    const second = await h.engine({
+      report: [report, { schedule: { cron: '0 7 * * *', timeZone: 'Europe/Paris', overlap: 'bufferOne' } }],
+    });
+    const s = (await second.schedules.get('report'))!;
+    expect(s).toMatchObject({ cron: '0 7 * * *', overlap: 'bufferOne', paused: true });
+    expect(new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', hourCycle: 'h23' }).format(s.nextFireAt)).toBe(
+      '07',
+    );
+    // same definition again: nothing written (the revision does not move)
+    const before = (await h.query<{ revision: number }>(`SELECT revision FROM durable_schedules WHERE id = 'report'`))[0].revision;
+    await second.stop();
+    const third = await h.engine({ report: [report, { schedule: { cron: '0 7 * * *', timeZone: 'Europe/Paris', overlap: 'bufferOne' } }] });
+    expect((await h.query<{ revision: number }>(`SELECT revision FROM durable_schedules WHERE id = 'report'`))[0].revision).toBe(before);
+    await third.stop();
+
+    // the workflow no longer declares one: its declared schedule goes; a runtime schedule of it stays
+    const fourth = await h.engine({ report });
+    expect(await fourth.schedules.get('report')).toBeNull();
+    await fourth.schedules.create({ id: 'report', workflow: 'report', cron: '@daily' });
+    await fourth.stop();
+    // a declared schedule whose id a runtime schedule holds: a typed boot error
+    await expect(h.engine({ report: [report, { schedule: { cron: '0 6 * * *' } }] })).rejects.toThrow(/runtime schedule .* already uses/);
+  });
 });
