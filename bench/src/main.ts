@@ -13,6 +13,13 @@ import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
 import { runOurs } from './peers/ours.js';
 import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type LevelReport, type Report } from './report.js';
+import { runSchedulesBench } from './schedules.js';
+
+// `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
+if (process.argv[2] === 'schedules') {
+  await runSchedulesBench(process.argv.slice(3));
+  process.exit(0);
+}
 
 const { values: a } = parseArgs({
   options: {
@@ -50,7 +57,8 @@ if (a.help) {
       '       [--processes P] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
-      '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n',
+      '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
+      '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n',
   );
   process.exit(0);
 }

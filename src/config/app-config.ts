@@ -35,6 +35,10 @@ export interface AppConfig {
     /** Shipped: ask for a review this much later (a durable sleep). REVIEW_REQUEST_DELAY_MS, default 10 000 (demo value; think a week). */
     reviewRequestDelayMs: number;
   };
+  orders: {
+    /** The nightly job cancels orders still unpaid (NEW or RESERVED) this long after they were placed. UNPAID_ORDER_TTL_MS, default one day. */
+    unpaidTtlMs: number;
+  };
   /** Bearer token of the admin dashboard and API at /durable. ADMIN_TOKEN; main.ts makes up one when unset. */
   adminToken: string;
 }
@@ -80,6 +84,7 @@ export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppC
       shipmentReminderMs: num(env, 'SHIPMENT_REMINDER_MS', 60_000),
       reviewRequestDelayMs: num(env, 'REVIEW_REQUEST_DELAY_MS', 10_000),
     },
+    orders: { unpaidTtlMs: num(env, 'UNPAID_ORDER_TTL_MS', 24 * 3600_000) },
     adminToken: env.ADMIN_TOKEN || randomBytes(12).toString('base64url'),
     ...overrides,
   };

@@ -6,10 +6,11 @@ import { FulfilmentWorkflow } from './fulfilment.workflow.js';
 import { OrderSteps } from './order-steps.js';
 import { OrdersController } from './orders.controller.js';
 import { OrdersService } from './orders.service.js';
+import { UnpaidOrdersJob } from './unpaid-orders.job.js';
 
 @Module({
   imports: [StockModule, PaymentsModule, OutboxModule],
   controllers: [OrdersController],
-  providers: [OrdersService, OrderSteps, FulfilmentWorkflow],
+  providers: [OrdersService, OrderSteps, FulfilmentWorkflow, UnpaidOrdersJob],
 })
 export class OrdersModule {}

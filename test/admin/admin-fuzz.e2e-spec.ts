@@ -100,8 +100,21 @@ function probes(seed: number): Probe[] {
     out.push({ method: 'GET', path: `stats?windowMinutes=${v}` });
     out.push({ method: 'GET', path: `workflows?${pick(r, EXTRA_KEYS)}=${v}` });
   }
-  // 6. Wrong methods and unknown routes under the admin path.
-  for (const p of ['runs', 'stats', 'workflows', 'runs/L-00001', 'runs/L-00001/delete', 'runs/L-00001/cancel/now', 'sql', 'query?q=SELECT%201']) {
+  // 6. Schedules: list parameters, ids in the path for the detail and every action.
+  const SCHEDULE_PARAMS = ['workflow', 'paused', 'after', 'limit'];
+  for (const p of SCHEDULE_PARAMS) for (const v of NASTY) out.push({ method: 'GET', path: `schedules?${p}=${v}` });
+  for (let i = 0; i < 100; i++) {
+    out.push({ method: 'GET', path: `schedules?${pick(r, SCHEDULE_PARAMS.concat(EXTRA_KEYS))}=${pick(r, NASTY)}&${pick(r, SCHEDULE_PARAMS)}=${pick(r, NASTY)}` });
+  }
+  for (const id of ids.concat(['S-1', 'S-bad', 'S-1%2Fpause'])) {
+    out.push({ method: 'GET', path: `schedules/${id}` });
+    out.push({ method: 'GET', path: `schedules/${id}?runs=${pick(r, NASTY)}` });
+    for (const action of ['pause', 'resume', 'trigger']) {
+      out.push({ method: 'POST', path: `schedules/${id}/${action}`, ...(r() < 0.5 ? { body: pick(r, bodies), headers: { 'content-type': pick(r, types) } } : {}) });
+    }
+  }
+  // 7. Wrong methods and unknown routes under the admin path.
+  for (const p of ['runs', 'stats', 'workflows', 'schedules', 'schedules/S-1/delete', 'runs/L-00001', 'runs/L-00001/delete', 'runs/L-00001/cancel/now', 'sql', 'query?q=SELECT%201']) {
     out.push({ method: 'POST', path: p, body: '{}', headers: { 'content-type': 'application/json' } });
     out.push({ method: 'GET', path: `${p}/x` });
   }
@@ -153,6 +166,11 @@ describe.each([
     a = await createAdminApp(`admin_fuzz_${label === 'own pg pool' ? 'pg' : 'prisma'}`, options);
     await seedRuns(a.pool, { count: 60, prefix: 'L-', steps: 3 });
     await seedRuns(a.pool, { count: 60, prefix: 'Q-', steps: 3 });
+    // a schedule that fires once a year, and one whose stored expression no instance can read
+    await a.pool.query(
+      `INSERT INTO durable_schedules (id, workflow_name, cron, next_fire_at) VALUES ('S-1', 'admin.sum', '0 0 1 1 *', now() + interval '300 days'),
+         ('S-bad', 'admin.sum', 'not a cron', now() + interval '300 days')`,
+    );
     const client = a.app.get(WorkflowClient);
     const h = await client.start('admin.sum', { n: 3 }, { id: 'L-real' });
     await h.result({ timeoutMs: 10_000 });

@@ -14,8 +14,11 @@ describe('admin API OpenAPI description', () => {
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
       '/ops/durable/runs', '/ops/durable/runs/{id}', '/ops/durable/runs/{id}/cancel', '/ops/durable/runs/{id}/fork',
-      '/ops/durable/runs/{id}/resume', '/ops/durable/stats', '/ops/durable/workflows',
+      '/ops/durable/runs/{id}/resume', '/ops/durable/schedules', '/ops/durable/schedules/{id}', '/ops/durable/schedules/{id}/pause',
+      '/ops/durable/schedules/{id}/resume', '/ops/durable/schedules/{id}/trigger', '/ops/durable/stats', '/ops/durable/workflows',
     ]);
+    expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
+    expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);
     expect((list.parameters as Array<{ name: string }>).map((p) => p.name)).toEqual(expect.arrayContaining(['status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId', 'sort', 'order', 'limit', 'cursor']));

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableModule, NonRetryableError, Step, Workflow } from 'nestjs-durable';
+import { Durable, DurableCron, DurableModule, NonRetryableError, Step, Workflow, type ScheduledInput } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
-import { REPLY_WORKFLOW, UNDO_ERROR } from './chaos-config.js';
+import { REPLY_WORKFLOW, TICK_SCHEDULE, UNDO_ERROR } from './chaos-config.js';
 
 /**
  * The app the chaos worker processes run: a real Nest application context with the library and
@@ -20,7 +20,11 @@ export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
     // One connection per run slot (plus some) unless the driver sized it to fit the server
     // (DURABLE_PRISMA_POOL): transactional steps hold theirs while they work, others wait.
     super({
-      adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: env('DURABLE_PRISMA_POOL', concurrency + 2), connectionTimeoutMillis: 10_000 }),
+      adapter: new PrismaPg({
+        connectionString: process.env.DATABASE_URL!,
+        max: env('DURABLE_PRISMA_POOL', concurrency + 2),
+        connectionTimeoutMillis: 10_000,
+      }),
     });
   }
   /** After nestjs-durable has drained its in-flight steps (they use this client). */
@@ -96,6 +100,13 @@ export class ChaosSteps {
     await pause(ms);
     return { step: 'unledger', pid: process.pid };
   }
+
+  /** The schedule's ledger step: one row per scheduled run, committed with its checkpoint (named "ledger" like the other, for the same checks). */
+  @Step({ name: 'ledger', transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  async tickLedger(runId: string): Promise<StepResult> {
+    await Durable.tx<PrismaClient>().$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'tick', ${process.pid})`;
+    return { step: 'tick', pid: process.pid };
+  }
 }
 
 @Injectable()
@@ -120,6 +131,18 @@ export class ChaosWorkflows {
     if (reply.token !== runId) throw new NonRetryableError(`child ${child.id} answered "${reply.token}", expected "${runId}"`);
     if (input.undo) throw new NonRetryableError(UNDO_ERROR); // the compensations of s2, ledger, s1, s0 run, then the run is FAILED
     return { pids: [s0.pid, s1.pid, ledger.pid, s2.pid], finishedBy: process.pid };
+  }
+
+  /**
+   * A schedule every worker declares: a run every second, each writing one ledger row. Every slot
+   * from the first to the last must have exactly one run, SUCCEEDED, with one ledger row, whatever
+   * the kills, zombies and outage did to the schedulers (catchUp all: slots missed while the
+   * database was away run late; overlap allow: a slow run never makes a slot skip).
+   */
+  @DurableCron('* * * * * *', { name: TICK_SCHEDULE, catchUp: 'all', catchUpWindowMs: 3_600_000, overlap: 'allow' })
+  async tick(input: ScheduledInput) {
+    await this.steps.tickLedger(Durable.runId());
+    return { slot: input.scheduledAt, finishedBy: process.pid };
   }
 
   /** The child: waits for its parent's message, runs one plain step, answers with the message's token. */

@@ -42,7 +42,11 @@ export function zombieWrites(facts: ChaosFacts): Array<{ run: string; what: stri
 }
 
 /** Epochs of worker `workerId` that were current at time `at` and ended by the sweeper (lease_expired) after it. */
-function lostEpochs(facts: ChaosFacts, workerId: string, at: number): Array<{ run: string; expiredAt: number; reclaimedAt: number | null }> {
+function lostEpochs(
+  facts: ChaosFacts,
+  workerId: string,
+  at: number,
+): Array<{ run: string; expiredAt: number; reclaimedAt: number | null }> {
   const out: Array<{ run: string; expiredAt: number; reclaimedAt: number | null }> = [];
   for (const [run, h] of facts.history) {
     let current: string | null = null;
@@ -108,7 +112,13 @@ export function ownerlessPeriods(facts: ChaosFacts, events: ChaosEvent[], s: Cha
       const window = s.leaseMs + 2 * s.sweepMs + 5_000;
       const hit = [...events]
         .reverse()
-        .find((c) => (c.kind === 'kill' || c.kind === 'freeze') && c.workerId === e.worker && c.at <= e.t && (c.kind === 'kill' || e.t <= (c.end ?? Infinity) + window));
+        .find(
+          (c) =>
+            (c.kind === 'kill' || c.kind === 'freeze') &&
+            c.workerId === e.worker &&
+            c.at <= e.t &&
+            (c.kind === 'kill' || e.t <= (c.end ?? Infinity) + window),
+        );
       let start: number;
       let cause: string;
       let limitMs = base;

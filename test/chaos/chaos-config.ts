@@ -6,6 +6,8 @@
 export const REPLY_WORKFLOW = 'chaos.reply';
 /** The error a run that fails on purpose (input.undo, every undoEvery-th run) ends with, after compensating its steps. */
 export const UNDO_ERROR = 'chaos: undo requested';
+/** The declared schedule every worker has (every second): each slot must start exactly one run, under the chaos too. */
+export const TICK_SCHEDULE = 'chaos.tick';
 
 export interface ChaosSettings {
   /** Worker processes alive at once (P). */
@@ -132,7 +134,6 @@ export function workerEnv(s: ChaosSettings, pools?: WorkerPools): Record<string,
     DURABLE_IN_MEMORY_WAIT_MS: String(s.inMemoryWaitMs),
   };
 }
-
 
 /** Runs that fail on purpose and compensate (every undoEvery-th, by index). */
 export const undoRuns = (s: ChaosSettings) => (s.undoEvery > 0 ? Math.floor(s.runs / s.undoEvery) : 0);

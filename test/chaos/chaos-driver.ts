@@ -148,7 +148,11 @@ export class ChaosDriver {
   private async restart(): Promise<void> {
     const e: ChaosEvent = { kind: 'pg-restart', at: Date.now() };
     this.events.push(e);
-    this.log(this.s.outage === 'restart' ? 'restarting Postgres (pg_ctlcluster restart)…' : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`);
+    this.log(
+      this.s.outage === 'restart'
+        ? 'restarting Postgres (pg_ctlcluster restart)…'
+        : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`,
+    );
     await this.outage();
     e.end = Date.now();
     this.log(`the database is back after ${((e.end - e.at) / 1000).toFixed(1)} s`);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { REPLY_WORKFLOW, UNDO_ERROR } from './chaos-config.js';
+import { REPLY_WORKFLOW, TICK_SCHEDULE, UNDO_ERROR } from './chaos-config.js';
 
 /**
  * Everything the report needs from the database after a chaos run, loaded in a few statements.
@@ -35,6 +35,8 @@ export interface ChaosFacts {
   /** Unfinished runs at the end, with their status. */
   unfinished: Array<{ id: string; status: string; owner: string | null }>;
   failed: Array<{ id: string; error: string }>;
+  /** Runs of the schedule TICK_SCHEDULE, by slot: status and ledger rows. */
+  ticks: Array<{ id: string; slot: string; status: string; ledger: number }>;
 }
 
 const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
@@ -44,10 +46,11 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const q = async <T>(sql: string) => (await pool.query(sql)).rows as T[];
   const byStatus = async (workflow: string) =>
     Object.fromEntries(
-      (await q<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM durable_runs WHERE workflow_name = '${workflow}' GROUP BY status`)).map((r) => [
-        r.status,
-        r.n,
-      ]),
+      (
+        await q<{ status: string; n: number }>(
+          `SELECT status, count(*)::int AS n FROM durable_runs WHERE workflow_name = '${workflow}' GROUP BY status`,
+        )
+      ).map((r) => [r.status, r.n]),
     );
   const statuses = await byStatus('chaos');
   const childStatuses = await byStatus(REPLY_WORKFLOW);
@@ -75,7 +78,15 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
     SELECT count(*)::int AS n FROM test_ledger l JOIN durable_steps s ON s.run_id = l.run_id AND s.output ->> 'step' = l.step
     WHERE (s.output ->> 'pid')::int IS DISTINCT FROM l.pid`);
   // Forward seqs of a chaos run: s0 0, s1 1, sleep 2, ledger 3, s2 4 → undone newest first: 4, 3, 1, 0.
-  const undoRows = await q<{ run: string; undo: boolean; status: string; error: string | null; undone: number[]; unledger: number; uncounted: number }>(`
+  const undoRows = await q<{
+    run: string;
+    undo: boolean;
+    status: string;
+    error: string | null;
+    undone: number[];
+    unledger: number;
+    uncounted: number;
+  }>(`
     SELECT r.id AS run, (r.input ->> 'undo')::boolean IS TRUE AS undo, r.status, r.error ->> 'message' AS error,
       (SELECT coalesce(array_agg(s.compensates ORDER BY s.seq), '{}') FROM durable_steps s WHERE s.run_id = r.id AND s.compensates IS NOT NULL) AS undone,
       (SELECT count(*) FROM test_ledger l WHERE l.run_id = r.id AND l.step = 'unledger')::int AS unledger,
@@ -93,8 +104,8 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const incompleteSucceeded = (
     await q<{ id: string }>(`
     SELECT r.id FROM durable_runs r WHERE r.status = 'SUCCEEDED' AND (
-      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE r.workflow_name WHEN 'chaos' THEN 8 ELSE 2 END OR
-      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE r.workflow_name WHEN 'chaos' THEN 3 ELSE 1 END)
+      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE r.workflow_name WHEN 'chaos' THEN 8 WHEN '${TICK_SCHEDULE}' THEN 1 ELSE 2 END OR
+      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE r.workflow_name WHEN 'chaos' THEN 3 WHEN '${TICK_SCHEDULE}' THEN 0 ELSE 1 END)
     LIMIT 100`)
   ).map((r) => r.id);
   const duplicates = await q<ChaosFacts['duplicates'][number]>(`
@@ -124,7 +135,11 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
     `SELECT id, coalesce(error ->> 'message', error::text) AS error FROM durable_runs
      WHERE status = 'FAILED' AND (error ->> 'message') IS DISTINCT FROM '${UNDO_ERROR}' ORDER BY id LIMIT 20`,
   );
+  const ticks = await q<ChaosFacts['ticks'][number]>(`
+    SELECT r.id, r.input -> 'scheduledAt' ->> 'v' AS slot, r.status, (SELECT count(*)::int FROM test_ledger l WHERE l.run_id = r.id) AS ledger
+    FROM durable_runs r WHERE r.schedule_id = '${TICK_SCHEDULE}' ORDER BY 2`);
   return {
+    ticks,
     statuses,
     childStatuses,
     badReplies,

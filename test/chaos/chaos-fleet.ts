@@ -74,7 +74,16 @@ export class Fleet {
     const onExit = (code: number | null, signal: string | null) => {
       if (w.state === 'killed' || w.state === 'stopped') return;
       w.state = 'crashed';
-      this.crashes.push({ pid: w.pid, at: Date.now(), code, signal, tail: w.lines.slice(-30).map((l) => l.text).join('\n') });
+      this.crashes.push({
+        pid: w.pid,
+        at: Date.now(),
+        code,
+        signal,
+        tail: w.lines
+          .slice(-30)
+          .map((l) => l.text)
+          .join('\n'),
+      });
       this.log(`worker ${w.pid} CRASHED (exit ${code ?? signal})`);
     };
     proc.child.on('exit', onExit);

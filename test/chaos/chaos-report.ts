@@ -2,7 +2,16 @@ import { undoRuns, type ChaosSettings } from './chaos-config.js';
 import type { ChaosEvent } from './chaos-driver.js';
 import type { ChaosFacts } from './chaos-facts.js';
 import type { Fleet } from './chaos-fleet.js';
-import { judgeDuplicates, outageLogLines, ownerlessPeriods, percentile, recoveries, unrecovered, zombieWrites, type Recovery } from './chaos-checks.js';
+import {
+  judgeDuplicates,
+  outageLogLines,
+  ownerlessPeriods,
+  percentile,
+  recoveries,
+  unrecovered,
+  zombieWrites,
+  type Recovery,
+} from './chaos-checks.js';
 
 /** What happened in a chaos run, as the driver saw it, plus the database's account. */
 export interface ChaosOutcome {
@@ -37,6 +46,9 @@ export interface ChaosFigures {
   recoveryP50Ms: number;
   recoveryMaxMs: number;
   crashes: number;
+  /** Slots of the schedule chaos.tick from its first to its last run, and those without exactly one SUCCEEDED run with one ledger row. */
+  scheduleSlots: number;
+  scheduleBadSlots: number;
 }
 
 export interface ChaosReport {
@@ -73,20 +85,38 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   // 1. Runs by status (every undoEvery-th run fails on purpose, after compensating).
   const undo = undoRuns(s);
   const total = Object.values(facts.statuses).reduce((a, b) => a + b, 0);
-  const statusText = Object.entries(facts.statuses).map(([k, v]) => `${k} ${v}`).join(', ');
-  lines.push(`runs by status: ${statusText} (expected SUCCEEDED ${s.runs - undo}${undo ? `, FAILED ${undo} on purpose after compensating` : ''})`);
+  const statusText = Object.entries(facts.statuses)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  lines.push(
+    `runs by status: ${statusText} (expected SUCCEEDED ${s.runs - undo}${undo ? `, FAILED ${undo} on purpose after compensating` : ''})`,
+  );
   if ((facts.statuses.SUCCEEDED ?? 0) !== s.runs - undo || (facts.statuses.FAILED ?? 0) !== undo || total !== s.runs) {
     violations.push(`runs not all SUCCEEDED: ${statusText}${o.settled ? '' : ` (not settled within ${s.settleTimeoutS} s)`}`);
     for (const f of facts.failed) lines.push(`  FAILED ${f.id}: ${f.error}`);
     for (const u of facts.unfinished.slice(0, 10)) lines.push(`  unfinished ${u.id}: ${u.status} (lease ${u.owner ?? '-'})`);
   }
-  const childText = Object.entries(facts.childStatuses).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
-  lines.push(`children by status: ${childText} (expected SUCCEEDED ${s.runs}); children that got their message exactly once and answered it: ${(facts.childStatuses.SUCCEEDED ?? 0) - facts.badMessages.length}`);
-  if ((facts.childStatuses.SUCCEEDED ?? 0) !== (facts.statuses.SUCCEEDED ?? 0) + facts.compensated) violations.push(`children not all SUCCEEDED: ${childText}`);
-  if (facts.badReplies.length) violations.push(`${facts.badReplies.length} run(s) without exactly one child answering their id, e.g. ${JSON.stringify(facts.badReplies.slice(0, 3))}`);
-  if (facts.badMessages.length) violations.push(`${facts.badMessages.length} child(ren) without exactly one message consumed once, e.g. ${JSON.stringify(facts.badMessages.slice(0, 3))}`);
+  const childText =
+    Object.entries(facts.childStatuses)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'none';
+  lines.push(
+    `children by status: ${childText} (expected SUCCEEDED ${s.runs}); children that got their message exactly once and answered it: ${(facts.childStatuses.SUCCEEDED ?? 0) - facts.badMessages.length}`,
+  );
+  if ((facts.childStatuses.SUCCEEDED ?? 0) !== (facts.statuses.SUCCEEDED ?? 0) + facts.compensated)
+    violations.push(`children not all SUCCEEDED: ${childText}`);
+  if (facts.badReplies.length)
+    violations.push(
+      `${facts.badReplies.length} run(s) without exactly one child answering their id, e.g. ${JSON.stringify(facts.badReplies.slice(0, 3))}`,
+    );
+  if (facts.badMessages.length)
+    violations.push(
+      `${facts.badMessages.length} child(ren) without exactly one message consumed once, e.g. ${JSON.stringify(facts.badMessages.slice(0, 3))}`,
+    );
   if (facts.incompleteSucceeded.length) {
-    violations.push(`${facts.incompleteSucceeded.length} SUCCEEDED run(s) without all their checkpoints/executions, e.g. ${facts.incompleteSucceeded[0]}`);
+    violations.push(
+      `${facts.incompleteSucceeded.length} SUCCEEDED run(s) without all their checkpoints/executions, e.g. ${facts.incompleteSucceeded[0]}`,
+    );
   }
 
   // 2. Ledger rows per (run, step): the transactional step commits exactly once.
@@ -106,9 +136,31 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       `${facts.compensated} of ${undo}; runs whose compensations are not as expected: ${facts.badCompensations.length}`,
   );
   if (facts.compensated !== undo || facts.badCompensations.length) {
-    violations.push(`compensations not as expected in ${facts.badCompensations.length} run(s), e.g. ${JSON.stringify(facts.badCompensations.slice(0, 3))}`);
+    violations.push(
+      `compensations not as expected in ${facts.badCompensations.length} run(s), e.g. ${JSON.stringify(facts.badCompensations.slice(0, 3))}`,
+    );
   }
-  if (facts.ledgerPidMismatches) violations.push(`${facts.ledgerPidMismatches} ledger row(s) written by another process than the one whose checkpoint committed`);
+  if (facts.ledgerPidMismatches)
+    violations.push(`${facts.ledgerPidMismatches} ledger row(s) written by another process than the one whose checkpoint committed`);
+
+  // 2b. The schedule (every second, declared by every worker): each slot from the first to the last
+  // has exactly one run (no gap, none twice), SUCCEEDED, with one ledger row.
+  const slots = facts.ticks.map((t) => Date.parse(t.slot));
+  const expectedSlots = slots.length ? Math.round((slots[slots.length - 1] - slots[0]) / 1000) + 1 : 0;
+  const gaps = slots.slice(1).filter((t, i) => t - slots[i] !== 1_000).length;
+  const badTicks = facts.ticks.filter((t) => t.status !== 'SUCCEEDED' || t.ledger !== 1);
+  const scheduleBadSlots = expectedSlots - slots.length + badTicks.length;
+  lines.push(
+    `schedule ${'chaos.tick'} (every second, fired by every worker's scheduler): ${slots.length} runs for ${expectedSlots} slots ` +
+      `${slots.length ? `(${facts.ticks[0].slot} … ${facts.ticks[facts.ticks.length - 1].slot})` : ''}; slots without exactly one SUCCEEDED run ` +
+      `with one ledger row: ${scheduleBadSlots} (expected 0)`,
+  );
+  if (!slots.length) violations.push('the schedule chaos.tick started no run');
+  if (scheduleBadSlots || gaps) {
+    violations.push(
+      `schedule chaos.tick: ${expectedSlots - slots.length} slot(s) without a run, ${gaps} gap(s), ${badTicks.length} run(s) not SUCCEEDED with one ledger row, e.g. ${JSON.stringify(badTicks.slice(0, 3))}`,
+    );
+  }
 
   // 3. Plain-step executions above 1, explained by the kills, zombies and the restart.
   const live = s.workers;
@@ -131,9 +183,17 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       `judged with 20 % sweep jitter + 1 s slack: ${sec(s.leaseMs + s.sweepMs * 1.2 + 1_000)}, + the time the database was away): ` +
       `${stuck.length} of ${periods.length} lease expirations; longest ${sec(longest.ms)} (${longest.cause})`,
   );
-  if (stuck.length) timing(`${stuck.length} run(s) stuck: e.g. ${stuck.slice(0, 3).map((p) => `${p.run} ${sec(p.ms)} after ${p.cause}`).join('; ')}`);
+  if (stuck.length)
+    timing(
+      `${stuck.length} run(s) stuck: e.g. ${stuck
+        .slice(0, 3)
+        .map((p) => `${p.run} ${sec(p.ms)} after ${p.cause}`)
+        .join('; ')}`,
+    );
   if (spurious.length) {
-    timing(`${spurious.length} lease(s) expired without a kill, zombie or restart (a worker failed to heartbeat), e.g. ${spurious[0].cause}`);
+    timing(
+      `${spurious.length} lease(s) expired without a kill, zombie or restart (a worker failed to heartbeat), e.g. ${spurious[0].cause}`,
+    );
   }
 
   // 5. Recovery after each kill (and zombie): until the runs it held were claimed again.
@@ -149,7 +209,9 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
             `runs left behind: ${done.map((r) => r.runs).join(', ')}`
           : ''),
     );
-    for (const r of list) if (r.recoveryMs === null) violations.push(`runs of ${label === 'kill' ? 'killed' : 'frozen'} worker ${r.pid} were never claimed again`);
+    for (const r of list)
+      if (r.recoveryMs === null)
+        violations.push(`runs of ${label === 'kill' ? 'killed' : 'frozen'} worker ${r.pid} were never claimed again`);
     return times.filter(Number.isFinite);
   };
   const killTimes = describe('kill', recoveries(facts, events, 'kill'));
@@ -157,8 +219,11 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
 
   // 6. Zombie writes accepted.
   const zw = zombieWrites(facts);
-  lines.push(`zombie writes accepted (checkpoints, ledger rows, completions by a process after its lease was taken over): ${zw.length} (expected 0)`);
-  if (zw.length) violations.push(`${zw.length} write(s) accepted from a process that no longer held the lease, e.g. ${JSON.stringify(zw.slice(0, 3))}`);
+  lines.push(
+    `zombie writes accepted (checkpoints, ledger rows, completions by a process after its lease was taken over): ${zw.length} (expected 0)`,
+  );
+  if (zw.length)
+    violations.push(`${zw.length} write(s) accepted from a process that no longer held the lease, e.g. ${JSON.stringify(zw.slice(0, 3))}`);
 
   // 7. Processes: no crash (not even while Postgres restarts), graceful exit at the end.
   lines.push(
@@ -179,12 +244,14 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
     for (const w of perWorker) for (const [m, n] of w.groups) groups.set(m, Math.max(groups.get(m) ?? 0, n));
     for (const [m, n] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, 8)) lines.push(`  ≤${n}× per worker: ${m.slice(0, 160)}`);
     for (const w of fleet.all.filter((x) => x.state === 'stopped' && x.lines.some((l) => l.at <= restart.at))) {
-      for (const what of unrecovered(w.lines, restart.at - 1_000)) violations.push(`worker ${w.pid}: "${what}" failed in the outage and never worked again`);
+      for (const what of unrecovered(w.lines, restart.at - 1_000))
+        violations.push(`worker ${w.pid}: "${what}" failed in the outage and never worked again`);
     }
     for (const [m, n] of groups) {
       // A step's own failures are logged per attempt, by design (they are the user's errors and retries).
       if (/failed \(attempt #\/#\), retrying/.test(m)) continue;
-      if (n > s.concurrency + 2) violations.push(`logged ${n}× by one worker during the outage (per attempt, not once per outage): ${m.slice(0, 160)}`);
+      if (n > s.concurrency + 2)
+        violations.push(`logged ${n}× by one worker during the outage (per attempt, not once per outage): ${m.slice(0, 160)}`);
     }
   }
 
@@ -209,6 +276,8 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       recoveryP50Ms: percentile(killTimes, 50),
       recoveryMaxMs: killTimes.length ? Math.max(...killTimes) : 0,
       crashes: fleet.crashes.length,
+      scheduleSlots: expectedSlots,
+      scheduleBadSlots,
     },
   };
 }

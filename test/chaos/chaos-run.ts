@@ -3,7 +3,7 @@ import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
 import type { ChaosInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
-import { between, isUndoRun, poolsFor, workerEnv, type ChaosSettings } from './chaos-config.js';
+import { between, isUndoRun, poolsFor, TICK_SCHEDULE, workerEnv, type ChaosSettings } from './chaos-config.js';
 import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
 import { loadFacts } from './chaos-facts.js';
 import { Fleet } from './chaos-fleet.js';
@@ -40,8 +40,11 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
       while (sampling) {
         try {
           // Children (chaos.reply) are counted in the statuses; "finished" counts the chaos runs, which end after their child.
-          const rows = (await pool.query(`SELECT status, lease_owner, workflow_name = 'chaos' AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`))
-            .rows as Array<{ status: string; lease_owner: string | null; top: boolean; n: number }>;
+          const rows = (
+            await pool.query(
+              `SELECT status, lease_owner, workflow_name = 'chaos' AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
+            )
+          ).rows as Array<{ status: string; lease_owner: string | null; top: boolean; n: number }>;
           const leased = new Map<string, number>();
           statuses = {};
           let finished = 0;
@@ -56,11 +59,15 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
         }
         if (s.progressMs && Date.now() - lastPrint >= s.progressMs) {
           lastPrint = Date.now();
-          const st = Object.entries(statuses).map(([k, v]) => `${k} ${v}`).join(' · ');
+          const st = Object.entries(statuses)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(' · ');
           const frozen = fleet.all.filter((w) => w.state === 'frozen').length;
           stamp(
             `${progress.finished}/${s.runs} finished | ${st} | workers ${fleet.running().length}${frozen ? ` (+${frozen} frozen)` : ''}` +
-              (driver ? ` | kills ${driver.count('kill')} zombies ${driver.count('freeze')} pg-restarts ${driver.count('pg-restart')}` : ''),
+              (driver
+                ? ` | kills ${driver.count('kill')} zombies ${driver.count('freeze')} pg-restarts ${driver.count('pg-restart')}`
+                : ''),
           );
         }
         await delay(250);
@@ -81,6 +88,18 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
     while (progress.finished < s.runs && Date.now() < deadline) {
       await driver.maintain();
       await delay(250);
+    }
+    // The schedule stops firing; its last runs finish (they are checked slot by slot).
+    await pool
+      .query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = $1`, [TICK_SCHEDULE])
+      .catch(() => undefined);
+    for (const until = Date.now() + 30_000; Date.now() < until; await delay(250)) {
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM durable_runs WHERE schedule_id = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
+        [TICK_SCHEDULE],
+      );
+      if (rows[0].n === 0) break;
+      await driver.maintain();
     }
     const settled = progress.finished >= s.runs;
     const settledAt = Date.now();

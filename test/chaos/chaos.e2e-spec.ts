@@ -13,7 +13,8 @@ import { runChaos } from './chaos-run.js';
  * Every 5th run fails on purpose at its end: its steps' compensations run (newest first) under the
  * same chaos, then it is FAILED.
  * Asserted: the invariants (every run SUCCEEDED or compensated as expected, exactly one ledger row
- * per run and one unledger row per compensated run, re-executed
+ * per run and one unledger row per compensated run, every slot of an every-second schedule fired
+ * exactly once, re-executed
  * steps within what the kills explain, no zombie write, no crash, reconnects) — not the timings,
  * which a loaded CI machine may stretch (they are printed).
  */
@@ -57,5 +58,7 @@ describe('chaos (CI-sized)', () => {
     expect(report.figures.zombieWrites).toBe(0);
     expect(report.figures.ledgerNotOne).toBe(0);
     expect(report.figures.crashes).toBe(0);
+    expect(report.figures.scheduleSlots).toBeGreaterThan(30);
+    expect(report.figures.scheduleBadSlots).toBe(0);
   }, 180_000);
 });

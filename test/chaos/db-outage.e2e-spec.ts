@@ -54,9 +54,16 @@ describe('database outages', () => {
     expect(w.child.exitCode).toBeNull();
     expect(w.child.signalCode).toBeNull();
     const client = await engine({ chaos: async () => undefined }, { worker: false });
-    await client.startMany(Array.from({ length: 5 }, (_, i) => ({ workflow: 'chaos', input: { stepMs: [0, 0, 0, 0], sleepMs: 10 }, options: { id: `alive-${i}` } })));
+    await client.startMany(
+      Array.from({ length: 5 }, (_, i) => ({
+        workflow: 'chaos',
+        input: { stepMs: [0, 0, 0, 0], sleepMs: 10 },
+        options: { id: `alive-${i}` },
+      })),
+    );
     // Each chaos run also has a child (chaos.reply): count the 5 chaos runs, which end after it.
-    const done = async () => (await q(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED' AND workflow_name = 'chaos'`))[0].n;
+    const done = async () =>
+      (await q(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED' AND workflow_name = 'chaos'`))[0].n;
     await eventually(async () => (await done()) === 5, 30_000, 'the runs to succeed');
     expect(w.output).toMatch(/claiming from queue "default" works again/);
   });
@@ -73,7 +80,11 @@ describe('database outages', () => {
     const steps = new Steps();
     const e = await engine({ pay: async () => steps.charge() });
     const handle = await e.startRun('pay', null);
-    await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+    await eventually(
+      async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED',
+      20_000,
+      'the run to succeed',
+    );
     expect(calls).toBe(1);
     expect(await q(`SELECT name, status, attempts, output FROM durable_steps WHERE run_id = $1`, [handle.id])).toEqual([
       { name: 'charge', status: 'SUCCEEDED', attempts: 1, output: 'charged' },
@@ -95,9 +106,15 @@ describe('database outages', () => {
       },
     });
     const handle = await e.startRun('finishDuringOutage', null);
-    await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+    await eventually(
+      async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED',
+      20_000,
+      'the run to succeed',
+    );
     // Not left RUNNING until its lease expired and replayed: the first execution wrote its end.
-    expect(await q(`SELECT attempt, lease_epoch, output FROM durable_runs WHERE id = $1`, [handle.id])).toEqual([{ attempt: 1, lease_epoch: 1, output: 'done' }]);
+    expect(await q(`SELECT attempt, lease_epoch, output FROM durable_runs WHERE id = $1`, [handle.id])).toEqual([
+      { attempt: 1, lease_epoch: 1, output: 'done' },
+    ]);
   });
 
   it('a transactional step whose transaction cannot begin (database unreachable) waits for it, even with retries: 0', async () => {
@@ -124,10 +141,16 @@ describe('database outages', () => {
         prisma,
       );
       await e.startRun('book', null, { id: 'tx-run' });
-      await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = 'tx-run'`))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+      await eventually(
+        async () => (await q(`SELECT status FROM durable_runs WHERE id = 'tx-run'`))[0]?.status === 'SUCCEEDED',
+        20_000,
+        'the run to succeed',
+      );
       expect(calls).toBe(1);
       expect(await q(`SELECT step FROM test_ledger WHERE run_id = 'tx-run'`)).toEqual([{ step: 'book' }]);
-      expect(await q(`SELECT name, status, attempts FROM durable_steps WHERE run_id = 'tx-run'`)).toEqual([{ name: 'book', status: 'SUCCEEDED', attempts: 1 }]);
+      expect(await q(`SELECT name, status, attempts FROM durable_steps WHERE run_id = 'tx-run'`)).toEqual([
+        { name: 'book', status: 'SUCCEEDED', attempts: 1 },
+      ]);
     } finally {
       for (const e of engines.splice(0)) await e.stop();
       await prisma.$disconnect();
@@ -183,7 +206,11 @@ describe('database outages', () => {
     const steps = new Steps();
     const e = await engine({ outlast: async () => steps.slow() }, { leaseMs: 1_500, heartbeatMs: 300, logger });
     const handle = await e.startRun('outlast', null);
-    await eventually(async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED', 20_000, 'the run to succeed');
+    await eventually(
+      async () => (await q(`SELECT status FROM durable_runs WHERE id = $1`, [handle.id]))[0]?.status === 'SUCCEEDED',
+      20_000,
+      'the run to succeed',
+    );
     expect(logs.filter((m) => m.startsWith('writing checkpoints failed'))).toHaveLength(1);
     expect(logs.filter((m) => m.startsWith('writing checkpoints works again'))).toHaveLength(1);
   });

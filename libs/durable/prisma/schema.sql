@@ -22,6 +22,7 @@ CREATE TABLE "durable_runs" (
     "parent_id" TEXT,
     "app_version" TEXT,
     "deadline_at" TIMESTAMPTZ(3),
+    "schedule_id" TEXT,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "started_at" TIMESTAMPTZ(3),
     "finished_at" TIMESTAMPTZ(3),
@@ -91,6 +92,31 @@ CREATE TABLE "durable_schema" (
     CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")
 );
 
+-- CreateTable
+CREATE TABLE "durable_schedules" (
+    "id" TEXT NOT NULL,
+    "workflow_name" TEXT NOT NULL,
+    "source" TEXT NOT NULL DEFAULT 'runtime',
+    "cron" TEXT NOT NULL,
+    "time_zone" TEXT NOT NULL DEFAULT 'UTC',
+    "input" JSONB,
+    "catch_up" TEXT NOT NULL DEFAULT 'latest',
+    "catch_up_window_ms" BIGINT NOT NULL DEFAULT 86400000,
+    "overlap" TEXT NOT NULL DEFAULT 'skip',
+    "jitter_ms" INTEGER NOT NULL DEFAULT 0,
+    "paused" BOOLEAN NOT NULL DEFAULT false,
+    "next_fire_at" TIMESTAMPTZ(3) NOT NULL,
+    "buffered_slot" TIMESTAMPTZ(3),
+    "last_run_id" TEXT,
+    "last_slot_at" TIMESTAMPTZ(3),
+    "last_fired_at" TIMESTAMPTZ(3),
+    "revision" INTEGER NOT NULL DEFAULT 0,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_schedules_pkey" PRIMARY KEY ("id")
+);
+
 -- CreateIndex
 CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "available_at") WHERE (status = 'PENDING');
 
@@ -125,6 +151,9 @@ CREATE INDEX "durable_runs_updated_idx" ON "durable_runs"("updated_at");
 CREATE INDEX "durable_runs_id_pattern_idx" ON "durable_runs"("id" text_pattern_ops);
 
 -- CreateIndex
+CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);
+
+-- CreateIndex
 CREATE INDEX "durable_messages_pending_idx" ON "durable_messages"("run_id", "topic", "id") WHERE (consumed_at IS NULL);
 
 -- CreateIndex
@@ -132,6 +161,15 @@ CREATE UNIQUE INDEX "durable_messages_idempotency_key" ON "durable_messages"("ru
 
 -- CreateIndex
 CREATE INDEX "durable_run_events_run_idx" ON "durable_run_events"("run_id", "id");
+
+-- CreateIndex
+CREATE INDEX "durable_schedules_due_idx" ON "durable_schedules"("next_fire_at", "id") WHERE (NOT paused);
+
+-- CreateIndex
+CREATE INDEX "durable_schedules_buffered_idx" ON "durable_schedules"("id") WHERE (buffered_slot IS NOT NULL);
+
+-- CreateIndex
+CREATE INDEX "durable_schedules_workflow_idx" ON "durable_schedules"("workflow_name", "id");
 
 -- AddForeignKey
 ALTER TABLE "durable_steps" ADD CONSTRAINT "durable_steps_run_id_fkey" FOREIGN KEY ("run_id") REFERENCES "durable_runs"("id") ON DELETE CASCADE ON UPDATE CASCADE;

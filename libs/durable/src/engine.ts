@@ -9,6 +9,23 @@ export type { SendOptions } from './engine/queries.js';
 export type { CancelOptions, ForkResult } from './engine/run-control.js';
 export type { RunView } from './engine/run-view.js';
 export { WorkflowRegistry } from './definitions/registry.js';
+export { ScheduleClient } from './engine/schedule-client.js';
+export type {
+  ScheduleDefinition,
+  ScheduleChanges,
+  ScheduleView,
+  ScheduleRun,
+  TriggerResult,
+  ListSchedulesOptions,
+} from './engine/schedules.js';
+export {
+  scheduleRunId,
+  type CatchUpPolicy,
+  type OverlapPolicy,
+  type SchedulePolicy,
+  type WorkflowScheduleOptions,
+  type ScheduledInput,
+} from './definitions/schedule.js';
 export type {
   WorkflowOptions,
   StepOptions,

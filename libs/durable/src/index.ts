@@ -8,3 +8,4 @@ export { WorkflowClient, type WorkflowMethodKeys, type InputOf, type OutputOf } 
 export { DurableRuntime } from './nest/durable-runtime.js';
 export { Workflow } from './decorators/workflow.decorator.js';
 export { Step } from './decorators/step.decorator.js';
+export { DurableCron, type DurableCronOptions } from './decorators/durable-cron.decorator.js';

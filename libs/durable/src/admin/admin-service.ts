@@ -7,7 +7,10 @@ import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import { encodeCursor } from './cursor.js';
-import type { ListQuery } from './params.js';
+import type { ListQuery, ScheduleListQuery } from './params.js';
+import { CronClock } from '../definitions/schedule.js';
+import { ScheduleNotFoundError } from '../errors/index.js';
+import { getSchedule, listSchedules, scheduleRuns, type ScheduleRow } from '../store/schedules.js';
 
 type Counts = Record<RunStatus, number>;
 const zeroCounts = (): Counts => Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Counts;
@@ -109,10 +112,90 @@ export class AdminService {
     return { workflows, queues: queueNames.map((name) => ({ name, concurrency: concurrencyOf(name) })) };
   }
 
+  /** Schedules by id, with next and last fire, policies and paused state; `nextCursor` = the last id when there may be more. */
+  async listSchedules(q: ScheduleListQuery) {
+    const rows = await listSchedules(this.store, { ...q, limit: q.limit + 1 });
+    const items = rows.slice(0, q.limit).map((r) => this.scheduleJson(r));
+    return { items, nextCursor: rows.length > q.limit ? items[items.length - 1].id : null, limit: q.limit };
+  }
+
+  /** One schedule with its latest runs and its next slots. */
+  async getSchedule(id: string, runs: number) {
+    const { row, dbNow } = await getSchedule(this.store, id);
+    if (!row) throw new ScheduleNotFoundError(id);
+    const recent = await scheduleRuns(this.store, id, runs);
+    return {
+      ...this.scheduleJson(row),
+      upcoming: row.paused ? [] : upcoming(row, 5),
+      runs: recent.map((r) => ({ ...r, createdAt: r.createdAt.toISOString(), startedAt: iso(r.startedAt), finishedAt: iso(r.finishedAt) })),
+      now: new Date(dbNow!).toISOString(),
+    };
+  }
+
+  async pauseSchedule(id: string) {
+    return this.scheduleJson(await this.scheduleRow(this.engine.schedules.pause(id).then(() => id)));
+  }
+
+  async resumeSchedule(id: string) {
+    return this.scheduleJson(await this.scheduleRow(this.engine.schedules.resume(id).then(() => id)));
+  }
+
+  /** Starts a run now under the schedule's overlap policy. */
+  async triggerSchedule(id: string) {
+    return this.engine.schedules.trigger(id);
+  }
+
+  private async scheduleRow(done: Promise<string>): Promise<ScheduleRow> {
+    const id = await done;
+    const { row } = await getSchedule(this.store, id);
+    if (!row) throw new ScheduleNotFoundError(id);
+    return row;
+  }
+
+  private scheduleJson(r: ScheduleRow) {
+    return {
+      id: r.id,
+      workflowName: r.workflowName,
+      source: r.source,
+      cron: r.cron,
+      timeZone: r.timeZone,
+      input: r.input,
+      catchUp: r.catchUp,
+      catchUpWindowMs: r.catchUpWindowMs,
+      overlap: r.overlap,
+      jitterMs: r.jitterMs,
+      paused: r.paused,
+      nextFireAt: r.nextFireAt.toISOString(),
+      bufferedSlot: iso(r.bufferedSlot),
+      lastRunId: r.lastRunId,
+      lastRunStatus: r.lastRunStatus,
+      lastSlotAt: iso(r.lastSlotAt),
+      lastFiredAt: iso(r.lastFiredAt),
+      createdAt: r.createdAt.toISOString(),
+      updatedAt: r.updatedAt.toISOString(),
+      /** Whether this instance has the workflow (only instances that have it fire the schedule). */
+      registered: this.engine.registry.has(r.workflowName),
+    };
+  }
+
   private async summary(id: string) {
     const s = await runSummary(this.store, id);
     if (!s) throw new RunNotFoundError(id);
     return s;
+  }
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** The schedule's next `n` slots from its next fire (none if its expression cannot be read here). */
+function upcoming(r: ScheduleRow, n: number): string[] {
+  try {
+    const clock = CronClock.of(r.cron, r.timeZone);
+    const out = [r.nextFireAt.getTime()];
+    while (out.length < n) out.push(clock.next(out[out.length - 1]));
+    return out.map((t) => new Date(t).toISOString());
+  } catch {
+    return [];
   }
 }
 

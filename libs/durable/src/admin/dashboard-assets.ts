@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 export const DASHBOARD_FILES = {
   'index.html': 'text/html; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
+  'schedules.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
 } as const;
 

@@ -195,3 +195,35 @@ export function parseCancelBody(body: unknown): { compensate: boolean } {
   if (b.compensate !== undefined && typeof b.compensate !== 'boolean') throw new AdminParamError('compensate', 'must be true or false');
   return { compensate: b.compensate === true };
 }
+
+/** A schedule id from the URL. */
+export const scheduleId = (v: unknown) => text('id', v, MAX_SCHEDULE_ID);
+const MAX_SCHEDULE_ID = 200;
+
+export const SCHEDULE_LIST_PARAMS = ['workflow', 'paused', 'after', 'limit'] as const;
+
+export interface ScheduleListQuery {
+  workflow: string | null;
+  paused: boolean | null;
+  after: string;
+  limit: number;
+}
+
+/** GET schedules: by id (keyset: `after` = the last id of the previous page), filtered by workflow and paused state. */
+export function parseScheduleListQuery(raw: unknown): ScheduleListQuery {
+  const q = onlyKnown(raw, SCHEDULE_LIST_PARAMS);
+  const paused = single(q, 'paused', 8);
+  if (paused !== null && paused !== 'true' && paused !== 'false') throw new AdminParamError('paused', 'must be true or false');
+  return {
+    workflow: single(q, 'workflow'),
+    paused: paused === null ? null : paused === 'true',
+    after: single(q, 'after', MAX_SCHEDULE_ID) ?? '',
+    limit: intParam(q, 'limit', 1, 200, 50),
+  };
+}
+
+/** GET schedules/:id: how many of its latest runs to include (1..100, default 20). */
+export function parseScheduleDetailQuery(raw: unknown): { runs: number } {
+  const q = onlyKnown(raw, ['runs']);
+  return { runs: intParam(q, 'runs', 1, 100, 20) };
+}

@@ -43,3 +43,15 @@ export const TIMED_OUT_STEP_WARN_MS = 5_000;
 export const PROGRESS_INTERVAL_MS = 1_000;
 /** Largest serialized Durable.progress() value. */
 export const MAX_PROGRESS_BYTES = 4 * 1024;
+/** The scheduler reads schedules due within this long ahead, so that it fires them on their slot (not a read later). */
+export const SCHEDULE_LOOKAHEAD_MS = 2_000;
+/** Schedules the scheduler reads and plans in one round at most (pages of scheduleBatchSize). */
+export const SCHEDULE_MAX_PER_ROUND = 50_000;
+/** Slots of one schedule started in one round at most (catch-up goes on in the next round). */
+export const SCHEDULE_SLOTS_PER_ROUND = 100;
+/** Fire statements one instance runs at once (each on its own connection). */
+export const SCHEDULE_FIRE_CONCURRENCY = 2;
+/** Schedules listed per call at most (client API and admin API). */
+export const MAX_SCHEDULES_PER_PAGE = 500;
+/** Most recent runs of a schedule shown (admin API). */
+export const MAX_SCHEDULE_RUNS = 100;

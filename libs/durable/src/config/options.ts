@@ -75,6 +75,20 @@ export interface EngineOptions {
    * the run), about 3 rows per run. Default true.
    */
   history?: boolean;
+  /**
+   * Run the scheduler on this instance: it syncs the schedules declared on workflows at start and
+   * starts the runs of due slots (safe on every instance at once: each slot starts one run).
+   * Default: the value of `worker`; `schedules: false` keeps an instance out of it.
+   */
+  schedules?: boolean;
+  /** Runs the scheduler starts per statement at most. Default 500. */
+  scheduleBatchSize?: number;
+  /**
+   * A slot the scheduler reaches more than this late was missed (the instances were down): the
+   * schedule's catchUp policy decides whether it runs. Later but within it, a slot runs normally.
+   * Default 5 000 ms.
+   */
+  scheduleMisfireMs?: number;
   logger?: DurableLogger;
 }
 
@@ -112,6 +126,9 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     waitRecheckMs: o.waitRecheckMs ?? 15 * 60_000,
     cancelChildren: o.cancelChildren ?? true,
     history: o.history ?? true,
+    schedules: o.schedules ?? o.worker ?? true,
+    scheduleBatchSize: o.scheduleBatchSize ?? 500,
+    scheduleMisfireMs: o.scheduleMisfireMs ?? 5_000,
     logger: o.logger ?? silentLogger,
   };
   const problems: string[] = [];
@@ -135,6 +152,9 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   problems.push(...retryProblems('stepRetries', r.stepRetries));
   if (typeof r.cancelChildren !== 'boolean') problems.push('cancelChildren must be true or false');
   if (typeof r.history !== 'boolean') problems.push('history must be true or false');
+  if (typeof r.schedules !== 'boolean') problems.push('schedules must be true or false');
+  int('scheduleBatchSize', r.scheduleBatchSize, 1, 100_000);
+  int('scheduleMisfireMs', r.scheduleMisfireMs, 0, 24 * 3600_000);
   if (r.retentionMs !== null) int('retentionMs', r.retentionMs, 1);
   if (typeof r.workerId !== 'string' || !r.workerId) problems.push('workerId must be a non-empty string');
   if (typeof r.heartbeatMs === 'number' && typeof r.leaseMs === 'number' && r.heartbeatMs >= r.leaseMs) {

@@ -1,4 +1,5 @@
 import type { RetryPolicy } from '../config/retry-policy.js';
+import type { WorkflowScheduleOptions } from './schedule.js';
 
 /** Options of @Workflow(). */
 export interface WorkflowOptions {
@@ -10,6 +11,12 @@ export interface WorkflowOptions {
   timeoutMs?: number;
   /** Claim order within a queue: lower runs first. Default 0. */
   priority?: number;
+  /**
+   * Start this workflow on a cron schedule, once per slot across all instances (the schedule's id
+   * is the workflow's name; each run gets a ScheduledInput). Synced at boot; a pause made at
+   * runtime is kept. See WorkflowScheduleOptions.
+   */
+  schedule?: WorkflowScheduleOptions;
 }
 
 /** Prisma interactive-transaction options of a transactional step. */

@@ -7,6 +7,7 @@ import { readSchemaState, schemaStateError } from '../store/schema-version.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import type { Notifier } from '../worker/notifier.js';
+import { Scheduler } from '../worker/scheduler.js';
 import { Sweeper } from '../worker/sweeper.js';
 import { Worker } from '../worker/worker.js';
 import { groupedWrites } from '../worker/write-batcher.js';
@@ -19,6 +20,8 @@ import { buildNewRun, type StartOptions } from './new-run.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
 import { cancel, fork, resume, type CancelOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
+import { ScheduleClient } from './schedule-client.js';
+import { syncDeclaredSchedules } from './schedules.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
 
 export interface DurableEngineConfig {
@@ -52,10 +55,13 @@ export class DurableEngine implements HandleBackend {
   private readonly ownedPool: Pool | null;
   private readonly worker: Worker;
   private readonly sweeper: Sweeper;
+  private readonly scheduler: Scheduler | null;
   private readonly notifier: Notifier | null;
   private readonly local = new LocalResults();
   private readonly context: EngineContext;
   private started = false;
+  /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
+  readonly schedules = new ScheduleClient(() => this.context);
 
   constructor(config: DurableEngineConfig) {
     this.options = resolveEngineOptions(config.options);
@@ -82,14 +88,32 @@ export class DurableEngine implements HandleBackend {
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.local.resolve(id));
     this.sweeper = new Sweeper(this.store, this.options);
-    this.context = { registry: this.registry, options: this.options, store: this.store, worker: this.worker, local: this.local };
+    this.scheduler = this.options.schedules ? new Scheduler(this.store, this.registry, this.options) : null;
+    this.context = {
+      registry: this.registry,
+      options: this.options,
+      store: this.store,
+      worker: this.worker,
+      local: this.local,
+      scheduler: this.scheduler,
+    };
   }
 
-  /** Checks the schema, then (unless `worker: false`) starts claiming, heartbeats, the sweeper and the listener. */
+  /**
+   * Checks the schema; unless `schedules: false`, syncs the schedules declared on workflows and
+   * starts the scheduler; unless `worker: false`, starts claiming, heartbeats, the sweeper and the listener.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     await this.checkSchema();
+    if (this.scheduler) {
+      const synced = await syncDeclaredSchedules(this.context);
+      for (const [what, ids] of Object.entries(synced)) {
+        if (ids.length) this.options.logger.log(`declared schedule(s) ${what}: ${ids.join(', ')}`);
+      }
+    }
     this.started = true;
+    this.scheduler?.start();
     if (!this.options.worker) return;
     if (this.notifier) await this.notifier.start();
     else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
@@ -122,6 +146,7 @@ export class DurableEngine implements HandleBackend {
   async stop(): Promise<void> {
     if (this.started) {
       this.started = false;
+      await this.scheduler?.stop();
       await this.worker.stop(this.options.shutdownGraceMs);
       await this.sweeper.stop();
       if (this.notifier) await this.notifier.stop();

@@ -1,6 +1,7 @@
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { Store } from '../store/store.js';
+import type { Scheduler } from '../worker/scheduler.js';
 import type { Worker } from '../worker/worker.js';
 import type { LocalResults } from './local-results.js';
 
@@ -11,4 +12,6 @@ export interface EngineContext {
   readonly store: Store;
   readonly worker: Worker;
   readonly local: LocalResults;
+  /** The scheduler when it runs in this process (woken when a schedule changes here). */
+  readonly scheduler: Scheduler | null;
 }

@@ -22,7 +22,10 @@ export type DurableErrorCode =
   | 'NOT_READY'
   | 'TOO_MANY_RECOVERIES'
   | 'STEP_TIMEOUT'
-  | 'COMPENSATION_FAILED';
+  | 'COMPENSATION_FAILED'
+  | 'INVALID_SCHEDULE'
+  | 'SCHEDULE_NOT_FOUND'
+  | 'SCHEDULE_CONFLICT';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

@@ -6,6 +6,7 @@ import type { SendOptions } from '../engine/queries.js';
 import type { StartManyItem } from '../engine/start-runs.js';
 import type { StartOptions } from '../engine/new-run.js';
 import type { WorkflowHandle } from '../engine/handle.js';
+import type { ScheduleClient } from '../engine/schedule-client.js';
 import type { RunEvent } from '../store/history.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { WORKFLOW_METADATA } from '../decorators/metadata.js';
@@ -26,6 +27,14 @@ type StartByClass = [workflowClass: Type<unknown>, method: string, input?: unkno
 @Injectable()
 export class WorkflowClient {
   constructor(@Inject(DurableRuntime) private readonly runtime: DurableRuntime) {}
+
+  /**
+   * Runtime schedules (e.g. one per tenant): create, update, delete, pause, resume, trigger, get,
+   * list, runs. Stored in durable_schedules; each slot starts one run across all instances.
+   */
+  get schedules(): ScheduleClient {
+    return this.runtime.engine.schedules;
+  }
 
   /**
    * Starts a run of a workflow, by name or typed: `start(OrderWorkflows, 'fulfil', input)`.

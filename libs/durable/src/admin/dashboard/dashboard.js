@@ -761,6 +761,9 @@
     refreshAll();
   }
 
+  // The helpers other views of the page (schedules.js) build on.
+  window.DurableDashboard = { api: api, el: el, clear: clear, qs: qs, badge: badge, toast: toast, fail: fail, fmtTime: fmtTime, ago: ago, openRun: openRun };
+
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();
 })();

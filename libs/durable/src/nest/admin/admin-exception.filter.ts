@@ -12,6 +12,9 @@ const STATUS_OF_CODE: Record<string, number> = {
   SERIALIZATION: 400,
   PAYLOAD_TOO_LARGE: 413,
   NOT_READY: 503,
+  SCHEDULE_NOT_FOUND: 404,
+  SCHEDULE_CONFLICT: 409,
+  INVALID_SCHEDULE: 409,
 };
 
 const REASON: Record<number, string> = {

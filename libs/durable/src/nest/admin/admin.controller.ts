@@ -24,10 +24,24 @@ import {
   RunDetailDto,
   RunListDto,
   RunSummaryDto,
+  ScheduleDetailDto,
+  ScheduleDto,
+  ScheduleListDto,
   StatsDto,
+  TriggerResultDto,
   WorkflowsDto,
 } from './dto.js';
-import { onlyKnown, parseCancelBody, parseForkBody, parseListQuery, parseStatsQuery, runId } from '../../admin/params.js';
+import {
+  onlyKnown,
+  parseCancelBody,
+  parseForkBody,
+  parseListQuery,
+  parseScheduleDetailQuery,
+  parseScheduleListQuery,
+  parseStatsQuery,
+  runId,
+  scheduleId,
+} from '../../admin/params.js';
 import {
   ApiBody,
   ApiCreatedResponse,
@@ -47,6 +61,7 @@ const errors =
     for (const status of codes) ApiResponse({ status, type: ErrorDto })(target, key, desc);
   };
 const idParam = ApiParam({ name: 'id', description: 'Run id' });
+const scheduleParam = ApiParam({ name: 'id', description: 'Schedule id (a declared schedule: the workflow name)' });
 
 /**
  * The admin API's routes. Not a controller by itself: createAdminController() derives one
@@ -156,6 +171,65 @@ export class AdminApiController implements OnModuleInit {
   @errors(400)
   stats(@Query() query: unknown) {
     return this.admin.stats(parseStatsQuery(query).windowMinutes);
+  }
+
+  @Get('schedules')
+  @ApiOperation({
+    summary: 'List schedules: next and last fire, policies, paused state',
+    description: 'By id; pass nextCursor back as after.',
+  })
+  @ApiQuery({ name: 'workflow', required: false, description: 'Schedules of this workflow' })
+  @ApiQuery({ name: 'paused', required: false, enum: ['true', 'false'] })
+  @ApiQuery({ name: 'after', required: false, description: 'nextCursor of the previous page' })
+  @ApiQuery({ name: 'limit', required: false, description: '1..200, default 50' })
+  @ApiOkResponse({ type: ScheduleListDto })
+  @errors(400)
+  listSchedules(@Query() query: unknown) {
+    return this.admin.listSchedules(parseScheduleListQuery(query));
+  }
+
+  @Get('schedules/:id')
+  @ApiOperation({ summary: 'A schedule with its next slots and latest runs' })
+  @scheduleParam
+  @ApiQuery({ name: 'runs', required: false, description: 'Latest runs to include, 1..100, default 20' })
+  @ApiOkResponse({ type: ScheduleDetailDto })
+  @errors(400, 404)
+  getSchedule(@Param('id') id: unknown, @Query() query: unknown) {
+    const { runs } = parseScheduleDetailQuery(query);
+    return this.admin.getSchedule(scheduleId(id), runs);
+  }
+
+  @Post('schedules/:id/pause')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Pause a schedule: no slot fires until resumed (kept across restarts)' })
+  @scheduleParam
+  @ApiOkResponse({ type: ScheduleDto })
+  @errors(400, 404)
+  pauseSchedule(@Param('id') id: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.pauseSchedule(scheduleId(id));
+  }
+
+  @Post('schedules/:id/resume')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Resume a paused schedule from the first slot after now' })
+  @scheduleParam
+  @ApiOkResponse({ type: ScheduleDto })
+  @errors(400, 404, 409)
+  resumeSchedule(@Param('id') id: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.resumeSchedule(scheduleId(id));
+  }
+
+  @Post('schedules/:id/trigger')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Start a run of the schedule now, under its overlap policy (the next fire does not move)' })
+  @scheduleParam
+  @ApiOkResponse({ type: TriggerResultDto })
+  @errors(400, 404, 409)
+  triggerSchedule(@Param('id') id: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.triggerSchedule(scheduleId(id));
   }
 
   @Get('workflows')

@@ -4,7 +4,7 @@ import { DASHBOARD_FILES, DASHBOARD_HEADERS, dashboardFile, type DashboardFile }
 import { ApiExcludeController } from './swagger.js';
 
 /**
- * Serves the dashboard: a static page and its two assets, no data. It is not behind the
+ * Serves the dashboard: a static page and its assets (scripts, stylesheet), no data. It is not behind the
  * admin guards so that a browser can load it and then call the (guarded) API with the
  * credentials it has: cookies, or a bearer token typed into the page.
  */
@@ -28,6 +28,11 @@ export class DashboardPageController {
   @Get('assets/dashboard.js')
   script(@Res() res: unknown): void {
     this.send(res, 'dashboard.js');
+  }
+
+  @Get('assets/schedules.js')
+  schedules(@Res() res: unknown): void {
+    this.send(res, 'schedules.js');
   }
 
   @Get('assets/dashboard.css')

@@ -235,6 +235,61 @@ export class WorkflowsDto {
   @ApiProperty({ type: [QueueInfoDto] }) queues!: QueueInfoDto[];
 }
 
+export class ScheduleDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ enum: ['declared', 'runtime'], description: 'declared: on a workflow in code; runtime: created through the API' })
+  source!: string;
+  @ApiProperty({ type: String, description: 'Cron expression (5 fields, or 6 with seconds first)' }) cron!: string;
+  @ApiProperty({ type: String }) timeZone!: string;
+  @ApiPropertyOptional(json) input?: unknown;
+  @ApiProperty({ enum: ['skip', 'latest', 'all'], description: 'Slots missed during downtime' }) catchUp!: string;
+  @ApiProperty({ type: Number }) catchUpWindowMs!: number;
+  @ApiProperty({ enum: ['skip', 'allow', 'bufferOne'], description: 'A slot while the previous run is active' }) overlap!: string;
+  @ApiProperty({ type: Number }) jitterMs!: number;
+  @ApiProperty({ type: Boolean }) paused!: boolean;
+  @ApiProperty({ type: String, format: 'date-time', description: 'Next slot' }) nextFireAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'overlap bufferOne: the slot waiting for the active run' })
+  bufferedSlot!: string | null;
+  @ApiProperty({ type: String, nullable: true }) lastRunId!: string | null;
+  @ApiProperty({ enum: statuses, nullable: true }) lastRunStatus!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Slot of the last run started' }) lastSlotAt!:
+    string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When the last run was started' }) lastFiredAt!:
+    string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ type: Boolean, description: 'This instance has the workflow (only those fire it)' }) registered!: boolean;
+}
+
+export class ScheduleListDto {
+  @ApiProperty({ type: [ScheduleDto] }) items!: ScheduleDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `after` for the next page; null on the last page' }) nextCursor!:
+    string | null;
+  @ApiProperty({ type: Number }) limit!: number;
+}
+
+export class ScheduleRunDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ enum: statuses }) status!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'The slot' }) scheduledAt!: string | null;
+  @ApiProperty({ type: Boolean, description: 'Started by trigger' }) manual!: boolean;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
+}
+
+export class ScheduleDetailDto extends ScheduleDto {
+  @ApiProperty({ type: String, format: 'date-time', isArray: true, description: 'The next slots (none while paused)' }) upcoming!: string[];
+  @ApiProperty({ type: [ScheduleRunDto], description: 'Latest runs, newest first' }) runs!: ScheduleRunDto[];
+  @ApiProperty({ type: String, format: 'date-time', description: 'Database clock' }) now!: string;
+}
+
+export class TriggerResultDto {
+  @ApiProperty({ type: String }) runId!: string;
+  @ApiProperty({ enum: ['started', 'buffered', 'skipped'], description: 'Under the overlap policy' }) outcome!: string;
+}
+
 export class ErrorDto {
   @ApiProperty({ type: Number }) statusCode!: number;
   @ApiProperty({ type: String }) error!: string;

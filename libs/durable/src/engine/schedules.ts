@@ -1,0 +1,443 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { decode, encode } from '../codec/codec.js';
+import { MAX_NAME_LENGTH, MAX_SCHEDULE_RUNS, MAX_SCHEDULES_PER_PAGE } from '../config/limits.js';
+import {
+  compileCron,
+  resolveScheduleSpec,
+  scheduleRunId,
+  type CatchUpPolicy,
+  type OverlapPolicy,
+  type SchedulePolicy,
+  type ScheduleSpec,
+} from '../definitions/schedule.js';
+import { InvalidArgumentError, ScheduleConflictError, ScheduleNotFoundError } from '../errors/index.js';
+import {
+  dbNow,
+  deleteSchedule as deleteRow,
+  fireSchedules,
+  getSchedule,
+  insertSchedule,
+  listSchedules,
+  pauseSchedule as pauseRow,
+  scheduleRuns,
+  selectSyncSchedules,
+  updateSchedule as updateRow,
+  type ScheduleRow,
+  type ScheduleRunRow,
+  type ScheduleValues,
+} from '../store/schedules.js';
+import type { RunStatus } from '../store/rows.js';
+import type { EngineContext } from './engine-context.js';
+
+/** A schedule created at runtime (e.g. one per tenant): `client.schedules.create({ id, workflow, cron, … })`. */
+export interface ScheduleDefinition extends SchedulePolicy {
+  /** Unique; at most 200 characters. The runs' ids are `sched:<id>:<slot ISO>`. */
+  id: string;
+  /** The workflow each slot starts (registered in the instances that run the scheduler). */
+  workflow: string;
+  /** 5 fields (minute first) or 6 (seconds first), presets (@daily), names (MON): what @Cron() accepts. */
+  cron: string;
+  /** Passed to every run as `input` (next to scheduleId and scheduledAt). */
+  input?: unknown;
+  /** Create it paused. Default false. */
+  paused?: boolean;
+}
+
+/** What update() may change (anything but the id). */
+export type ScheduleChanges = Partial<Omit<ScheduleDefinition, 'id' | 'paused'>>;
+
+/** A schedule as the API returns it. */
+export interface ScheduleView {
+  id: string;
+  workflowName: string;
+  /** declared: on a workflow in code (synced at boot); runtime: created through the API. */
+  source: 'declared' | 'runtime';
+  cron: string;
+  timeZone: string;
+  input: unknown;
+  catchUp: CatchUpPolicy;
+  catchUpWindowMs: number;
+  overlap: OverlapPolicy;
+  jitterMs: number;
+  paused: boolean;
+  /** The next slot (while paused: the one it had; resume() computes a new one). */
+  nextFireAt: Date;
+  /** overlap bufferOne: the slot waiting for the active run to end. */
+  bufferedSlot: Date | null;
+  /** The run of the latest slot started, its status (null once deleted by retention) and its slot. */
+  lastRunId: string | null;
+  lastRunStatus: RunStatus | null;
+  lastSlotAt: Date | null;
+  /** When the latest run was started (database clock). */
+  lastFiredAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What trigger() did: started the run, buffered it behind the active run, or skipped it (overlap policy). */
+export interface TriggerResult {
+  runId: string;
+  outcome: 'started' | 'buffered' | 'skipped';
+}
+
+/** A run a schedule started (newest first). */
+export type ScheduleRun = ScheduleRunRow;
+
+const CONFLICT_RETRIES = 8;
+
+export const toScheduleView = (r: ScheduleRow): ScheduleView => ({
+  id: r.id,
+  workflowName: r.workflowName,
+  source: r.source,
+  cron: r.cron,
+  timeZone: r.timeZone,
+  input: r.input === null ? undefined : decode(r.input),
+  catchUp: r.catchUp as CatchUpPolicy,
+  catchUpWindowMs: r.catchUpWindowMs,
+  overlap: r.overlap as OverlapPolicy,
+  jitterMs: r.jitterMs,
+  paused: r.paused,
+  nextFireAt: r.nextFireAt,
+  bufferedSlot: r.bufferedSlot,
+  lastRunId: r.lastRunId,
+  lastRunStatus: r.lastRunStatus,
+  lastSlotAt: r.lastSlotAt,
+  lastFiredAt: r.lastFiredAt,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+});
+
+function checkId(id: unknown): string {
+  if (typeof id !== 'string' || !id.length || id.length > MAX_NAME_LENGTH || id.includes('\u0000')) {
+    throw new InvalidArgumentError(
+      `A schedule id must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`,
+      'id',
+    );
+  }
+  return id;
+}
+
+function checkObject(api: string, v: unknown): Record<string, unknown> {
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new InvalidArgumentError(`${api} expects an object (got ${JSON.stringify(v)?.slice(0, 80)}).`);
+  return v as Record<string, unknown>;
+}
+
+const stableJson = (v: unknown): string =>
+  JSON.stringify(v ?? null, (_k, x) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.keys(x)
+            .sort()
+            .map((k) => [k, x[k]]),
+        )
+      : x,
+  );
+
+/** The values to store for a definition; `nextFireAt` from the database clock `now`. */
+function valuesOf(
+  e: EngineContext,
+  where: string,
+  d: { workflow: string; input?: unknown; paused?: boolean; source: 'declared' | 'runtime' },
+  spec: ScheduleSpec,
+  nextFireAt: number,
+): ScheduleValues {
+  return {
+    workflowName: d.workflow,
+    source: d.source,
+    cron: spec.cron,
+    timeZone: spec.timeZone,
+    input: d.input === undefined ? null : encode(d.input, { where: `input of ${where}`, maxBytes: e.options.maxPayloadBytes }),
+    catchUp: spec.catchUp,
+    catchUpWindowMs: spec.catchUpWindowMs,
+    overlap: spec.overlap,
+    jitterMs: spec.jitterMs,
+    paused: d.paused ?? false,
+    nextFireAt: new Date(nextFireAt),
+  };
+}
+
+const sameDefinition = (row: ScheduleRow, v: ScheduleValues) =>
+  row.workflowName === v.workflowName &&
+  row.cron === v.cron &&
+  row.timeZone === v.timeZone &&
+  row.catchUp === v.catchUp &&
+  row.catchUpWindowMs === v.catchUpWindowMs &&
+  row.overlap === v.overlap &&
+  row.jitterMs === v.jitterMs &&
+  stableJson(row.input) === stableJson(v.input === null ? null : JSON.parse(v.input));
+
+/** The row, or ScheduleNotFoundError. */
+async function mustGet(e: EngineContext, id: string): Promise<{ row: ScheduleRow; now: number }> {
+  const { row, dbNow: now } = await getSchedule(e.store, checkId(id));
+  if (!row) throw new ScheduleNotFoundError(id);
+  return { row, now: now! };
+}
+
+/**
+ * Creates a runtime schedule; its first slot is the first after now (database clock). Creating an
+ * id that exists with the same definition returns it (idempotent); with another one it is a
+ * ScheduleConflictError. The workflow must be registered in this process.
+ */
+export async function createSchedule(e: EngineContext, def: ScheduleDefinition): Promise<ScheduleView> {
+  const d = checkObject('schedules.create()', def);
+  const id = checkId(d.id);
+  const where = `schedule "${id}"`;
+  if (typeof d.workflow !== 'string')
+    throw new InvalidArgumentError(`${where}: workflow must be the name of a registered workflow.`, 'workflow');
+  const workflow = e.registry.get(d.workflow).name;
+  if (d.paused !== undefined && typeof d.paused !== 'boolean')
+    throw new InvalidArgumentError(`${where}: paused must be true or false.`, 'paused');
+  const { id: _id, workflow: _w, input, paused, ...rest } = d;
+  const spec = resolveScheduleSpec(where, rest as never);
+  const now = await dbNow(e.store);
+  const values = valuesOf(
+    e,
+    where,
+    { workflow, input, paused: paused as boolean | undefined, source: 'runtime' },
+    spec,
+    compileCron(where, spec.cron, spec.timeZone).next(now),
+  );
+  if (!(await insertSchedule(e.store, id, values))) {
+    const { row } = await mustGet(e, id);
+    if (row.source !== 'runtime' || !sameDefinition(row, values)) {
+      throw new ScheduleConflictError(
+        id,
+        `A schedule "${id}" exists already (${row.source}, workflow "${row.workflowName}", cron "${row.cron}" in ${row.timeZone}) with another definition; update() or delete() it.`,
+      );
+    }
+    return toScheduleView(row);
+  }
+  e.scheduler?.wake();
+  return toScheduleView((await mustGet(e, id)).row);
+}
+
+/**
+ * Changes a runtime schedule (workflow, cron, timeZone, input, policies). A new cron or time zone
+ * starts from the first slot after now; other changes keep the next fire. Schedules declared in
+ * code change in code (ScheduleConflictError).
+ */
+export async function updateSchedule(e: EngineContext, id: string, changes: ScheduleChanges): Promise<ScheduleView> {
+  const c = checkObject('schedules.update()', changes);
+  for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+    const { row, now } = await mustGet(e, id);
+    if (row.source === 'declared') {
+      throw new ScheduleConflictError(
+        id,
+        `Schedule "${id}" is declared on workflow "${row.workflowName}" in code: change it there (the next boot syncs it); pause(), resume() and trigger() work on it.`,
+      );
+    }
+    const where = `schedule "${id}"`;
+    if ('id' in c || 'paused' in c)
+      throw new InvalidArgumentError(
+        `${where}: update() cannot change ${'id' in c ? 'the id' : 'paused (use pause() and resume())'}.`,
+        'id' in c ? 'id' : 'paused',
+      );
+    const workflow = c.workflow === undefined ? row.workflowName : typeof c.workflow === 'string' ? e.registry.get(c.workflow).name : null;
+    if (workflow === null) throw new InvalidArgumentError(`${where}: workflow must be the name of a registered workflow.`, 'workflow');
+    const { workflow: _w, input, ...rest } = c;
+    const spec = resolveScheduleSpec(where, {
+      cron: row.cron,
+      timeZone: row.timeZone,
+      catchUp: row.catchUp,
+      catchUpWindowMs: row.catchUpWindowMs,
+      overlap: row.overlap,
+      jitterMs: row.jitterMs,
+      ...rest,
+    } as never);
+    const retimed = spec.cron !== row.cron || spec.timeZone !== row.timeZone;
+    const next = retimed ? compileCron(where, spec.cron, spec.timeZone).next(now) : row.nextFireAt.getTime();
+    const values = valuesOf(
+      e,
+      where,
+      { workflow, input: 'input' in c ? input : row.input === null ? undefined : decode(row.input), paused: row.paused, source: 'runtime' },
+      spec,
+      next,
+    );
+    if (await updateRow(e.store, id, row.revision, values)) {
+      e.scheduler?.wake();
+      return toScheduleView((await mustGet(e, id)).row);
+    }
+    await delay(5 * (attempt + 1));
+  }
+  throw new ScheduleConflictError(id, `Schedule "${id}" kept changing while it was updated (${CONFLICT_RETRIES} attempts); try again.`);
+}
+
+/** Deletes a schedule (its runs stay); false if there was none. A declared one comes back at the next boot while its workflow declares it. */
+export async function deleteSchedule(e: EngineContext, id: string): Promise<boolean> {
+  return deleteRow(e.store, checkId(id));
+}
+
+/** Pauses a schedule: no slot fires until resume() (trigger() still works). Kept across restarts and boot-time syncs. */
+export async function pauseSchedule(e: EngineContext, id: string): Promise<ScheduleView> {
+  if (!(await pauseRow(e.store, checkId(id)))) throw new ScheduleNotFoundError(id);
+  return toScheduleView((await mustGet(e, id)).row);
+}
+
+/** Resumes a paused schedule from the first slot after now: slots of the pause do not run. */
+export async function resumeSchedule(e: EngineContext, id: string): Promise<ScheduleView> {
+  for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+    const { row, now } = await mustGet(e, id);
+    if (!row.paused) return toScheduleView(row);
+    const where = `schedule "${id}"`;
+    const spec = specOf(row);
+    const values = valuesOf(
+      e,
+      where,
+      { workflow: row.workflowName, input: row.input === null ? undefined : decode(row.input), paused: false, source: row.source },
+      spec,
+      compileCron(where, spec.cron, spec.timeZone).next(now),
+    );
+    if (await updateRow(e.store, id, row.revision, values)) {
+      e.scheduler?.wake();
+      return toScheduleView((await mustGet(e, id)).row);
+    }
+    await delay(5 * (attempt + 1));
+  }
+  throw new ScheduleConflictError(id, `Schedule "${id}" kept changing while it was resumed (${CONFLICT_RETRIES} attempts); try again.`);
+}
+
+const specOf = (row: ScheduleRow): ScheduleSpec => ({
+  cron: row.cron,
+  timeZone: row.timeZone,
+  catchUp: row.catchUp as CatchUpPolicy,
+  catchUpWindowMs: row.catchUpWindowMs,
+  overlap: row.overlap as OverlapPolicy,
+  jitterMs: row.jitterMs,
+});
+
+/**
+ * Starts a run of the schedule now (also while paused), under the schedule's overlap policy: with
+ * a run still active, "skip" starts nothing and "bufferOne" starts it when that run ends. The run's
+ * id is `sched:<id>:<now ISO>:manual`, its input has `manual: true`. The next fire does not move.
+ */
+export async function triggerSchedule(e: EngineContext, id: string): Promise<TriggerResult> {
+  for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
+    const { row, now } = await mustGet(e, id);
+    const def = e.registry.get(row.workflowName);
+    const runId = scheduleRunId(id, now, true);
+    const candidates = [{ slot: now, runId, manual: true }];
+    if (row.bufferedSlot)
+      candidates.unshift({ slot: row.bufferedSlot.getTime(), runId: scheduleRunId(id, row.bufferedSlot.getTime()), manual: false });
+    const result = await fireSchedules(
+      e.store,
+      [
+        {
+          id,
+          revision: row.revision,
+          nextFireAt: row.nextFireAt.getTime(),
+          fireAt: now,
+          queue: def.queue,
+          priority: def.options.priority ?? 0,
+          timeoutMs: def.options.timeoutMs ?? null,
+          candidates,
+        },
+      ],
+      e.options.appVersion,
+    );
+    const fates = result.get(id);
+    if (fates) {
+      const fate = fates.find((f) => f.runId === runId)?.fate ?? 'skip';
+      return { runId, outcome: fate === 'run' ? 'started' : fate === 'buffer' ? 'buffered' : 'skipped' };
+    }
+    await delay(5 * (attempt + 1));
+  }
+  throw new ScheduleConflictError(id, `Schedule "${id}" kept changing while it was triggered (${CONFLICT_RETRIES} attempts); try again.`);
+}
+
+/** One schedule, or null. */
+export async function getScheduleView(e: EngineContext, id: string): Promise<ScheduleView | null> {
+  const { row } = await getSchedule(e.store, checkId(id));
+  return row ? toScheduleView(row) : null;
+}
+
+/** Options of list(). */
+export interface ListSchedulesOptions {
+  /** Only schedules of this workflow. */
+  workflow?: string;
+  /** Only paused (true) or active (false) schedules. */
+  paused?: boolean;
+  /** Schedules whose id sorts after this one (keyset pagination: pass the last id of a page). */
+  after?: string;
+  /** 1 … 500, default 100. */
+  limit?: number;
+}
+
+/** Schedules by id. */
+export async function listScheduleViews(e: EngineContext, o: ListSchedulesOptions = {}): Promise<ScheduleView[]> {
+  const q = checkObject('schedules.list()', o ?? {});
+  const limit = q.limit ?? 100;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_SCHEDULES_PER_PAGE) {
+    throw new InvalidArgumentError(`schedules.list(): limit must be a whole number between 1 and ${MAX_SCHEDULES_PER_PAGE}.`, 'limit');
+  }
+  if (q.workflow !== undefined && typeof q.workflow !== 'string')
+    throw new InvalidArgumentError('schedules.list(): workflow must be a string.', 'workflow');
+  if (q.paused !== undefined && typeof q.paused !== 'boolean')
+    throw new InvalidArgumentError('schedules.list(): paused must be true or false.', 'paused');
+  if (q.after !== undefined && typeof q.after !== 'string')
+    throw new InvalidArgumentError('schedules.list(): after must be a schedule id.', 'after');
+  const rows = await listSchedules(e.store, {
+    after: (q.after as string | undefined) ?? '',
+    workflow: (q.workflow as string | undefined) ?? null,
+    paused: (q.paused as boolean | undefined) ?? null,
+    limit,
+  });
+  return rows.map(toScheduleView);
+}
+
+/** The latest runs a schedule started, newest first. */
+export async function listScheduleRuns(e: EngineContext, id: string, limit = 20): Promise<ScheduleRun[]> {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCHEDULE_RUNS) {
+    throw new InvalidArgumentError(`limit must be a whole number between 1 and ${MAX_SCHEDULE_RUNS}.`, 'limit');
+  }
+  return scheduleRuns(e.store, checkId(id), limit);
+}
+
+/**
+ * Boot: makes the table match the schedules declared on this process's workflows. A missing one
+ * is created (first slot after now); a changed one is updated (a new cron or time zone restarts
+ * from now) — its paused state, set at runtime, is kept; a declared schedule of a workflow
+ * registered here that no longer declares one is deleted. Schedules of workflows this process does
+ * not know are left alone. A runtime schedule holding a declared schedule's id is a
+ * ScheduleConflictError.
+ */
+export async function syncDeclaredSchedules(e: EngineContext): Promise<{ created: string[]; updated: string[]; deleted: string[] }> {
+  const declared = e.registry.declaredSchedules();
+  const out = { created: [] as string[], updated: [] as string[], deleted: [] as string[] };
+  const rows = await selectSyncSchedules(
+    e.store,
+    declared.map((d) => d.def.name),
+    e.registry.names(),
+  );
+  if (!declared.length && !rows.length) return out;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const now = await dbNow(e.store);
+  for (const { def, spec } of declared) {
+    const where = `workflow "${def.name}"`;
+    const existing = byId.get(def.name);
+    const values = (next: number, paused: boolean) =>
+      valuesOf(e, where, { workflow: def.name, input: def.options.schedule?.input, paused, source: 'declared' }, spec, next);
+    if (!existing) {
+      if (await insertSchedule(e.store, def.name, values(compileCron(where, spec.cron, spec.timeZone).next(now), false)))
+        out.created.push(def.name);
+      continue;
+    }
+    if (existing.source !== 'declared') {
+      throw new ScheduleConflictError(
+        def.name,
+        `The schedule declared on workflow "${def.name}" has the id "${def.name}", which a runtime schedule (workflow "${existing.workflowName}") already uses: delete that schedule or rename the workflow.`,
+      );
+    }
+    const retimed = existing.cron !== spec.cron || existing.timeZone !== spec.timeZone;
+    const v = values(retimed ? compileCron(where, spec.cron, spec.timeZone).next(now) : existing.nextFireAt.getTime(), existing.paused);
+    if (sameDefinition(existing, v)) continue;
+    if (await updateRow(e.store, def.name, existing.revision, v)) out.updated.push(def.name);
+  }
+  const names = new Set(declared.map((d) => d.def.name));
+  for (const r of rows) {
+    if (r.source === 'declared' && !names.has(r.id) && e.registry.has(r.workflowName) && (await deleteRow(e.store, r.id, r.revision))) {
+      out.deleted.push(r.id);
+    }
+  }
+  return out;
+}
