@@ -73,7 +73,8 @@ const dbUrl = (db: string) => `${a['pg-url']!.replace(/\/+$/, '')}/${db}`;
 
 /** Worker concurrency levels: both peers run at each, side by side. */
 const levels = a.concurrency!.split(',').map((c) => int('concurrency', c.trim()));
-if (!levels.length || levels.some((c) => c < 1)) throw new Error(`--concurrency must be one or more integers ≥ 1 separated by commas, got ${a.concurrency}`);
+if (!levels.length || levels.some((c) => c < 1))
+  throw new Error(`--concurrency must be one or more integers ≥ 1 separated by commas, got ${a.concurrency}`);
 const base: Omit<RunOpts, 'databaseUrl'> = {
   workflows: int('workflows', a.workflows),
   steps: int('steps', a.steps),
@@ -124,7 +125,14 @@ for (const concurrency of levels) {
   const at = levels.length > 1 ? ` c${concurrency}` : '';
   if (!a['skip-dbos']) {
     try {
-      level.dbos = await runDbos({ ...base, concurrency, databaseUrl: dbUrl('bench_dbos'), pollIntervalMs: pollMs, idleRuns, log: (m) => log(`[dbos${at}] ${m}`) });
+      level.dbos = await runDbos({
+        ...base,
+        concurrency,
+        databaseUrl: dbUrl('bench_dbos'),
+        pollIntervalMs: pollMs,
+        idleRuns,
+        log: (m) => log(`[dbos${at}] ${m}`),
+      });
     } catch (e) {
       level.dbosError = (e as Error).stack ?? String(e);
       log(`[dbos${at}] FAILED: ${level.dbosError}`);
@@ -133,8 +141,17 @@ for (const concurrency of levels) {
   if (!a['skip-ours']) {
     try {
       const r = await runOurs({
-        ...base, concurrency, databaseUrl: dbUrl('bench_ours'), workers, idleRuns, history: oursHistory, pollIntervalMs: oursPollMs,
-        bulkRuns, cpuProfDir, prepared: a['ours-prepared'], log: (m) => log(`[ours${at}] ${m}`),
+        ...base,
+        concurrency,
+        databaseUrl: dbUrl('bench_ours'),
+        workers,
+        idleRuns,
+        history: oursHistory,
+        pollIntervalMs: oursPollMs,
+        bulkRuns,
+        cpuProfDir,
+        prepared: a['ours-prepared'],
+        log: (m) => log(`[ours${at}] ${m}`),
       });
       level.ours = r.figures;
       level.oursDetail = r.detail;
@@ -148,9 +165,15 @@ for (const concurrency of levels) {
 if (!a['skip-scale']) {
   try {
     report.scale = await runScale({
-      databaseUrl: dbUrl('bench_ours_scale'), workflows: base.workflows, steps: base.steps, concurrency: base.concurrency,
-      processes: workers, history: oursHistory, pollIntervalMs: oursPollMs,
-      finished: int('scale-finished', a['scale-finished']), waiting: int('scale-waiting', a['scale-waiting']),
+      databaseUrl: dbUrl('bench_ours_scale'),
+      workflows: base.workflows,
+      steps: base.steps,
+      concurrency: base.concurrency,
+      processes: workers,
+      history: oursHistory,
+      pollIntervalMs: oursPollMs,
+      finished: int('scale-finished', a['scale-finished']),
+      waiting: int('scale-waiting', a['scale-waiting']),
       log: (m) => log(`[scale] ${m}`),
     });
   } catch (e) {

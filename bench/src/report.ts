@@ -77,7 +77,9 @@ export function rows(r: LevelReport, limit?: LimitFigures): Row[] {
 }
 
 const fmt = (v: number | undefined, digits: number) =>
-  v === undefined || !Number.isFinite(v) ? 'n/a' : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  v === undefined || !Number.isFinite(v)
+    ? 'n/a'
+    : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 /** The side-by-side table of one concurrency level, with ours' cost breakdown and both peers' notes. */
 function renderLevel(r: LevelReport, limit?: LimitFigures): string[] {
@@ -90,14 +92,22 @@ function renderLevel(r: LevelReport, limit?: LimitFigures): string[] {
   ]);
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((line) => line[i].length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ');
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ');
   const sep = widths.map((w) => '-'.repeat(w)).join('-|-');
-  const out = [`== concurrency ${r.concurrency} (workflows at once per worker process, both peers) ==`, '', line(header), sep, ...body.map(line)];
+  const out = [
+    `== concurrency ${r.concurrency} (workflows at once per worker process, both peers) ==`,
+    '',
+    line(header),
+    sep,
+    ...body.map(line),
+  ];
   if (r.oursDetail) out.push('', ...renderOursDetail(r.oursDetail));
   if (r.oursError) out.push('', `ours: ${r.oursError}`);
   if (r.dbosError) out.push('', `DBOS: ${r.dbosError}`);
-  for (const [name, p] of [['ours', r.ours], ['DBOS', r.dbos]] as const) {
+  for (const [name, p] of [
+    ['ours', r.ours],
+    ['DBOS', r.dbos],
+  ] as const) {
     if (!p) continue;
     out.push('', `${name} notes:`);
     for (const n of p.notes) out.push(`  - ${n}`);
@@ -167,8 +177,13 @@ export function renderOursDetail(d: OursDetail): string[] {
 export function renderScale(s: ScaleResult): string[] {
   const header = ['case', 'rows', 'claim p50 ms', 'claim p99 ms', 'claimed runs/s', 'empty claim p50 ms', 'drain wf/s'];
   const body = s.cases.map((c) => [
-    c.name, `${c.tableMiB.toFixed(0)} MiB`, c.claim.p50Ms.toFixed(2), c.claim.p99Ms.toFixed(2), c.claim.runsPerSec.toFixed(0),
-    c.claim.emptyP50Ms.toFixed(2), c.drainWorkflowsPerSec.toFixed(0),
+    c.name,
+    `${c.tableMiB.toFixed(0)} MiB`,
+    c.claim.p50Ms.toFixed(2),
+    c.claim.p99Ms.toFixed(2),
+    c.claim.runsPerSec.toFixed(0),
+    c.claim.emptyP50Ms.toFixed(2),
+    c.drainWorkflowsPerSec.toFixed(0),
   ]);
   const all = [header, ...body];
   const widths = header.map((_, i) => Math.max(...all.map((l) => l[i].length)));

@@ -12,7 +12,13 @@ export const STALL_MS = 60_000;
  * Resolves as `work` does, or rejects once `progress()` has not changed for `stallMs`, with
  * what `explain()` reports (e.g. the peer's runs by status) so the cause is visible.
  */
-export async function guardStall<T>(what: string, work: Promise<T>, progress: () => number, explain: () => Promise<string>, stallMs = STALL_MS): Promise<T> {
+export async function guardStall<T>(
+  what: string,
+  work: Promise<T>,
+  progress: () => number,
+  explain: () => Promise<string>,
+  stallMs = STALL_MS,
+): Promise<T> {
   let last = progress();
   let lastChange = Date.now();
   let timer: NodeJS.Timeout | undefined;
@@ -49,8 +55,13 @@ export interface StatusSource {
 /** A peer's workflows by status, and the error of one that failed: what a stalled phase reports. */
 export async function statusSummary(url: string, src: StatusSource): Promise<string> {
   return withClient(url, async (c) => {
-    const { rows } = await c.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM ${src.table} GROUP BY status ORDER BY status`);
-    const failed = await c.query<{ error: string }>(`SELECT left(${src.errorSql}, 300) AS error FROM ${src.table} WHERE status = $1 LIMIT 1`, [src.failedStatus]);
+    const { rows } = await c.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM ${src.table} GROUP BY status ORDER BY status`,
+    );
+    const failed = await c.query<{ error: string }>(
+      `SELECT left(${src.errorSql}, 300) AS error FROM ${src.table} WHERE status = $1 LIMIT 1`,
+      [src.failedStatus],
+    );
     return `${src.label} by status: ${rows.map((r) => `${r.status} ${r.n}`).join(', ')}${failed.rows[0] ? `; a failed one: ${failed.rows[0].error}` : ''}`;
   });
 }

@@ -22,7 +22,11 @@ const { values: a } = parseArgs({
 const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_stmt`;
 const reps = Number(a.reps);
 const history = a.history !== 'off';
-const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((x, y) => x - y),
+    50,
+  );
 
 await recreateDatabase(url);
 await createSchema(url);
@@ -43,8 +47,14 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'INSERT_RUN (start, not claimed)', make: (i) => [SQL.INSERT_RUN, [`r${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history]] },
-  { name: 'INSERT_RUN_CLAIMED (fast path)', make: (i) => [SQL.INSERT_RUN_CLAIMED, [`f${i}`, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history]] },
+  {
+    name: 'INSERT_RUN (start, not claimed)',
+    make: (i) => [SQL.INSERT_RUN, [`r${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history]],
+  },
+  {
+    name: 'INSERT_RUN_CLAIMED (fast path)',
+    make: (i) => [SQL.INSERT_RUN_CLAIMED, [`f${i}`, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history]],
+  },
   {
     name: 'CLAIM (limit 10, 1 due run)',
     prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history])),
@@ -93,4 +103,6 @@ for (const k of cases) {
 }
 await c.end();
 await dropDatabase(url);
-process.stdout.write(`statement costs (median of ${reps}, history ${history ? 'on' : 'off'}, no commit: each inside a rolled-back transaction)\n${out.join('\n')}\n`);
+process.stdout.write(
+  `statement costs (median of ${reps}, history ${history ? 'on' : 'off'}, no commit: each inside a rolled-back transaction)\n${out.join('\n')}\n`,
+);

@@ -13,7 +13,8 @@ export function parseCreateOrder(body: unknown): CreateOrderDto {
   const problems: string[] = [];
   const text = (key: string, max = 200) => {
     const v = b[key];
-    if (typeof v !== 'string' || !v.trim() || v.length > max) problems.push(`${key} must be a non-empty string of at most ${max} characters`);
+    if (typeof v !== 'string' || !v.trim() || v.length > max)
+      problems.push(`${key} must be a non-empty string of at most ${max} characters`);
     return typeof v === 'string' ? v.trim() : '';
   };
   const customer = text('customer');
@@ -21,7 +22,8 @@ export function parseCreateOrder(body: unknown): CreateOrderDto {
   if (email && !/^[^@\s]+@[^@\s]+$/.test(email)) problems.push('email must look like name@example.com');
   const sku = text('sku', 100);
   const quantity = b.quantity ?? 1;
-  if (typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 1 || quantity > 1000) problems.push('quantity must be an integer from 1 to 1000');
+  if (typeof quantity !== 'number' || !Number.isInteger(quantity) || quantity < 1 || quantity > 1000)
+    problems.push('quantity must be an integer from 1 to 1000');
   if (problems.length) throw new BadRequestException(problems);
   return { customer, email, sku, quantity: quantity as number };
 }

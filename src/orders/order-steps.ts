@@ -38,7 +38,12 @@ export class OrderSteps {
   @Step({ transactional: true })
   async remindWarehouse(orderId: string): Promise<void> {
     const tx = Durable.tx<Prisma.TransactionClient>();
-    await this.outbox.enqueue(tx, { orderId, kind: 'shipment-overdue', to: WAREHOUSE, subject: `Order ${orderId} is paid but not shipped yet` });
+    await this.outbox.enqueue(tx, {
+      orderId,
+      kind: 'shipment-overdue',
+      to: WAREHOUSE,
+      subject: `Order ${orderId} is paid but not shipped yet`,
+    });
   }
 
   @Step({ transactional: true })

@@ -23,7 +23,13 @@ export class OrdersService {
       const product = await tx.stock.findUnique({ where: { sku: dto.sku } });
       if (!product) throw new BadRequestException([`unknown sku "${dto.sku}" (GET /stock lists them)`]);
       const order = await tx.order.create({ data: { ...dto, amount: product.unitPrice * dto.quantity } });
-      const input: FulfilOrderInput = { orderId: order.id, email: order.email, sku: order.sku, quantity: order.quantity, amount: order.amount };
+      const input: FulfilOrderInput = {
+        orderId: order.id,
+        email: order.email,
+        sku: order.sku,
+        quantity: order.quantity,
+        amount: order.amount,
+      };
       await this.workflows.start('fulfilOrder', input, { tx, id: order.id });
       return order;
     });
@@ -84,7 +90,11 @@ export class OrdersService {
     if (!order) throw new NotFoundException(`no order ${id}`);
     const [run, emails] = await Promise.all([
       this.workflows.getRun(id),
-      this.prisma.outboxEmail.findMany({ where: { orderId: id }, orderBy: { createdAt: 'asc' }, select: { kind: true, subject: true, sentAt: true } }),
+      this.prisma.outboxEmail.findMany({
+        where: { orderId: id },
+        orderBy: { createdAt: 'asc' },
+        select: { kind: true, subject: true, sentAt: true },
+      }),
     ]);
     return {
       ...order,

@@ -47,10 +47,16 @@ export class UnpaidOrdersJob {
       const done = await this.prisma.$transaction(async (tx) => {
         const { count } = await tx.order.updateMany({
           where: { id: order.id, status: order.status },
-          data: { status: 'CANCELLED', failureReason: `unpaid ${Math.round(this.config.orders.unpaidTtlMs / 3600_000)} h after it was placed` },
+          data: {
+            status: 'CANCELLED',
+            failureReason: `unpaid ${Math.round(this.config.orders.unpaidTtlMs / 3600_000)} h after it was placed`,
+          },
         });
         if (count && order.status === 'RESERVED') {
-          await tx.stock.update({ where: { sku: order.sku }, data: { available: { increment: order.quantity }, reserved: { decrement: order.quantity } } });
+          await tx.stock.update({
+            where: { sku: order.sku },
+            data: { available: { increment: order.quantity }, reserved: { decrement: order.quantity } },
+          });
         }
         return count === 1;
       });

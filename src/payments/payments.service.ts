@@ -20,7 +20,10 @@ export class PaymentsService {
   async charge(orderId: string, amount: number, email: string): Promise<Charge> {
     this.log.log(`charging order ${orderId}: ${amount} cents`);
     try {
-      return await this.gateway.charge({ idempotencyKey: `order-${orderId}`, amount, email }, Durable.inWorkflow() ? Durable.signal() : undefined);
+      return await this.gateway.charge(
+        { idempotencyKey: `order-${orderId}`, amount, email },
+        Durable.inWorkflow() ? Durable.signal() : undefined,
+      );
     } catch (err) {
       if (err instanceof CardDeclinedError) throw new NonRetryableError(err.message);
       throw err;

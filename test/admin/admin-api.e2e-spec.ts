@@ -60,7 +60,12 @@ describe('admin API (real Nest app, real Postgres)', () => {
     });
 
     it('filters by several statuses: comma-separated, repeated, any case', async () => {
-      for (const q of ['status=FAILED,CANCELLED', 'status=FAILED&status=CANCELLED', 'status=failed,%20Cancelled', 'status=FAILED,,CANCELLED,FAILED']) {
+      for (const q of [
+        'status=FAILED,CANCELLED',
+        'status=FAILED&status=CANCELLED',
+        'status=failed,%20Cancelled',
+        'status=FAILED,,CANCELLED,FAILED',
+      ]) {
         const res = await get(`runs?idPrefix=L-&limit=200&${q}`).expect(200);
         expect(res.body.items).toHaveLength(40);
         expect(new Set(res.body.items.map((r: { status: string }) => r.status))).toEqual(new Set(['FAILED', 'CANCELLED']));
@@ -87,7 +92,8 @@ describe('admin API (real Nest app, real Postgres)', () => {
 
     it('filters by created range: from inclusive, to exclusive; ISO or epoch ms', async () => {
       const { rows } = await a.pool.query(`SELECT id, created_at FROM durable_runs WHERE id IN ('L-00010', 'L-00020') ORDER BY id`);
-      const from = rows[0].created_at as Date, to = rows[1].created_at as Date;
+      const from = rows[0].created_at as Date,
+        to = rows[1].created_at as Date;
       const iso = await get(`runs?idPrefix=L-&limit=200&createdFrom=${from.toISOString()}&createdTo=${to.toISOString()}`).expect(200);
       expect(iso.body.items.map((r: { id: string }) => r.id)).toEqual(Array.from({ length: 10 }, (_, i) => `L-000${19 - i}`));
       const ms = await get(`runs?idPrefix=L-&limit=200&createdFrom=${from.getTime()}&createdTo=${to.getTime()}`).expect(200);
@@ -100,7 +106,11 @@ describe('admin API (real Nest app, real Postgres)', () => {
     it('filters by finished range (only finished runs match)', async () => {
       const res = await get(`runs?idPrefix=L-&limit=200&finishedFrom=${new Date(Date.now() - 3 * 3600_000).toISOString()}`).expect(200);
       expect(res.body.items).toHaveLength(60);
-      expect(res.body.items.every((r: { finishedAt: string | null; status: string }) => r.finishedAt && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.status))).toBe(true);
+      expect(
+        res.body.items.every(
+          (r: { finishedAt: string | null; status: string }) => r.finishedAt && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(r.status),
+        ),
+      ).toBe(true);
       const none = await get(`runs?idPrefix=L-&finishedTo=${new Date(Date.now() - 10 * 3600_000).toISOString()}`).expect(200);
       expect(none.body.items).toHaveLength(0);
     });
@@ -209,9 +219,13 @@ describe('admin API (real Nest app, real Postgres)', () => {
 
   describe('GET runs/:id', () => {
     it('returns the run with its step timeline, messages, events, history and children', async () => {
-      await a.pool.query(`INSERT INTO durable_messages (run_id, topic, payload, idempotency_key) VALUES ('L-00001', 'approve', '{"by":"ann"}', 'k1'), ('L-00001', 'approve', '{"by":"bob"}', NULL)`);
+      await a.pool.query(
+        `INSERT INTO durable_messages (run_id, topic, payload, idempotency_key) VALUES ('L-00001', 'approve', '{"by":"ann"}', 'k1'), ('L-00001', 'approve', '{"by":"bob"}', NULL)`,
+      );
       await a.pool.query(`INSERT INTO durable_events (run_id, key, value) VALUES ('L-00001', 'progress', '{"pct":50}')`);
-      await a.pool.query(`INSERT INTO durable_run_events (run_id, kind, detail) VALUES ('L-00001', 'created', NULL), ('L-00001', 'claimed', '{"worker":"w1"}')`);
+      await a.pool.query(
+        `INSERT INTO durable_run_events (run_id, kind, detail) VALUES ('L-00001', 'created', NULL), ('L-00001', 'claimed', '{"worker":"w1"}')`,
+      );
       const res = await get('runs/L-00001').expect(200);
       const r = res.body;
       expect(r).toMatchObject({ id: 'L-00001', status: 'RUNNING', input: { i: 1 }, queue: 'seed-b', leaseEpoch: 1 });
@@ -220,7 +234,10 @@ describe('admin API (real Nest app, real Postgres)', () => {
         expect.objectContaining({ seq: 1, name: 'step1', status: 'SUCCEEDED', durationMs: 20 }),
       ]);
       expect(Date.parse(r.steps[1].finishedAt) - Date.parse(r.steps[1].startedAt)).toBe(20);
-      expect(r.messages.map((m: { payload: unknown; idempotencyKey: string | null }) => [m.payload, m.idempotencyKey])).toEqual([[{ by: 'ann' }, 'k1'], [{ by: 'bob' }, null]]);
+      expect(r.messages.map((m: { payload: unknown; idempotencyKey: string | null }) => [m.payload, m.idempotencyKey])).toEqual([
+        [{ by: 'ann' }, 'k1'],
+        [{ by: 'bob' }, null],
+      ]);
       expect(typeof r.messages[0].id).toBe('string');
       expect(r.events).toEqual([expect.objectContaining({ key: 'progress', value: { pct: 50 } })]);
       expect(r.history.map((h: { kind: string }) => h.kind)).toEqual(['created', 'claimed']);
@@ -229,7 +246,9 @@ describe('admin API (real Nest app, real Postgres)', () => {
     });
 
     it('shows a very large step output as a preview', async () => {
-      await a.pool.query(`INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES ('L-00002', 2, 'big', 'SUCCEEDED', to_jsonb(repeat('x', 100000)))`);
+      await a.pool.query(
+        `INSERT INTO durable_steps (run_id, seq, name, status, output) VALUES ('L-00002', 2, 'big', 'SUCCEEDED', to_jsonb(repeat('x', 100000)))`,
+      );
       const res = await get('runs/L-00002').expect(200);
       expect(res.body.steps[2].output).toMatchObject({ $truncated: true, bytes: 100002 });
       expect(res.body.steps[2].output.preview).toHaveLength(2000);
@@ -344,7 +363,9 @@ describe('admin API (real Nest app, real Postgres)', () => {
         [[1], 'fromStep'],
       ];
       for (const [body, param] of bad) {
-        const res = await request(a.server).post(`/durable/runs/${src.id}/fork`).send(body as object);
+        const res = await request(a.server)
+          .post(`/durable/runs/${src.id}/fork`)
+          .send(body as object);
         expect({ body, status: res.status, param: res.body.parameter }).toEqual({ body, status: 400, param });
       }
       await request(a.server).post(`/durable/runs/${src.id}/fork`).expect(400);
@@ -364,8 +385,13 @@ describe('admin API (real Nest app, real Postgres)', () => {
       expect(Object.keys(s.totals.counts).sort()).toEqual([...STATUSES].sort());
       const seeded = s.groups.filter((g: { workflow: string }) => ['billing.charge', 'mail.send', 'report.build'].includes(g.workflow));
       expect(seeded.length).toBe(6);
-      const active = seeded.reduce((n: number, g: { counts: Record<string, number> }) => n + g.counts.PENDING + g.counts.RUNNING + g.counts.WAITING, 0);
-      const { rows } = await a.pool.query(`SELECT count(*)::int AS n FROM durable_runs WHERE status IN ('PENDING','RUNNING','WAITING') AND queue LIKE 'seed-%'`);
+      const active = seeded.reduce(
+        (n: number, g: { counts: Record<string, number> }) => n + g.counts.PENDING + g.counts.RUNNING + g.counts.WAITING,
+        0,
+      );
+      const { rows } = await a.pool.query(
+        `SELECT count(*)::int AS n FROM durable_runs WHERE status IN ('PENDING','RUNNING','WAITING') AND queue LIKE 'seed-%'`,
+      );
       expect(active).toBe(rows[0].n);
       const sum = s.groups.find((g: { workflow: string }) => g.workflow === 'admin.sum');
       expect(sum.queue).toBe('admin-q');
@@ -379,7 +405,12 @@ describe('admin API (real Nest app, real Postgres)', () => {
       // Seeded PENDING/WAITING runs became due up to two hours ago.
       expect(s.totals.oldestClaimableAgeMs).toBeGreaterThan(100 * MIN);
       const finished = async (minutes: number) =>
-        (await a.pool.query(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED' AND finished_at >= now() - $1 * interval '1 minute'`, [minutes])).rows[0].n;
+        (
+          await a.pool.query(
+            `SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED' AND finished_at >= now() - $1 * interval '1 minute'`,
+            [minutes],
+          )
+        ).rows[0].n;
       expect(s.totals.counts.SUCCEEDED).toBe(await finished(60));
       const wide = await get('stats?windowMinutes=10080').expect(200);
       expect(wide.body.totals.counts.SUCCEEDED).toBe(await finished(10080));
@@ -391,11 +422,18 @@ describe('admin API (real Nest app, real Postgres)', () => {
       const res = await get('workflows').expect(200);
       expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual(['admin.fail', 'admin.saga', 'admin.slow', 'admin.sum']);
       expect(res.body.workflows[3]).toEqual({
-        name: 'admin.sum', queue: 'admin-q', queueConcurrency: 10, className: 'AdminTestWorkflows', methodName: 'sum',
+        name: 'admin.sum',
+        queue: 'admin-q',
+        queueConcurrency: 10,
+        className: 'AdminTestWorkflows',
+        methodName: 'sum',
         options: expect.objectContaining({ priority: 5, queue: 'admin-q' }),
       });
       expect(res.body.workflows[2].options.timeoutMs).toBe(600_000);
-      expect(res.body.queues).toEqual([{ name: 'admin-q', concurrency: 10 }, { name: 'admin-slow', concurrency: 10 }]);
+      expect(res.body.queues).toEqual([
+        { name: 'admin-q', concurrency: 10 },
+        { name: 'admin-slow', concurrency: 10 },
+      ]);
       await get('workflows?x=1').expect(400);
     });
   });

@@ -11,33 +11,130 @@ import { rng } from '../support/rng.js';
  * something other than a 5xx, and the data must be untouched.
  */
 
-
 const SEED = Number(process.env.FUZZ_SEED ?? 20261129);
 
 /** Raw query/path fragments: already URL-encoded (or deliberately broken). */
 const NASTY = [
-  '', '%20', '%00', 'a%00b', '%', '%zz', '%E0%A4%A', '%FF%FE', '%C0%AF', '%ED%A0%80', '%F0%9F%92%A9', '%EF%BF%BF',
-  encodeURIComponent("' OR '1'='1"), encodeURIComponent("'; DROP TABLE durable_runs; --"), encodeURIComponent('1; SELECT pg_sleep(10)'),
-  encodeURIComponent('$1'), encodeURIComponent('\\'), encodeURIComponent('%_'), encodeURIComponent('*'), encodeURIComponent('../../etc/passwd'),
-  encodeURIComponent('<script>alert(1)</script>'), encodeURIComponent('{"a":1}'), encodeURIComponent('[1,2]'), encodeURIComponent('null'),
-  'NaN', 'Infinity', '-Infinity', '-0', '0', '-1', '1e309', '1e-7', '0x10', '9007199254740993', '99999999999999999999999', '1.5', '%2B5', '5%20', '%205',
-  'true', 'false', 'undefined', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
-  'PENDING', 'failed', 'SUCCEEDED,DONE', ',,,', 'FAILED%2CCANCELLED', 'created', 'updated', 'asc', 'DESC',
-  '2026-01-01', '2026-02-30', '2026-13-01', '0000-01-01', '1969-12-31T23:59:59Z', '9999-12-31T23:59:59.999Z', '275760-09-13T00:00:00Z',
-  '2026-01-01T25:61:61Z', '2026-01-01T00:00:00%2B99:99', '2026-01-01T00:00:00.123456789Z', '1700000000000', '17000000000000000',
-  'x'.repeat(257), 'y'.repeat(5000), encodeURIComponent('é'.repeat(300)), encodeURIComponent('🙂'.repeat(200)), encodeURIComponent('\u2028\u2029'),
-  'L-00001', 'L-', 'L-0000', 'no-such-run',
+  '',
+  '%20',
+  '%00',
+  'a%00b',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%FF%FE',
+  '%C0%AF',
+  '%ED%A0%80',
+  '%F0%9F%92%A9',
+  '%EF%BF%BF',
+  encodeURIComponent("' OR '1'='1"),
+  encodeURIComponent("'; DROP TABLE durable_runs; --"),
+  encodeURIComponent('1; SELECT pg_sleep(10)'),
+  encodeURIComponent('$1'),
+  encodeURIComponent('\\'),
+  encodeURIComponent('%_'),
+  encodeURIComponent('*'),
+  encodeURIComponent('../../etc/passwd'),
+  encodeURIComponent('<script>alert(1)</script>'),
+  encodeURIComponent('{"a":1}'),
+  encodeURIComponent('[1,2]'),
+  encodeURIComponent('null'),
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '0',
+  '-1',
+  '1e309',
+  '1e-7',
+  '0x10',
+  '9007199254740993',
+  '99999999999999999999999',
+  '1.5',
+  '%2B5',
+  '5%20',
+  '%205',
+  'true',
+  'false',
+  'undefined',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'PENDING',
+  'failed',
+  'SUCCEEDED,DONE',
+  ',,,',
+  'FAILED%2CCANCELLED',
+  'created',
+  'updated',
+  'asc',
+  'DESC',
+  '2026-01-01',
+  '2026-02-30',
+  '2026-13-01',
+  '0000-01-01',
+  '1969-12-31T23:59:59Z',
+  '9999-12-31T23:59:59.999Z',
+  '275760-09-13T00:00:00Z',
+  '2026-01-01T25:61:61Z',
+  '2026-01-01T00:00:00%2B99:99',
+  '2026-01-01T00:00:00.123456789Z',
+  '1700000000000',
+  '17000000000000000',
+  'x'.repeat(257),
+  'y'.repeat(5000),
+  encodeURIComponent('é'.repeat(300)),
+  encodeURIComponent('🙂'.repeat(200)),
+  encodeURIComponent('\u2028\u2029'),
+  'L-00001',
+  'L-',
+  'L-0000',
+  'no-such-run',
 ];
 
-const LIST_PARAMS = ['status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId', 'sort', 'order', 'limit', 'cursor'];
-const EXTRA_KEYS = ['status[]', 'status[0]', 'status[a]', 'limit[]', '__proto__', 'constructor[prototype][x]', 'x', 'LIMIT', '', '%00', 'a%zz'];
+const LIST_PARAMS = [
+  'status',
+  'workflow',
+  'queue',
+  'createdFrom',
+  'createdTo',
+  'finishedFrom',
+  'finishedTo',
+  'idPrefix',
+  'parentId',
+  'sort',
+  'order',
+  'limit',
+  'cursor',
+];
+const EXTRA_KEYS = [
+  'status[]',
+  'status[0]',
+  'status[a]',
+  'limit[]',
+  '__proto__',
+  'constructor[prototype][x]',
+  'x',
+  'LIMIT',
+  '',
+  '%00',
+  'a%zz',
+];
 
 function cursors(r: () => number): string[] {
   const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
   const t = ['2026-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z', 'yesterday', 12, null, '2026-01-01'];
   const out = ['', 'x', '====', 'a+b/c', b64('not json'), b64(null), b64([]), b64({}), b64({ s: 'created', o: 'desc' }), b64('"str"')];
   for (let i = 0; i < 12; i++) {
-    out.push(b64({ s: pick(r, ['created', 'updated', 'x', 1]), o: pick(r, ['asc', 'desc', null]), t: pick(r, t), i: pick(r, ['L-00001', '', 'x'.repeat(300), "'--", 5, 'a\u0000b']) }));
+    out.push(
+      b64({
+        s: pick(r, ['created', 'updated', 'x', 1]),
+        o: pick(r, ['asc', 'desc', null]),
+        t: pick(r, t),
+        i: pick(r, ['L-00001', '', 'x'.repeat(300), "'--", 5, 'a\u0000b']),
+      }),
+    );
   }
   out.push('A'.repeat(2000));
   return out;
@@ -65,35 +162,88 @@ function probes(seed: number): Probe[] {
     for (let k = 0; k < n; k++) parts.push(`${r() < 0.15 ? pick(r, EXTRA_KEYS) : pick(r, LIST_PARAMS)}=${pick(r, NASTY)}`);
     out.push({ method: 'GET', path: `runs?${parts.join('&')}` });
   }
-  for (const c of cursors(r)) for (const sort of ['', '&sort=updated', '&order=asc']) out.push({ method: 'GET', path: `runs?cursor=${c}${sort}` });
+  for (const c of cursors(r))
+    for (const sort of ['', '&sort=updated', '&order=asc']) out.push({ method: 'GET', path: `runs?cursor=${c}${sort}` });
   // 3. Run ids in the path, for the detail and every action.
   for (const id of ids) {
     out.push({ method: 'GET', path: `runs/${id}` });
     out.push({ method: 'GET', path: `runs/${id}?${pick(r, LIST_PARAMS)}=${pick(r, NASTY)}` });
     out.push({ method: 'POST', path: `runs/${id}/cancel` });
     out.push({ method: 'POST', path: `runs/${id}/resume`, body: '{}', headers: { 'content-type': 'application/json' } });
-    out.push({ method: 'POST', path: `runs/${id}/fork`, body: JSON.stringify({ fromStep: Math.floor(r() * 4) }), headers: { 'content-type': 'application/json' } });
+    out.push({
+      method: 'POST',
+      path: `runs/${id}/fork`,
+      body: JSON.stringify({ fromStep: Math.floor(r() * 4) }),
+      headers: { 'content-type': 'application/json' },
+    });
   }
   // 4. Fork bodies: wrong types, ranges, shapes, broken JSON, other content types, huge bodies.
   const bodies = [
-    'null', '[]', '"str"', '1', 'true', '{}', '{"fromStep":null}', '{"fromStep":-1}', '{"fromStep":1e309}', '{"fromStep":1e6}', '{"fromStep":1000001}',
-    '{"fromStep":"1e3"}', '{"fromStep":"0x1"}', '{"fromStep":" 1 "}', '{"fromStep":[1]}', '{"fromStep":{"$gt":0}}', '{"fromStep":true}',
-    '{"fromStep":1.0000001}', '{"fromStep":9007199254740993}', '{"fromStep":0,"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}',
-    '{"fromStep":"\' OR 1=1 --"}', '{"fromStep":0', '{fromStep:0}', '\u0000', `{"fromStep":0,"pad":"${'p'.repeat(200_000)}"}`,
-    `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"fromStep":0}',
+    'null',
+    '[]',
+    '"str"',
+    '1',
+    'true',
+    '{}',
+    '{"fromStep":null}',
+    '{"fromStep":-1}',
+    '{"fromStep":1e309}',
+    '{"fromStep":1e6}',
+    '{"fromStep":1000001}',
+    '{"fromStep":"1e3"}',
+    '{"fromStep":"0x1"}',
+    '{"fromStep":" 1 "}',
+    '{"fromStep":[1]}',
+    '{"fromStep":{"$gt":0}}',
+    '{"fromStep":true}',
+    '{"fromStep":1.0000001}',
+    '{"fromStep":9007199254740993}',
+    '{"fromStep":0,"__proto__":{"x":1}}',
+    '{"constructor":{"prototype":{}}}',
+    '{"fromStep":"\' OR 1=1 --"}',
+    '{"fromStep":0',
+    '{fromStep:0}',
+    '\u0000',
+    `{"fromStep":0,"pad":"${'p'.repeat(200_000)}"}`,
+    `${'['.repeat(5000)}${']'.repeat(5000)}`,
+    '{"fromStep":0}',
   ];
-  const types = ['application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'application/xml'];
+  const types = [
+    'application/json',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/json; charset=latin1',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+  ];
   for (const b of bodies) {
     for (const id of ['L-00001', 'L-00004', 'no-such-run']) {
       out.push({ method: 'POST', path: `runs/${id}/fork`, body: b, headers: { 'content-type': pick(r, types) } });
       out.push({ method: 'POST', path: `runs/${id}/fork`, body: b, headers: { 'content-type': 'application/json' } });
     }
   }
-  out.push({ method: 'POST', path: 'runs/L-00001/fork', body: 'fromStep=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  out.push({
+    method: 'POST',
+    path: 'runs/L-00001/fork',
+    body: 'fromStep=1',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   // Cancel bodies ({ compensate?: boolean }): wrong types and shapes, broken JSON.
-  const cancelBodies = ['{}', '{"compensate":false}', '{"compensate":"true"}', '{"compensate":1}', '{"compensate":null}', '[]', '{"x":1}', '{"compensate":true', 'null', '"x"'];
+  const cancelBodies = [
+    '{}',
+    '{"compensate":false}',
+    '{"compensate":"true"}',
+    '{"compensate":1}',
+    '{"compensate":null}',
+    '[]',
+    '{"x":1}',
+    '{"compensate":true',
+    'null',
+    '"x"',
+  ];
   for (const b of cancelBodies) {
-    for (const id of ['L-00002', 'no-such-run']) out.push({ method: 'POST', path: `runs/${id}/cancel`, body: b, headers: { 'content-type': pick(r, types) } });
+    for (const id of ['L-00002', 'no-such-run'])
+      out.push({ method: 'POST', path: `runs/${id}/cancel`, body: b, headers: { 'content-type': pick(r, types) } });
   }
   // 5. stats and workflows.
   for (const v of NASTY) {
@@ -104,17 +254,35 @@ function probes(seed: number): Probe[] {
   const SCHEDULE_PARAMS = ['workflow', 'paused', 'after', 'limit'];
   for (const p of SCHEDULE_PARAMS) for (const v of NASTY) out.push({ method: 'GET', path: `schedules?${p}=${v}` });
   for (let i = 0; i < 100; i++) {
-    out.push({ method: 'GET', path: `schedules?${pick(r, SCHEDULE_PARAMS.concat(EXTRA_KEYS))}=${pick(r, NASTY)}&${pick(r, SCHEDULE_PARAMS)}=${pick(r, NASTY)}` });
+    out.push({
+      method: 'GET',
+      path: `schedules?${pick(r, SCHEDULE_PARAMS.concat(EXTRA_KEYS))}=${pick(r, NASTY)}&${pick(r, SCHEDULE_PARAMS)}=${pick(r, NASTY)}`,
+    });
   }
   for (const id of ids.concat(['S-1', 'S-bad', 'S-1%2Fpause'])) {
     out.push({ method: 'GET', path: `schedules/${id}` });
     out.push({ method: 'GET', path: `schedules/${id}?runs=${pick(r, NASTY)}` });
     for (const action of ['pause', 'resume', 'trigger']) {
-      out.push({ method: 'POST', path: `schedules/${id}/${action}`, ...(r() < 0.5 ? { body: pick(r, bodies), headers: { 'content-type': pick(r, types) } } : {}) });
+      out.push({
+        method: 'POST',
+        path: `schedules/${id}/${action}`,
+        ...(r() < 0.5 ? { body: pick(r, bodies), headers: { 'content-type': pick(r, types) } } : {}),
+      });
     }
   }
   // 7. Wrong methods and unknown routes under the admin path.
-  for (const p of ['runs', 'stats', 'workflows', 'schedules', 'schedules/S-1/delete', 'runs/L-00001', 'runs/L-00001/delete', 'runs/L-00001/cancel/now', 'sql', 'query?q=SELECT%201']) {
+  for (const p of [
+    'runs',
+    'stats',
+    'workflows',
+    'schedules',
+    'schedules/S-1/delete',
+    'runs/L-00001',
+    'runs/L-00001/delete',
+    'runs/L-00001/cancel/now',
+    'sql',
+    'query?q=SELECT%201',
+  ]) {
     out.push({ method: 'POST', path: p, body: '{}', headers: { 'content-type': 'application/json' } });
     out.push({ method: 'GET', path: `${p}/x` });
   }
@@ -124,7 +292,13 @@ function probes(seed: number): Probe[] {
 function send(port: number, prefix: string, p: Probe): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, method: p.method, path: `${prefix}/${p.path}`, headers: { ...(p.headers ?? {}), ...(p.body !== undefined ? { 'content-length': Buffer.byteLength(p.body) } : {}) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: p.method,
+        path: `${prefix}/${p.path}`,
+        headers: { ...(p.headers ?? {}), ...(p.body !== undefined ? { 'content-length': Buffer.byteLength(p.body) } : {}) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -150,7 +324,8 @@ async function fuzz(a: AdminApp, label: string) {
   for (const p of list) {
     const res = await send(port, '/durable', p);
     histogram[res.status] = (histogram[res.status] ?? 0) + 1;
-    if (res.status >= 500 || res.status === 0) fiveXX.push(`${p.method} /durable/${p.path.slice(0, 120)} → ${res.status} ${res.body.slice(0, 200)}`);
+    if (res.status >= 500 || res.status === 0)
+      fiveXX.push(`${p.method} /durable/${p.path.slice(0, 120)} → ${res.status} ${res.body.slice(0, 200)}`);
   }
   const after = await a.pool.query(fingerprint);
   console.log(`admin fuzz (${label}, seed ${SEED}): ${list.length} requests, statuses ${JSON.stringify(histogram)}, 5xx: ${fiveXX.length}`);
@@ -192,11 +367,15 @@ describe.each([
     const port = (a.app.getHttpServer().address() as AddressInfo).port;
     const client = a.app.get(WorkflowClient);
     const running = await client.start('admin.slow', { steps: 20, ms: 50 });
-    const burst = probes(SEED + 1).filter((p) => p.method === 'GET').slice(0, 300);
+    const burst = probes(SEED + 1)
+      .filter((p) => p.method === 'GET')
+      .slice(0, 300);
     const all = [...burst, ...Array.from({ length: 100 }, (): Probe => ({ method: 'GET', path: 'stats' }))];
     const results = await Promise.all(all.map((p) => send(port, '/durable', p)));
     const statuses = results.map((r) => r.status);
-    console.log(`admin burst (${label}): ${all.length} concurrent requests, 5xx: ${statuses.filter((s) => s >= 500).length}, 429: ${statuses.filter((s) => s === 429).length}`);
+    console.log(
+      `admin burst (${label}): ${all.length} concurrent requests, 5xx: ${statuses.filter((s) => s >= 500).length}, 429: ${statuses.filter((s) => s === 429).length}`,
+    );
     expect(statuses.filter((s) => s >= 500 || s === 0)).toEqual([]);
     expect(await running.result({ timeoutMs: 20_000 })).toBe('done');
   }, 60_000);

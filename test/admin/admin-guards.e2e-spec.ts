@@ -26,9 +26,15 @@ const ENDPOINTS: Array<['get' | 'post', string]> = [
 
 class CapturingLogger implements LoggerService {
   readonly lines: string[] = [];
-  log(m: unknown) { this.lines.push(`log ${String(m)}`); }
-  warn(m: unknown) { this.lines.push(`warn ${String(m)}`); }
-  error(m: unknown) { this.lines.push(`error ${String(m)}`); }
+  log(m: unknown) {
+    this.lines.push(`log ${String(m)}`);
+  }
+  warn(m: unknown) {
+    this.lines.push(`warn ${String(m)}`);
+  }
+  error(m: unknown) {
+    this.lines.push(`error ${String(m)}`);
+  }
   debug() {}
   verbose() {}
 }
@@ -52,7 +58,10 @@ describe('admin API guards and enabling', () => {
         const denied = await request(a.server)[method](`/durable/${path}`).send({ fromStep: 0 });
         expect({ path, status: denied.status }).toEqual({ path, status: 403 });
         await request(a.server)[method](`/durable/${path}`).set('Authorization', 'Bearer wrong').expect(403);
-        const ok = await request(a.server)[method](`/durable/${path}`).set('Authorization', 'Bearer t0ken').send(path.endsWith('fork') ? { fromStep: 0 } : {});
+        const agent = request(a.server);
+        const ok = await agent[method](`/durable/${path}`)
+          .set('Authorization', 'Bearer t0ken')
+          .send(path.endsWith('fork') ? { fromStep: 0 } : {});
         expect([200, 201, 404]).toContain(ok.status);
       }
     });

@@ -13,22 +13,48 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
-      '/ops/durable/runs', '/ops/durable/runs/{id}', '/ops/durable/runs/{id}/cancel', '/ops/durable/runs/{id}/fork',
-      '/ops/durable/runs/{id}/resume', '/ops/durable/schedules', '/ops/durable/schedules/{id}', '/ops/durable/schedules/{id}/pause',
-      '/ops/durable/schedules/{id}/resume', '/ops/durable/schedules/{id}/trigger', '/ops/durable/stats', '/ops/durable/workflows',
+      '/ops/durable/runs',
+      '/ops/durable/runs/{id}',
+      '/ops/durable/runs/{id}/cancel',
+      '/ops/durable/runs/{id}/fork',
+      '/ops/durable/runs/{id}/resume',
+      '/ops/durable/schedules',
+      '/ops/durable/schedules/{id}',
+      '/ops/durable/schedules/{id}/pause',
+      '/ops/durable/schedules/{id}/resume',
+      '/ops/durable/schedules/{id}/trigger',
+      '/ops/durable/stats',
+      '/ops/durable/workflows',
     ]);
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);
-    expect((list.parameters as Array<{ name: string }>).map((p) => p.name)).toEqual(expect.arrayContaining(['status', 'workflow', 'queue', 'createdFrom', 'createdTo', 'finishedFrom', 'finishedTo', 'idPrefix', 'parentId', 'sort', 'order', 'limit', 'cursor']));
+    expect((list.parameters as Array<{ name: string }>).map((p) => p.name)).toEqual(
+      expect.arrayContaining([
+        'status',
+        'workflow',
+        'queue',
+        'createdFrom',
+        'createdTo',
+        'finishedFrom',
+        'finishedTo',
+        'idPrefix',
+        'parentId',
+        'sort',
+        'order',
+        'limit',
+        'cursor',
+      ]),
+    );
     expect(JSON.stringify(list.responses['200'])).toContain('RunListDto');
     expect(list.responses['400']).toBeDefined();
     const fork = paths['/ops/durable/runs/{id}/fork'].post!;
     expect(JSON.stringify(fork.requestBody)).toContain('ForkBodyDto');
     expect(Object.keys(fork.responses).sort()).toEqual(['201', '400', '404', '409']);
     const schemas = doc.components!.schemas!;
-    for (const name of ['RunListDto', 'RunListItemDto', 'RunDetailDto', 'StepDto', 'StatsDto', 'WorkflowsDto', 'ForkBodyDto', 'ErrorDto']) expect(schemas[name]).toBeDefined();
+    for (const name of ['RunListDto', 'RunListItemDto', 'RunDetailDto', 'StepDto', 'StatsDto', 'WorkflowsDto', 'ForkBodyDto', 'ErrorDto'])
+      expect(schemas[name]).toBeDefined();
     expect(JSON.stringify(schemas.RunDetailDto)).toContain('StepDto');
     expect(JSON.parse(JSON.stringify(doc)).openapi).toMatch(/^3\./);
   });

@@ -40,10 +40,23 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     failedId = failed.id;
     await failed.result({ timeoutMs: 10_000 }).catch(() => undefined);
     slowId = (await client.start('admin.slow', { steps: 400, ms: 100 })).id;
-    await eventually(async () => (await a.pool.query(`SELECT count(*)::int AS n FROM durable_steps WHERE run_id = $1`, [slowId])).rows[0].n >= 3, 10_000, 'slow run to make progress');
+    await eventually(
+      async () => (await a.pool.query(`SELECT count(*)::int AS n FROM durable_steps WHERE run_id = $1`, [slowId])).rows[0].n >= 3,
+      10_000,
+      'slow run to make progress',
+    );
     browser = await pw.chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
   }, 60_000);
@@ -73,10 +86,16 @@ describeBrowser('admin dashboard in headless Chromium', () => {
 
   it('filters to FAILED', async () => {
     await page.click('[data-chip="FAILED"]');
-    await eventually(async () => {
-      const statuses = await page.locator('#runs-body tr [data-status]').evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
-      return statuses.length > 0 && statuses.every((s) => s === 'FAILED');
-    }, 10_000, 'only FAILED rows');
+    await eventually(
+      async () => {
+        const statuses = await page
+          .locator('#runs-body tr [data-status]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-status')));
+        return statuses.length > 0 && statuses.every((s) => s === 'FAILED');
+      },
+      10_000,
+      'only FAILED rows',
+    );
     expect(page.url()).toContain('status=FAILED');
     await shot('3-failed');
   });
@@ -164,12 +183,19 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     await page.fill('#confirm-step', '2');
     await shot('8-fork');
     await page.click('#confirm-yes');
-    await eventually(async () => {
-      const id = await page.locator('#run-id').innerText();
-      return id !== sumId && (await page.locator('#run-status [data-status="SUCCEEDED"]').count()) === 1;
-    }, 15_000, 'forked run to open and succeed');
+    await eventually(
+      async () => {
+        const id = await page.locator('#run-id').innerText();
+        return id !== sumId && (await page.locator('#run-status [data-status="SUCCEEDED"]').count()) === 1;
+      },
+      15_000,
+      'forked run to open and succeed',
+    );
     const forkId = await page.locator('#run-id').innerText();
-    const { rows } = await a.pool.query(`SELECT seq, finished_at FROM durable_steps WHERE run_id = ANY($1) ORDER BY run_id = $2, seq`, [[sumId, forkId], forkId]);
+    const { rows } = await a.pool.query(`SELECT seq, finished_at FROM durable_steps WHERE run_id = ANY($1) ORDER BY run_id = $2, seq`, [
+      [sumId, forkId],
+      forkId,
+    ]);
     expect(rows).toHaveLength(8);
     expect(rows[4].finished_at).toEqual(rows[0].finished_at);
     expect(rows[6].finished_at).not.toEqual(rows[2].finished_at);

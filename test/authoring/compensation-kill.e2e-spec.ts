@@ -41,10 +41,18 @@ describe('authoring: SIGKILL during compensation', () => {
       20_000,
       `${after} compensations recorded and the run held by a worker`,
     ).catch(async (err: Error) => {
-      const run = await q(`SELECT status, lease_owner, lease_epoch, attempt, available_at, cancel_requested_at FROM durable_runs WHERE id = $1`, [id]);
-      const steps = await q(`SELECT seq, name, status, compensates, error->>'message' AS e FROM durable_steps WHERE run_id = $1 ORDER BY seq`, [id]);
+      const run = await q(
+        `SELECT status, lease_owner, lease_epoch, attempt, available_at, cancel_requested_at FROM durable_runs WHERE id = $1`,
+        [id],
+      );
+      const steps = await q(
+        `SELECT seq, name, status, compensates, error->>'message' AS e FROM durable_steps WHERE run_id = $1 ORDER BY seq`,
+        [id],
+      );
       const hist = await client.getRunEvents(id);
-      throw new Error(`${err.message}\nrun ${JSON.stringify(run)}\nsteps ${JSON.stringify(steps)}\nhistory ${JSON.stringify(hist.map((h) => [h.kind, h.detail]))}\n${workers.map((w) => `--- ${w.pid}\n${w.output}`).join('\n')}`);
+      throw new Error(
+        `${err.message}\nrun ${JSON.stringify(run)}\nsteps ${JSON.stringify(steps)}\nhistory ${JSON.stringify(hist.map((h) => [h.kind, h.detail]))}\n${workers.map((w) => `--- ${w.pid}\n${w.output}`).join('\n')}`,
+      );
     });
     expect(await compensated(id)).toBeLessThan(N); // still compensating
     victim.kill('SIGKILL');
@@ -121,7 +129,11 @@ describe('authoring: SIGKILL during compensation', () => {
 
   it('a run cancelled with compensation while it waits: kills during its compensations; it ends CANCELLED, each undone as promised', async () => {
     const handle = await client.startRun('waitingSaga', { n: N, ms: MS }, { id: 'waiting-saga' });
-    await eventually(async () => (await q(`SELECT 1 FROM durable_runs WHERE id = $1 AND status = 'WAITING'`, [handle.id])).length > 0, 20_000, 'the run to wait');
+    await eventually(
+      async () => (await q(`SELECT 1 FROM durable_runs WHERE id = $1 AND status = 'WAITING'`, [handle.id])).length > 0,
+      20_000,
+      'the run to wait',
+    );
     await client.cancel(handle.id, { compensate: true });
     await killDuringCompensation(handle.id, 2);
     await killDuringCompensation(handle.id, 5);

@@ -19,26 +19,44 @@ class Steps {
   /** Transactional: a ledger row with the checkpoint; undone by unbook (transactional too). */
   @Step({ transactional: true, compensate: 'unbook' })
   async book(i: number, _ms: number) {
-    await Durable.tx<Tx>().$executeRawUnsafe('INSERT INTO test_ledger (run_id, step, amount, pid) VALUES ($1, $2, 1, $3)', Durable.runId(), `book${i}`, process.pid);
+    await Durable.tx<Tx>().$executeRawUnsafe(
+      'INSERT INTO test_ledger (run_id, step, amount, pid) VALUES ($1, $2, 1, $3)',
+      Durable.runId(),
+      `book${i}`,
+      process.pid,
+    );
     return { i };
   }
 
   @Step({ transactional: true, retries: { maxAttempts: 10, initialDelayMs: 50 } })
   async unbook(i: number, ms: number, booked: { i: number }) {
-    await Durable.tx<Tx>().$executeRawUnsafe('INSERT INTO test_ledger (run_id, step, amount, pid) VALUES ($1, $2, -1, $3)', Durable.runId(), `unbook${booked.i}`, process.pid);
+    await Durable.tx<Tx>().$executeRawUnsafe(
+      'INSERT INTO test_ledger (run_id, step, amount, pid) VALUES ($1, $2, -1, $3)',
+      Durable.runId(),
+      `unbook${booked.i}`,
+      process.pid,
+    );
     await sleep(ms); // inside the transaction: a kill now rolls the row back with the checkpoint
   }
 
   /** Plain: an execution record outside any transaction; undone by unnotify (plain: at least once). */
   @Step({ compensate: 'unnotify' })
   async notify(i: number, _ms: number) {
-    await pool.query('INSERT INTO test_step_executions (run_id, step, pid) VALUES ($1, $2, $3)', [Durable.runId(), `notify${i}`, process.pid]);
+    await pool.query('INSERT INTO test_step_executions (run_id, step, pid) VALUES ($1, $2, $3)', [
+      Durable.runId(),
+      `notify${i}`,
+      process.pid,
+    ]);
     return { i };
   }
 
   @Step({ retries: { maxAttempts: 10, initialDelayMs: 50 } })
   async unnotify(i: number, ms: number, _notified: { i: number }) {
-    await pool.query('INSERT INTO test_step_executions (run_id, step, pid) VALUES ($1, $2, $3)', [Durable.runId(), `unnotify${i}`, process.pid]);
+    await pool.query('INSERT INTO test_step_executions (run_id, step, pid) VALUES ($1, $2, $3)', [
+      Durable.runId(),
+      `unnotify${i}`,
+      process.pid,
+    ]);
     await sleep(ms); // after its effect, before its checkpoint: a kill now makes it run again
   }
 

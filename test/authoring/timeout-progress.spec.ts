@@ -69,10 +69,14 @@ describe('authoring: step timeouts and progress', () => {
   it('the last timed-out attempt fails the step with STEP_TIMEOUT', async () => {
     const e = await h.engine({
       alwaysSlow: async () =>
-        Durable.step('slow', () => new Promise((_, reject) => Durable.signal().addEventListener('abort', () => reject(Durable.signal().reason))), {
-          timeoutMs: 50,
-          retries: 1,
-        }),
+        Durable.step(
+          'slow',
+          () => new Promise((_, reject) => Durable.signal().addEventListener('abort', () => reject(Durable.signal().reason))),
+          {
+            timeoutMs: 50,
+            retries: 1,
+          },
+        ),
     });
     const handle = await e.startRun('alwaysSlow', null);
     const err = (await handle.result({ timeoutMs: 10_000 }).catch((x) => x)) as WorkflowFailedError;
@@ -98,7 +102,11 @@ describe('authoring: step timeouts and progress', () => {
     const seen = await eventually(async () => (await e.getRun(handle.id))?.progress, 5_000, 'progress to show');
     expect(seen!.steps[0]).toMatchObject({ seq: 0, step: 'long' });
     expect(seen!.at).toBeInstanceOf(Date);
-    await eventually(async () => ((await e.getRun(handle.id))?.progress?.steps[0].value as { done: number })?.done === 500, 5_000, 'the last value');
+    await eventually(
+      async () => ((await e.getRun(handle.id))?.progress?.steps[0].value as { done: number })?.done === 500,
+      5_000,
+      'the last value',
+    );
     release();
     await handle.result({ timeoutMs: 5_000 });
     expect((await e.getRun(handle.id))?.progress).toBeNull();

@@ -41,13 +41,19 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
     [{ timeoutMs: Number.NaN }, /timeoutMs must be a number of ms between 1 and 2147483647 \(got null\)/],
     [{ timeoutMs: '30s' }, /timeoutMs must be a number of ms/],
     [{ timeoutMs: 2 ** 31 }, /timeoutMs must be a number of ms between 1 and 2147483647/],
-    [{ timeoutMs: 1_000, transactional: true }, /timeoutMs applies to plain steps: a transactional step is bounded by transaction\.timeout/],
+    [
+      { timeoutMs: 1_000, transactional: true },
+      /timeoutMs applies to plain steps: a transactional step is bounded by transaction\.timeout/,
+    ],
     [{ compensate: 42 }, /compensate must be the name of a method of the same class, called with the step's arguments and its result/],
     [{ compensate: '' }, /compensate must be the name of a method/],
     [{ compensate: () => 1 }, /compensate must be the name of a method of the same class.*\(got a function\)/],
     [{ compensate: 'rollback' }, /compensate: "rollback" is not a method of this class/],
     [{ compensate: 'charge' }, /compensate names the step itself; name the method that undoes it/],
-    [{ compensation: 'refund' }, /compensation is not an option \(a step has name, retries, transactional, transaction, timeoutMs, compensate\)/],
+    [
+      { compensation: 'refund' },
+      /compensation is not an option \(a step has name, retries, transactional, transaction, timeoutMs, compensate\)/,
+    ],
   ])('@Step(%j) → InvalidOptionsError when the class is defined', (options, message) => {
     const err = errorOf(() => defineStep(options as StepOptions));
     expect(err).toBeInstanceOf(InvalidOptionsError);
@@ -55,7 +61,12 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
   });
 
   it('accepts the valid forms', () => {
-    for (const options of [{ timeoutMs: 1 }, { timeoutMs: 2 ** 31 - 1, retries: 3 }, { compensate: 'refund' }, { compensate: 'refund', transactional: true }] as StepOptions[]) {
+    for (const options of [
+      { timeoutMs: 1 },
+      { timeoutMs: 2 ** 31 - 1, retries: 3 },
+      { compensate: 'refund' },
+      { compensate: 'refund', transactional: true },
+    ] as StepOptions[]) {
       expect(() => defineStep(options)).not.toThrow();
     }
   });
@@ -63,7 +74,10 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
   it.each([
     [{ compensate: 'refund' }, /a method name works on @Step\(\) only, Durable\.step\(\) has no class to look it up in/],
     [{ compensate: { run: 1 } }, /compensate\.run must be a function/],
-    [{ compensate: { run: (): number => 1, compensate: (): number => 2 } }, /compensate\.compensate is not an option \(a compensation has run, retries, transactional, transaction, timeoutMs\)/],
+    [
+      { compensate: { run: (): number => 1, compensate: (): number => 2 } },
+      /compensate\.compensate is not an option \(a compensation has run, retries, transactional, transaction, timeoutMs\)/,
+    ],
     [{ compensate: { run: (): number => 1, timeoutMs: -1 } }, /compensate\.timeoutMs must be a number of ms between 1 and/],
     [{ compensate: [] }, /compensate must be a function \(result\) => … that undoes the step, or \{ run, \.\.\.step options \}/],
     [{ timeoutMs: 0 }, /Durable\.step\("pay"\): timeoutMs must be a number of ms/],
@@ -82,7 +96,11 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
   });
 
   it('cancel() options must be { compensate?: boolean }: InvalidArgumentError before anything is written', async () => {
-    const engine = new DurableEngine({ registry: new WorkflowRegistry(), connection: 'postgresql://127.0.0.1:1/none', options: { worker: false } });
+    const engine = new DurableEngine({
+      registry: new WorkflowRegistry(),
+      connection: 'postgresql://127.0.0.1:1/none',
+      options: { worker: false },
+    });
     for (const opts of [{ compensate: 'yes' }, { compensate: 1 }, null, 'compensate']) {
       const err = await engine.cancel('some-run', opts as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidArgumentError);

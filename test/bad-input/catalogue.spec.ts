@@ -1,5 +1,13 @@
 import {
-  Durable, DurableError, NotInWorkflowError, PayloadTooLargeError, RunNotFoundError, SerializationError, Step, UnknownWorkflowError, WorkflowFailedError,
+  Durable,
+  DurableError,
+  NotInWorkflowError,
+  PayloadTooLargeError,
+  RunNotFoundError,
+  SerializationError,
+  Step,
+  UnknownWorkflowError,
+  WorkflowFailedError,
 } from 'nestjs-durable';
 import { EngineHarness } from '../support/engine-harness.js';
 
@@ -78,7 +86,12 @@ describe('bad input: the catalogue', () => {
   describe('unknown workflow names and ids', () => {
     it('startMany with one unknown name inserts none of the runs', async () => {
       const before = await runs();
-      const err = await engine().startMany([{ workflow: 'echo', input: 1 }, { workflow: 'nope', input: 2 }]).catch((e) => e);
+      const err = await engine()
+        .startMany([
+          { workflow: 'echo', input: 1 },
+          { workflow: 'nope', input: 2 },
+        ])
+        .catch((e) => e);
       expect(err).toBeInstanceOf(UnknownWorkflowError);
       expect(err.message).toMatch(/No workflow named "nope" is registered\. Known workflows: .*"echo"/);
       expect(await runs()).toBe(before);
@@ -88,7 +101,10 @@ describe('bad input: the catalogue', () => {
       const { err, run } = await failedRun('unknownChild');
       expect(err).toBeInstanceOf(WorkflowFailedError);
       expect(run.status).toBe('FAILED');
-      expect(run.error).toMatchObject({ name: 'UnknownWorkflowError', message: expect.stringContaining('No workflow named "noSuchWorkflow"') });
+      expect(run.error).toMatchObject({
+        name: 'UnknownWorkflowError',
+        message: expect.stringContaining('No workflow named "noSuchWorkflow"'),
+      });
       expect(await h.query(`SELECT id FROM durable_runs WHERE parent_id = $1`, [run.id])).toEqual([]);
     });
 
@@ -117,9 +133,13 @@ describe('bad input: the catalogue', () => {
   describe('payloads over maxPayloadBytes', () => {
     it('an input: PayloadTooLargeError naming the workflow and the limit, nothing written', async () => {
       const before = await runs();
-      const err = await engine().startRun('echo', 'é'.repeat(LIMIT)).catch((e) => e);
+      const err = await engine()
+        .startRun('echo', 'é'.repeat(LIMIT))
+        .catch((e) => e);
       expect(err).toBeInstanceOf(PayloadTooLargeError);
-      expect(err.message).toMatch(/input of workflow "echo": the serialized value is \d+ bytes, above the limit of 1000 bytes\. .*raise DurableModule option maxPayloadBytes/);
+      expect(err.message).toMatch(
+        /input of workflow "echo": the serialized value is \d+ bytes, above the limit of 1000 bytes\. .*raise DurableModule option maxPayloadBytes/,
+      );
       expect(await runs()).toBe(before);
     });
 
@@ -139,7 +159,9 @@ describe('bad input: the catalogue', () => {
     it('a message: PayloadTooLargeError, no message stored', async () => {
       const handle = await engine().startRun('echo', 1);
       await handle.result({ timeoutMs: 10_000 });
-      const err = await engine().send(handle.id, 'big', 'm'.repeat(LIMIT + 1)).catch((e) => e);
+      const err = await engine()
+        .send(handle.id, 'big', 'm'.repeat(LIMIT + 1))
+        .catch((e) => e);
       expect(err).toBeInstanceOf(PayloadTooLargeError);
       expect(err.message).toContain(`message "big" to run ${handle.id}`);
       expect(await h.query(`SELECT count(*)::int AS n FROM durable_messages`)).toEqual([{ n: 0 }]);
@@ -178,8 +200,15 @@ describe('bad input: the catalogue', () => {
       expect(executions.throwsString).toBe(2);
       expect(err.message).toContain('A non-Error value was thrown: card declined');
       expect(run.steps[0]).toMatchObject({
-        name: 'throwsString', status: 'FAILED', attempts: 2,
-        error: expect.objectContaining({ name: 'NonErrorThrown', message: 'A non-Error value was thrown: card declined', step: 'throwsString', seq: 0 }),
+        name: 'throwsString',
+        status: 'FAILED',
+        attempts: 2,
+        error: expect.objectContaining({
+          name: 'NonErrorThrown',
+          message: 'A non-Error value was thrown: card declined',
+          step: 'throwsString',
+          seq: 0,
+        }),
       });
     });
 
@@ -219,7 +248,10 @@ describe('bad input: the catalogue', () => {
 
     it('a durable wait inside a step (which may run twice) fails the run with NotInWorkflowError naming the step', async () => {
       const { run } = await failedRun('recvInStep');
-      expect(run.error).toMatchObject({ name: 'NotInWorkflowError', message: expect.stringContaining('not inside a step (step "recvInside"') });
+      expect(run.error).toMatchObject({
+        name: 'NotInWorkflowError',
+        message: expect.stringContaining('not inside a step (step "recvInside"'),
+      });
     });
   });
 

@@ -54,8 +54,13 @@ describe('bad input: a workflow that does not await its step', () => {
   beforeEach(() => (calls.length = 0));
 
   const runOf = async (id: string) =>
-    (await h.query(`SELECT status, finished_at, (SELECT json_agg(json_build_object('name', name, 'status', status, 'finished', finished_at) ORDER BY seq)
-       FROM durable_steps WHERE run_id = r.id) AS steps FROM durable_runs r WHERE id = $1`, [id]))[0];
+    (
+      await h.query(
+        `SELECT status, finished_at, (SELECT json_agg(json_build_object('name', name, 'status', status, 'finished', finished_at) ORDER BY seq)
+       FROM durable_steps WHERE run_id = r.id) AS steps FROM durable_runs r WHERE id = $1`,
+        [id],
+      )
+    )[0];
 
   it('the run ends after the step it did not await, which is checkpointed (not cut off by the run end)', async () => {
     const handle = await h.engines[0].startRun('forgetful', null);
@@ -81,6 +86,8 @@ describe('bad input: a workflow that does not await its step', () => {
     await sleep(200);
     expect(unhandled).toEqual([]);
     const run = await h.engines[0].getRun(handle.id);
-    expect(run?.steps).toEqual([expect.objectContaining({ name: 'boom', status: 'FAILED', error: expect.objectContaining({ message: 'nobody listens' }) })]);
+    expect(run?.steps).toEqual([
+      expect.objectContaining({ name: 'boom', status: 'FAILED', error: expect.objectContaining({ message: 'nobody listens' }) }),
+    ]);
   });
 });

@@ -22,12 +22,18 @@ describe('bad input: step and workflow options out of range', () => {
     [{ retries: '3' }, /retries must be a number of retries or a RetryPolicy object \(got "3"\)/],
     [{ retries: { maxAttemps: 5 } }, /retries has no option "maxAttemps" \(a RetryPolicy has maxAttempts, initialDelayMs/],
     [{ retries: { maxAttempts: 0 } }, /retries\.maxAttempts must be a whole number between 1 and 1001/],
-    [{ retries: { initialDelayMs: Number.NaN, backoffFactor: 0.5 } }, /initialDelayMs must be between 0 and 86400000 ms \(got null\); retries\.backoffFactor must be a number between 1 and 100/],
+    [
+      { retries: { initialDelayMs: Number.NaN, backoffFactor: 0.5 } },
+      /initialDelayMs must be between 0 and 86400000 ms \(got null\); retries\.backoffFactor must be a number between 1 and 100/,
+    ],
     [{ retries: { retryIf: true } }, /retries\.retryIf must be a function/],
     [{ name: '' }, /name must be a non-empty string/],
     [{ transactional: 'yes' }, /transactional must be true or false/],
     [{ transaction: { timeout: 5_000 } }, /transaction options apply only to a step marked transactional: true/],
-    [{ transactional: true, transaction: { timeout: -1, isolationLevel: 'Chaos' } }, /transaction\.timeout must be a whole number of ms ≥ 1 .*isolationLevel must be one of ReadUncommitted/],
+    [
+      { transactional: true, transaction: { timeout: -1, isolationLevel: 'Chaos' } },
+      /transaction\.timeout must be a whole number of ms ≥ 1 .*isolationLevel must be one of ReadUncommitted/,
+    ],
   ])('@Step(%j) → InvalidOptionsError when the class is defined', (options, message) => {
     let err: unknown;
     try {
@@ -65,14 +71,22 @@ describe('bad input: step and workflow options out of range', () => {
 
   it('a workflow needs a name and a queue', () => {
     const registry = new WorkflowRegistry();
-    expect(() => registry.register({ name: '', queue: 'default', options: {}, run: async () => 1 })).toThrow(/name must be a non-empty string/);
+    expect(() => registry.register({ name: '', queue: 'default', options: {}, run: async () => 1 })).toThrow(
+      /name must be a non-empty string/,
+    );
     expect(() => registry.register({ name: 'x', queue: '', options: {}, run: async () => 1 })).toThrow(/queue must be a non-empty string/);
   });
 
   it('the module option stepRetries is checked with the other engine options', () => {
     const make = () =>
-      new DurableEngine({ registry: new WorkflowRegistry(), connection: 'postgresql://127.0.0.1:1/none', options: { stepRetries: { maxAttempts: 0, maxDelayMs: -5 } } });
+      new DurableEngine({
+        registry: new WorkflowRegistry(),
+        connection: 'postgresql://127.0.0.1:1/none',
+        options: { stepRetries: { maxAttempts: 0, maxDelayMs: -5 } },
+      });
     expect(make).toThrow(InvalidOptionsError);
-    expect(make).toThrow(/Invalid nestjs-durable options: stepRetries\.maxAttempts must be a whole number between 1 and 1001.*stepRetries\.maxDelayMs must be between 0/);
+    expect(make).toThrow(
+      /Invalid nestjs-durable options: stepRetries\.maxAttempts must be a whole number between 1 and 1001.*stepRetries\.maxDelayMs must be between 0/,
+    );
   });
 });

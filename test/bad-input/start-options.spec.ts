@@ -39,7 +39,10 @@ describe('bad input: start and result options out of range', () => {
   it('startMany checks every item before inserting any', async () => {
     const before = await count();
     const err = await h.engines[0]
-      .startMany([{ workflow: 'plain', input: 1 }, { workflow: 'plain', input: 2, options: { priority: 2.5 } }])
+      .startMany([
+        { workflow: 'plain', input: 1 },
+        { workflow: 'plain', input: 2, options: { priority: 2.5 } },
+      ])
       .catch((e) => e);
     expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/priority must be an integer .*got 2.5/) });
     expect(await count()).toBe(before);
@@ -49,7 +52,10 @@ describe('bad input: start and result options out of range', () => {
     const handle = await h.engines[0].startRun('plain', null);
     for (const timeoutMs of [Number.NaN, -1, '5' as unknown as number]) {
       const err = await handle.result({ timeoutMs }).catch((e) => e);
-      expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/result\(\): timeoutMs must be a number of milliseconds ≥ 0/) });
+      expect(err).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/result\(\): timeoutMs must be a number of milliseconds ≥ 0/),
+      });
     }
   });
 });

@@ -1,5 +1,13 @@
 import { jest } from '@jest/globals';
-import { DurableError, Step, UnknownWorkflowError, IdempotencyConflictError, WorkflowFailedError, NonRetryableError, Durable } from 'nestjs-durable';
+import {
+  DurableError,
+  Step,
+  UnknownWorkflowError,
+  IdempotencyConflictError,
+  WorkflowFailedError,
+  NonRetryableError,
+  Durable,
+} from 'nestjs-durable';
 import { EngineHarness } from '../support/engine-harness.js';
 
 class Steps {
@@ -42,7 +50,10 @@ describe('engine basics (no Nest)', () => {
     const run = await engine.getRun(handle.id);
     expect(run?.status).toBe('SUCCEEDED');
     expect(run?.steps.map((s) => [s.seq, s.name, s.status])).toEqual([
-      [0, 'add', 'SUCCEEDED'], [1, 'add', 'SUCCEEDED'], [2, 'add', 'SUCCEEDED'], [3, 'when', 'SUCCEEDED'],
+      [0, 'add', 'SUCCEEDED'],
+      [1, 'add', 'SUCCEEDED'],
+      [2, 'add', 'SUCCEEDED'],
+      [3, 'when', 'SUCCEEDED'],
     ]);
     expect(run?.leaseEpoch).toBe(1);
     expect(await handle.status()).toBe('SUCCEEDED');
@@ -78,7 +89,9 @@ describe('engine basics (no Nest)', () => {
     for (const opts of [{ id: '' }, { id: 'x'.repeat(300) }, { timeoutMs: -1 }, { priority: Number.NaN }, { runAt: new Date('nope') }]) {
       await expect(h.engines[0].startRun('sum', { n: 1 }, opts as never)).rejects.toBeInstanceOf(DurableError);
     }
-    await expect(h.engines[0].startRun('sum', { f: () => 1 })).rejects.toThrow(/input of workflow "sum": cannot store the value at \$\.f: a function/);
+    await expect(h.engines[0].startRun('sum', { f: () => 1 })).rejects.toThrow(
+      /input of workflow "sum": cannot store the value at \$\.f: a function/,
+    );
     expect(await h.query(`SELECT count(*)::int AS n FROM durable_runs`)).toEqual(before);
   });
 

@@ -37,13 +37,17 @@ describe('leases', () => {
       await stepEntered;
       const taken = await pool.connect();
       await sleep(2_500); // 2.5 leases
-      const [row] = await h.query(`SELECT status, lease_expires_at > now() AS alive, lease_epoch FROM durable_runs WHERE id = $1`, [handle.id]);
+      const [row] = await h.query(`SELECT status, lease_expires_at > now() AS alive, lease_epoch FROM durable_runs WHERE id = $1`, [
+        handle.id,
+      ]);
       taken.release();
       release();
       expect(row).toEqual({ status: 'RUNNING', alive: true, lease_epoch: 1 });
       await expect(handle.result({ timeoutMs: 10_000 })).resolves.toBe('done');
       expect(executions).toBe(1);
-      expect(await h.query(`SELECT kind FROM durable_run_events WHERE run_id = $1 AND kind IN ('lease_lost', 'lease_expired')`, [handle.id])).toEqual([]);
+      expect(
+        await h.query(`SELECT kind FROM durable_run_events WHERE run_id = $1 AND kind IN ('lease_lost', 'lease_expired')`, [handle.id]),
+      ).toEqual([]);
     } finally {
       release();
       await engine.stop();
@@ -72,7 +76,13 @@ describe('leases', () => {
       { heartbeatMs: 20, leaseMs: 1_500, inMemoryWaitMaxMs: 0, concurrency: 20 },
     );
     await engine.startMany(Array.from({ length: 200 }, (_, i) => ({ workflow: i % 2 ? 'quick' : 'nap', input: i })));
-    await eventually(async () => (await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED' AND workflow_name IN ('quick', 'nap')`))[0].n === 200, 30_000, '200 runs to succeed');
+    await eventually(
+      async () =>
+        (await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED' AND workflow_name IN ('quick', 'nap')`))[0]
+          .n === 200,
+      30_000,
+      '200 runs to succeed',
+    );
     expect(await h.query(`SELECT run_id, detail FROM durable_run_events WHERE kind = 'lease_lost' LIMIT 5`)).toEqual([]);
   });
 });

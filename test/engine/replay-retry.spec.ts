@@ -45,9 +45,20 @@ describe('engine: replay, determinism, retries, shutdown', () => {
 
   it('replays recorded steps instead of executing them again', async () => {
     const steps = new Steps();
-    const engine = await h.engine({ replay: async () => [await steps.fetch(1), await steps.fetch(2), await steps.fetch(3)] }, { workerId: 'replay' });
+    const engine = await h.engine(
+      { replay: async () => [await steps.fetch(1), await steps.fetch(2), await steps.fetch(3)] },
+      { workerId: 'replay' },
+    );
     // A run whose first two steps were checkpointed by an execution that died.
-    await seedRun('rp', 'replay', [[0, 'fetch', 111], [1, 'fetch', 222]], 1);
+    await seedRun(
+      'rp',
+      'replay',
+      [
+        [0, 'fetch', 111],
+        [1, 'fetch', 222],
+      ],
+      1,
+    );
     expect(await engine.handle('rp').result({ timeoutMs: 10_000 })).toEqual([111, 222, 30]);
     expect(steps.executed).toEqual(['fetch 3']);
     const run = await engine.getRun('rp');
@@ -56,9 +67,23 @@ describe('engine: replay, determinism, retries, shutdown', () => {
 
   it('fails the run with a determinism error naming run, seq and both names', async () => {
     const steps = new Steps();
-    const engine = await h.engine({ changed: async () => { await steps.fetch(1); await steps.fetch(2); } }, { workerId: 'det' });
-    await seedRun('det-1', 'changed', [[0, 'fetch', 10], [1, 'renamed', 0]]);
-    const err = (await engine.handle('det-1').result({ timeoutMs: 10_000 }).catch((e: Error) => e)) as Error;
+    const engine = await h.engine(
+      {
+        changed: async () => {
+          await steps.fetch(1);
+          await steps.fetch(2);
+        },
+      },
+      { workerId: 'det' },
+    );
+    await seedRun('det-1', 'changed', [
+      [0, 'fetch', 10],
+      [1, 'renamed', 0],
+    ]);
+    const err = (await engine
+      .handle('det-1')
+      .result({ timeoutMs: 10_000 })
+      .catch((e: Error) => e)) as Error;
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect(err.message).toMatch(/Run det-1: step #1 was recorded as "renamed" but the workflow code now calls "fetch"/);
     expect(steps.executed).toEqual([]);
@@ -66,7 +91,19 @@ describe('engine: replay, determinism, retries, shutdown', () => {
 
   it('keeps a determinism error fatal even if workflow code catches it', async () => {
     const steps = new Steps();
-    const engine = await h.engine({ swallow: async () => { try { await steps.fetch(1); } catch { /* ignored */ } return 'done'; } }, { workerId: 'sw' });
+    const engine = await h.engine(
+      {
+        swallow: async () => {
+          try {
+            await steps.fetch(1);
+          } catch {
+            /* ignored */
+          }
+          return 'done';
+        },
+      },
+      { workerId: 'sw' },
+    );
     await seedRun('det-2', 'swallow', [[0, 'renamed', 0]]);
     await expect(engine.handle('det-2').result({ timeoutMs: 10_000 })).rejects.toThrow(/recorded as "renamed"/);
   });

@@ -19,7 +19,8 @@ describe('example app: crash mid-workflow and restart', () => {
   const emails = async (orderId: string) =>
     (await pool.query(`SELECT kind FROM outbox_emails WHERE order_id = $1 ORDER BY created_at`, [orderId])).rows.map((r) => r.kind);
   // The review comes 6 s after shipping: longer than the in-memory wait limit (5 s), so the run suspends.
-  const env = (extra: Record<string, string> = {}) => testEnv(db.url, { REVIEW_REQUEST_DELAY_MS: '6000', SHIPMENT_REMINDER_MS: '600000', ...extra });
+  const env = (extra: Record<string, string> = {}) =>
+    testEnv(db.url, { REVIEW_REQUEST_DELAY_MS: '6000', SHIPMENT_REMINDER_MS: '600000', ...extra });
   const start = async (extra?: Record<string, string>) => {
     const app = await AppProcess.start(env(extra));
     apps.push(app);
@@ -43,7 +44,10 @@ describe('example app: crash mid-workflow and restart', () => {
   it('finishes the order after SIGKILL during the payment step and during the durable sleep, re-running no checkpointed step', async () => {
     // 1st process: the gateway takes a minute, so the kill lands inside the charge step.
     const first = await start({ PAYMENT_MIN_LATENCY_MS: '60000', PAYMENT_MAX_LATENCY_MS: '60000' });
-    const placed = await http(`${first.url}/orders`, { method: 'POST', body: { customer: 'Crash', email: 'crash@example.com', sku: 'grinder', quantity: 2 } });
+    const placed = await http(`${first.url}/orders`, {
+      method: 'POST',
+      body: { customer: 'Crash', email: 'crash@example.com', sku: 'grinder', quantity: 2 },
+    });
     const id: string = placed.id;
     await first.waitFor(`charging order ${id}`);
     const mid = await http(`${first.url}/orders/${id}`);
@@ -55,7 +59,11 @@ describe('example app: crash mid-workflow and restart', () => {
 
     // 2nd process (quick gateway) claims the run once the dead process's lease expires (2 s here).
     const second = await start();
-    await eventually(async () => (await http(`${second.url}/orders/${id}`)).status === 'PAID', 30_000, 'the order to be paid after the restart').catch(failWithOutput);
+    await eventually(
+      async () => (await http(`${second.url}/orders/${id}`)).status === 'PAID',
+      30_000,
+      'the order to be paid after the restart',
+    ).catch(failWithOutput);
     expect(first.count(`reserving 2 × grinder for order ${id}`)).toBe(1);
     expect(second.count(`reserving 2 × grinder for order ${id}`)).toBe(0); // replayed from its checkpoint
     expect(second.count(`charging order ${id}`)).toBe(1); // the interrupted step ran again
@@ -63,25 +71,41 @@ describe('example app: crash mid-workflow and restart', () => {
 
     // The carrier's webhook; then the run sleeps durably (WAITING) before the review email.
     await http(`${second.url}/orders/${id}/shipment`, { method: 'POST', body: { trackingNumber: 'CRASH-1' } });
-    await eventually(async () => {
-      const v = await http(`${second.url}/orders/${id}`);
-      return v.status === 'SHIPPED' && v.run.status === 'WAITING' ? v : null;
-    }, 15_000, 'the run to sleep before the review email').catch(failWithOutput);
+    await eventually(
+      async () => {
+        const v = await http(`${second.url}/orders/${id}`);
+        return v.status === 'SHIPPED' && v.run.status === 'WAITING' ? v : null;
+      },
+      15_000,
+      'the run to sleep before the review email',
+    ).catch(failWithOutput);
     expect((await pool.query(`SELECT lease_owner FROM durable_runs WHERE id = $1`, [id])).rows[0].lease_owner).toBeNull();
     second.kill('SIGKILL');
     await second.exited;
 
     // 3rd process: wakes the run when the sleep is over and sends the review request.
     const third = await start();
-    const done = await eventually(async () => {
-      const v = await http(`${third.url}/orders/${id}`);
-      return v.run.status === 'SUCCEEDED' && v.emails.every((e: { sentAt: unknown }) => e.sentAt) ? v : null;
-    }, 30_000, 'the run to finish in the third process').catch(failWithOutput);
+    const done = await eventually(
+      async () => {
+        const v = await http(`${third.url}/orders/${id}`);
+        return v.run.status === 'SUCCEEDED' && v.emails.every((e: { sentAt: unknown }) => e.sentAt) ? v : null;
+      },
+      30_000,
+      'the run to finish in the third process',
+    ).catch(failWithOutput);
 
     expect(done).toMatchObject({ status: 'SHIPPED', trackingNumber: 'CRASH-1', chargeId: expect.stringMatching(/^ch_/) });
     expect(done.run.output).toEqual({ outcome: 'SHIPPED', chargeId: done.chargeId, trackingNumber: 'CRASH-1' });
-    expect(done.run.steps.filter((s: { name: string }) => !s.name.startsWith('durable.')).map((s: { name: string; attempts: number }) => [s.name, s.attempts])).toEqual([
-      ['reserve', 1], ['charge', 1], ['markPaid', 1], ['markShipped', 1], ['requestReview', 1],
+    expect(
+      done.run.steps
+        .filter((s: { name: string }) => !s.name.startsWith('durable.'))
+        .map((s: { name: string; attempts: number }) => [s.name, s.attempts]),
+    ).toEqual([
+      ['reserve', 1],
+      ['charge', 1],
+      ['markPaid', 1],
+      ['markShipped', 1],
+      ['requestReview', 1],
     ]);
     expect(third.count('reserving')).toBe(0);
     expect(third.count('charging')).toBe(0);

@@ -32,16 +32,27 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
   let gateway: FlakyGateway;
   const api = () => request(app.getHttpServer());
 
-  const order = (body: Record<string, unknown>) => api().post('/orders').send({ customer: 'Ada', email: 'ada@example.com', quantity: 1, ...body });
+  const order = (body: Record<string, unknown>) =>
+    api()
+      .post('/orders')
+      .send({ customer: 'Ada', email: 'ada@example.com', quantity: 1, ...body });
   const view = async (id: string) => (await api().get(`/orders/${id}`).expect(200)).body;
   const until = (id: string, what: string, pred: (v: any) => boolean) =>
-    eventually(async () => {
-      const v = await view(id);
-      return pred(v) ? v : null;
-    }, 20_000, `order ${id}: ${what}`);
+    eventually(
+      async () => {
+        const v = await view(id);
+        return pred(v) ? v : null;
+      },
+      20_000,
+      `order ${id}: ${what}`,
+    );
   /** Until the run has finished and every email is sent. */
   const settled = (id: string) =>
-    until(id, 'run finished, emails sent', (v) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(v.run?.status) && v.emails.every((e: { sentAt: unknown }) => e.sentAt));
+    until(
+      id,
+      'run finished, emails sent',
+      (v) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(v.run?.status) && v.emails.every((e: { sentAt: unknown }) => e.sentAt),
+    );
   const ship = (id: string, trackingNumber: string) => api().post(`/orders/${id}/shipment`).send({ trackingNumber });
   const stock = (sku: string) => prisma.stock.findUniqueOrThrow({ where: { sku } });
   const emailKinds = (v: { emails: Array<{ kind: string }> }) => v.emails.map((e) => e.kind);
@@ -75,9 +86,19 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
     await ship(id, 'TRACK-123').expect(202); // carriers retry webhooks: harmless
     const done = await settled(id);
     expect(done).toMatchObject({ status: 'SHIPPED', trackingNumber: 'TRACK-123' });
-    expect(done.run).toMatchObject({ id, status: 'SUCCEEDED', output: { outcome: 'SHIPPED', chargeId: paid.chargeId, trackingNumber: 'TRACK-123' } });
+    expect(done.run).toMatchObject({
+      id,
+      status: 'SUCCEEDED',
+      output: { outcome: 'SHIPPED', chargeId: paid.chargeId, trackingNumber: 'TRACK-123' },
+    });
     expect(done.run.steps.every((s: Step) => s.status === 'SUCCEEDED' && s.attempts === 1)).toBe(true);
-    expect(names(done.run.steps).filter((n) => !n.startsWith('durable.'))).toEqual(['reserve', 'charge', 'markPaid', 'markShipped', 'requestReview']);
+    expect(names(done.run.steps).filter((n) => !n.startsWith('durable.'))).toEqual([
+      'reserve',
+      'charge',
+      'markPaid',
+      'markShipped',
+      'requestReview',
+    ]);
     expect(emailKinds(done)).toEqual(['order-confirmed', 'order-shipped', 'review-request']);
     await ship(id, 'OTHER-9').expect(409);
   });
@@ -107,7 +128,10 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
     expect(done).toMatchObject({ status: 'PAYMENT_FAILED', failureReason: expect.stringContaining('declined') });
     expect(done.run).toMatchObject({ status: 'SUCCEEDED', output: { outcome: 'PAYMENT_FAILED' } }); // handled by the workflow
     expect(done.run.steps.map((s: Step) => [s.name, s.status, s.attempts])).toEqual([
-      ['reserve', 'SUCCEEDED', 1], ['charge', 'FAILED', 1], ['markPaymentFailed', 'SUCCEEDED', 1], ['compensate:reserve', 'SUCCEEDED', 1],
+      ['reserve', 'SUCCEEDED', 1],
+      ['charge', 'FAILED', 1],
+      ['markPaymentFailed', 'SUCCEEDED', 1],
+      ['compensate:reserve', 'SUCCEEDED', 1],
     ]);
     expect(emailKinds(done)).toEqual(['payment-failed']);
     expect(await stock('mug')).toEqual(before);
@@ -176,7 +200,9 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
     const count = async () => [await prisma.order.count(), await prisma.durableRun.count()];
     const before = await count();
     const bad = await api().post('/orders').send({ customer: '', email: 'nope', sku: 'mug', quantity: 0 }).expect(400);
-    expect(bad.body.message).toEqual(expect.arrayContaining([expect.stringMatching(/^customer/), expect.stringMatching(/^email/), expect.stringMatching(/^quantity/)]));
+    expect(bad.body.message).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^customer/), expect.stringMatching(/^email/), expect.stringMatching(/^quantity/)]),
+    );
     const unknown = await order({ sku: 'unicorn' }).expect(400);
     expect(unknown.body.message).toEqual([expect.stringContaining('unknown sku "unicorn"')]);
     await api().get('/orders/no-such-order').expect(404);
@@ -215,7 +241,9 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
 
   it('20 concurrent orders: each fulfilled once, stock and emails add up', async () => {
     const before = await stock('espresso-beans');
-    const placed = await Promise.all(Array.from({ length: 20 }, (_, i) => order({ sku: 'espresso-beans', quantity: 1 + (i % 3) }).expect(201)));
+    const placed = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => order({ sku: 'espresso-beans', quantity: 1 + (i % 3) }).expect(201)),
+    );
     const ids: string[] = placed.map((r) => r.body.id);
     await Promise.all(ids.map((id, i) => ship(id, `BULK-${i}`).expect(202)));
     const views = await Promise.all(ids.map((id) => settled(id)));

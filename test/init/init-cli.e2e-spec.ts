@@ -330,7 +330,9 @@ datasource db {
         folderApp(durableV1),
         ['init'],
         1,
-        new RegExp(`prisma/schema/durable\\.prisma is schema version 1; this nestjs-durable ships version ${V}\\. Run \`npx nestjs-durable init --upgrade\``),
+        new RegExp(
+          `prisma/schema/durable\\.prisma is schema version 1; this nestjs-durable ships version ${V}\\. Run \`npx nestjs-durable init --upgrade\``,
+        ),
       ));
 
     it('when the app has a newer durable.prisma, even with --upgrade', () =>

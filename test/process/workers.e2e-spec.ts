@@ -45,16 +45,26 @@ describe('worker processes', () => {
   it('3 processes share 500 runs: every step of every run executes exactly once', async () => {
     await Promise.all([spawnWorker(), spawnWorker(), spawnWorker()]);
     const started = Date.now();
-    await client.startMany(Array.from({ length: 500 }, (_, i) => ({ workflow: 'counted', input: { steps: 3 }, options: { id: `run-${i}` } })));
-    await eventually(async () => (await q(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED'`))[0].n === 500, 90_000, '500 runs to succeed');
+    await client.startMany(
+      Array.from({ length: 500 }, (_, i) => ({ workflow: 'counted', input: { steps: 3 }, options: { id: `run-${i}` } })),
+    );
+    await eventually(
+      async () => (await q(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'SUCCEEDED'`))[0].n === 500,
+      90_000,
+      '500 runs to succeed',
+    );
     const seconds = (Date.now() - started) / 1000;
     const dup = await q(`SELECT run_id, step, count(*)::int AS n FROM test_step_executions GROUP BY run_id, step HAVING count(*) <> 1`);
     expect(dup).toEqual([]);
     expect((await q(`SELECT count(*)::int AS n FROM test_step_executions`))[0].n).toBe(1500);
     expect((await q(`SELECT count(*)::int AS n FROM durable_steps`))[0].n).toBe(1500);
-    const perPid = await q<{ pid: number; n: number }>(`SELECT pid, count(DISTINCT run_id)::int AS n FROM test_step_executions GROUP BY pid`);
+    const perPid = await q<{ pid: number; n: number }>(
+      `SELECT pid, count(DISTINCT run_id)::int AS n FROM test_step_executions GROUP BY pid`,
+    );
     expect(perPid.length).toBeGreaterThanOrEqual(2); // the work was shared
-    console.log(`500 runs × 3 steps on 3 worker processes: ${seconds.toFixed(1)} s; runs per process: ${perPid.map((p) => p.n).join(', ')}`);
+    console.log(
+      `500 runs × 3 steps on 3 worker processes: ${seconds.toFixed(1)} s; runs per process: ${perPid.map((p) => p.n).join(', ')}`,
+    );
   });
 
   it('SIGKILL mid-step: another process finishes the run; checkpointed steps do not run again', async () => {

@@ -53,7 +53,9 @@ describe('schema version check', () => {
     const err = await checkSchemaVersion(db.client).catch((e) => e);
     expect(err).toBeInstanceOf(SchemaOutdatedError);
     expect(err.code).toBe('SCHEMA_OUTDATED');
-    expect(err.message).toContain(`\`npx nestjs-durable init --upgrade\`, then \`npx prisma migrate dev --name durable_v${SCHEMA_VERSION}\``);
+    expect(err.message).toContain(
+      `\`npx nestjs-durable init --upgrade\`, then \`npx prisma migrate dev --name durable_v${SCHEMA_VERSION}\``,
+    );
     expect(err.message).toContain('node_modules/nestjs-durable/prisma/upgrades/1-to-2.sql');
 
     // The rest of the repository's migrations bring it to the current version.

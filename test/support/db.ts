@@ -26,7 +26,7 @@ async function dropDatabase(name: string): Promise<void> {
   const c = new pg.Client({ connectionString: urlFor('postgres') });
   await c.connect();
   try {
-    for (const until = Date.now() + 5_000; Date.now() < until; ) {
+    for (const until = Date.now() + 5_000; Date.now() < until;) {
       const { rows } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
       if (rows[0].n === 0) break;
       await new Promise((r) => setTimeout(r, 25));

@@ -25,7 +25,11 @@ export class EngineHarness {
     return new EngineHarness(await createTestDatabase(label));
   }
 
-  async engine(workflows: Record<string, WorkflowFn | [WorkflowFn, WorkflowOptions]>, options: EngineOptions = {}, start = true): Promise<DurableEngine> {
+  async engine(
+    workflows: Record<string, WorkflowFn | [WorkflowFn, WorkflowOptions]>,
+    options: EngineOptions = {},
+    start = true,
+  ): Promise<DurableEngine> {
     const registry = new WorkflowRegistry();
     for (const [name, w] of Object.entries(workflows)) {
       const [fn, opts] = Array.isArray(w) ? w : [w, {}];

@@ -16,7 +16,11 @@ export class WorkerProcess {
     return this.child.pid!;
   }
 
-  static async start(databaseUrl: string, env: Record<string, string> = {}, script = 'test/support/worker-main.ts'): Promise<WorkerProcess> {
+  static async start(
+    databaseUrl: string,
+    env: Record<string, string> = {},
+    script = 'test/support/worker-main.ts',
+  ): Promise<WorkerProcess> {
     // `--import tsx` runs TypeScript in this one process (the tsx CLI would fork a grandchild that
     // signals sent to the child would not reach).
     const child = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), script)], {
@@ -31,7 +35,8 @@ export class WorkerProcess {
   async waitFor(text: string, timeoutMs = 30_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (!this.output.includes(text)) {
-      if (this.child.exitCode !== null) throw new Error(`worker ${this.pid} exited (${this.child.exitCode}) before "${text}":\n${this.output}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`worker ${this.pid} exited (${this.child.exitCode}) before "${text}":\n${this.output}`);
       if (Date.now() > end) throw new Error(`worker ${this.pid}: no "${text}" within ${timeoutMs} ms:\n${this.output}`);
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -9,12 +9,15 @@ describe('atomic start in the caller transaction', () => {
   const executed: string[] = [];
   beforeAll(async () => {
     h = await EngineHarness.create('atomic');
-    engine = await h.engine({
-      counted: async (input: { tag: string }) => {
-        executed.push(input.tag);
-        return input.tag;
+    engine = await h.engine(
+      {
+        counted: async (input: { tag: string }) => {
+          executed.push(input.tag);
+          return input.tag;
+        },
       },
-    }, { pollIntervalMs: 200 });
+      { pollIntervalMs: 200 },
+    );
   });
   afterAll(() => h.close());
 
@@ -35,7 +38,10 @@ describe('atomic start in the caller transaction', () => {
 
   it('commit: the run starts right after commit, woken by the notify sent at commit (no poll needed)', async () => {
     // A worker that polls only once a minute: a run can only start within seconds through the wake-up.
-    const notifyOnly = await h.engine({ notified: async (input: { i: number }) => input.i }, { pollIntervalMs: 60_000, workerId: 'notify-only' });
+    const notifyOnly = await h.engine(
+      { notified: async (input: { i: number }) => input.i },
+      { pollIntervalMs: 60_000, workerId: 'notify-only' },
+    );
     const latencies: number[] = [];
     for (let i = 0; i < 20; i++) {
       const handle = await h.prisma.$transaction(async (tx) => {
@@ -49,18 +55,29 @@ describe('atomic start in the caller transaction', () => {
       latencies.push(Number(row.started) - committedAt);
     }
     latencies.sort((a, b) => a - b);
-    console.log(`commit → start latency over 20 runs (worker polls every 60 s): p50 ${latencies[10].toFixed(1)} ms, max ${latencies[19].toFixed(1)} ms`);
+    console.log(
+      `commit → start latency over 20 runs (worker polls every 60 s): p50 ${latencies[10].toFixed(1)} ms, max ${latencies[19].toFixed(1)} ms`,
+    );
   });
 
   it('startMany: 10,000 runs in one statement inside a transaction; rollback leaves zero', async () => {
     const client = await h.engine({ counted: async () => null }, { worker: false });
-    const items = Array.from({ length: 10_000 }, (_, i) => ({ workflow: 'counted', input: { tag: `bulk-${i}`, pad: 'x'.repeat(50) }, options: { id: `bulk-${i}`, runAt: new Date(Date.now() + 3600_000) } }));
+    const items = Array.from({ length: 10_000 }, (_, i) => ({
+      workflow: 'counted',
+      input: { tag: `bulk-${i}`, pad: 'x'.repeat(50) },
+      options: { id: `bulk-${i}`, runAt: new Date(Date.now() + 3600_000) },
+    }));
     await expect(
-      h.prisma.$transaction(async (tx) => {
-        await client.startMany(items, { tx: tx as never });
-        expect((await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'bulk-%'`))[0].n).toBe(10_000);
-        throw new Error('rollback');
-      }, { timeout: 30_000 }),
+      h.prisma.$transaction(
+        async (tx) => {
+          await client.startMany(items, { tx: tx as never });
+          expect(
+            (await tx.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'bulk-%'`))[0].n,
+          ).toBe(10_000);
+          throw new Error('rollback');
+        },
+        { timeout: 30_000 },
+      ),
     ).rejects.toThrow('rollback');
     expect((await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'bulk-%'`))[0].n).toBe(0);
 

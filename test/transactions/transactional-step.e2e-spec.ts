@@ -49,10 +49,15 @@ describe('transactional steps', () => {
 
     it('a Prisma transaction timeout (P2028) becomes a step error saying which option to raise', async () => {
       const handle = await engine.startRun('slow', null);
-      await expect(handle.result({ timeoutMs: 10_000 })).rejects.toThrow(/Transactional step "tooSlow" exceeded its Prisma transaction limits.*Raise @Step\(\{ transactional: true, transaction: \{ timeout, maxWait \} \}\)/s);
+      await expect(handle.result({ timeoutMs: 10_000 })).rejects.toThrow(
+        /Transactional step "tooSlow" exceeded its Prisma transaction limits.*Raise @Step\(\{ transactional: true, transaction: \{ timeout, maxWait \} \}\)/s,
+      );
       expect(await ledger(handle.id)).toEqual([]);
       const run = await engine.getRun(handle.id);
-      expect(run?.steps[0]).toMatchObject({ status: 'FAILED', error: { name: 'StepTransactionTimeoutError', code: 'STEP_TRANSACTION_TIMEOUT' } });
+      expect(run?.steps[0]).toMatchObject({
+        status: 'FAILED',
+        error: { name: 'StepTransactionTimeoutError', code: 'STEP_TRANSACTION_TIMEOUT' },
+      });
     });
   });
 
@@ -66,7 +71,11 @@ describe('transactional steps', () => {
     };
     /** The plain step s0 is checkpointed: the transactional ledger step (slow in `slowPid`) is under way. */
     const inLedgerStep = async (runId: string) => {
-      await eventually(async () => (await h.query(`SELECT 1 FROM durable_steps WHERE run_id = $1 AND seq = 0`, [runId])).length > 0, 15_000, 's0 checkpoint');
+      await eventually(
+        async () => (await h.query(`SELECT 1 FROM durable_steps WHERE run_id = $1 AND seq = 0`, [runId])).length > 0,
+        15_000,
+        's0 checkpoint',
+      );
       await sleep(500);
     };
     beforeAll(async () => {

@@ -79,10 +79,18 @@ describe('waits: cancel, resume, deadlines, events, history', () => {
   });
 
   it('a deadline applies to a suspended (sleeping) run: the sweeper fails it with a timeout error', async () => {
-    const e = await h.engine({ sleepyDeadline: [async () => {
-      await Durable.sleep(60_000);
-      return 'never';
-    }, { timeoutMs: 800 }] }, { workerId: 'deadline', inMemoryWaitMaxMs: 200 });
+    const e = await h.engine(
+      {
+        sleepyDeadline: [
+          async () => {
+            await Durable.sleep(60_000);
+            return 'never';
+          },
+          { timeoutMs: 800 },
+        ],
+      },
+      { workerId: 'deadline', inMemoryWaitMaxMs: 200 },
+    );
     const t0 = Date.now();
     const handle = await e.startRun('sleepyDeadline', null);
     await eventually(async () => (await status(handle.id)) === 'WAITING', 5_000, 'the run to suspend');
@@ -100,14 +108,22 @@ describe('waits: cancel, resume, deadlines, events, history', () => {
 
   it('Durable.now/random/uuid are recorded once and replayed identically after a suspension', async () => {
     let executions = 0;
-    const e = await h.engine({ clocks: async () => {
-      executions++;
-      const first = { now: await Durable.now(), random: await Durable.random(), uuid: await Durable.uuid() };
-      await Durable.sleep(700); // suspends: the rest runs in a replay
-      return { first, again: { now: await Durable.now(), random: await Durable.random(), uuid: await Durable.uuid() } };
-    } }, { workerId: 'clocks', inMemoryWaitMaxMs: 100 });
+    const e = await h.engine(
+      {
+        clocks: async () => {
+          executions++;
+          const first = { now: await Durable.now(), random: await Durable.random(), uuid: await Durable.uuid() };
+          await Durable.sleep(700); // suspends: the rest runs in a replay
+          return { first, again: { now: await Durable.now(), random: await Durable.random(), uuid: await Durable.uuid() } };
+        },
+      },
+      { workerId: 'clocks', inMemoryWaitMaxMs: 100 },
+    );
     const handle = await e.startRun('clocks', null);
-    const out = (await handle.result({ timeoutMs: 10_000 })) as { first: { now: number; random: number; uuid: string }; again: { now: number } };
+    const out = (await handle.result({ timeoutMs: 10_000 })) as {
+      first: { now: number; random: number; uuid: string };
+      again: { now: number };
+    };
     expect(executions).toBe(2);
     const run = await e.getRun(handle.id);
     expect(run?.steps.slice(0, 3).map((s) => s.output)).toEqual([out.first.now, out.first.random, out.first.uuid]);
@@ -116,12 +132,17 @@ describe('waits: cancel, resume, deadlines, events, history', () => {
   });
 
   it('setEvent publishes the latest value; getEvent waits for it, returns null on timeout or for an ended run', async () => {
-    const e = await h.engine({ publisher: async () => {
-      await Durable.setEvent('progress', { pct: 10 });
-      await Durable.recv('continue', { timeoutMs: 10_000 });
-      await Durable.setEvent('progress', { pct: 100, at: new Date(0) });
-      return 'done';
-    } }, { workerId: 'events' });
+    const e = await h.engine(
+      {
+        publisher: async () => {
+          await Durable.setEvent('progress', { pct: 10 });
+          await Durable.recv('continue', { timeoutMs: 10_000 });
+          await Durable.setEvent('progress', { pct: 100, at: new Date(0) });
+          return 'done';
+        },
+      },
+      { workerId: 'events' },
+    );
     const handle = await e.startRun('publisher', null, { delayMs: 300 });
     expect(await e.getEvent(handle.id, 'progress', { timeoutMs: 5_000 })).toEqual({ pct: 10 });
     expect(await e.getEvent(handle.id, 'missing', { timeoutMs: 200 })).toBeNull();

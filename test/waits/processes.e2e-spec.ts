@@ -61,7 +61,10 @@ describe('waits: real worker processes killed mid-wait', () => {
     const out = (await client.handle(handle.id).result({ timeoutMs: 20_000 })) as { wokeAt: Date; pid: number };
     expect(out.wokeAt.getTime()).toBeGreaterThanOrEqual(wake.getTime());
     expect(out.pid).toBe(c.pid);
-    expect(await executions(handle.id)).toEqual([{ step: 's0', n: 1 }, { step: 's1', n: 1 }]);
+    expect(await executions(handle.id)).toEqual([
+      { step: 's0', n: 1 },
+      { step: 's1', n: 1 },
+    ]);
     const kinds = (await client.getRunEvents(handle.id)).map((e) => e.kind);
     expect(kinds.filter((k) => k === 'completed')).toHaveLength(1);
     expect(kinds).toEqual(['created', 'claimed', 'suspended', 'woken', 'completed']);
@@ -71,32 +74,53 @@ describe('waits: real worker processes killed mid-wait', () => {
     const a = await spawn();
     // p0 and p1 finish at once, p2 and p3 are still running when the process dies.
     const handle = await client.startRun('parallel', { ms: [0, 50, 30_000, 30_000], slowPid: a.pid });
-    await eventually(async () => (await q(`SELECT seq FROM durable_steps WHERE run_id = $1`, [handle.id])).length === 2, 10_000, 'two checkpoints');
+    await eventually(
+      async () => (await q(`SELECT seq FROM durable_steps WHERE run_id = $1`, [handle.id])).length === 2,
+      10_000,
+      'two checkpoints',
+    );
     await killAll();
     const b = await spawn();
     const out = await client.handle(handle.id).result({ timeoutMs: 20_000 });
     expect(out).toEqual({ steps: ['p0', 'p1', 'p2', 'p3'], after: 'after' });
     const steps = (await client.getRun(handle.id))!.steps;
     expect(steps.map((s) => [s.seq, s.name, (s.output as { step: string }).step, (s.output as { pid: number }).pid])).toEqual([
-      [0, 'count', 'p0', a.pid], [1, 'count', 'p1', a.pid], [2, 'count', 'p2', b.pid], [3, 'count', 'p3', b.pid], [4, 'count', 'after', b.pid],
+      [0, 'count', 'p0', a.pid],
+      [1, 'count', 'p1', a.pid],
+      [2, 'count', 'p2', b.pid],
+      [3, 'count', 'p3', b.pid],
+      [4, 'count', 'after', b.pid],
     ]);
     expect(await executions(handle.id)).toEqual([
-      { step: 'after', n: 1 }, { step: 'p0', n: 1 }, { step: 'p1', n: 1 }, { step: 'p2', n: 2 }, { step: 'p3', n: 2 },
+      { step: 'after', n: 1 },
+      { step: 'p0', n: 1 },
+      { step: 'p1', n: 1 },
+      { step: 'p2', n: 2 },
+      { step: 'p3', n: 2 },
     ]);
   });
 
-  it('fan-out of 20 children + fan-in survives SIGKILL of the parent\'s process mid-way', async () => {
+  it("fan-out of 20 children + fan-in survives SIGKILL of the parent's process mid-way", async () => {
     await Promise.all([spawn(), spawn()]);
     const handle = await client.startRun('fanout', { n: 20, ms: 400 });
-    await eventually(async () => {
-      const [{ n }] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM durable_runs WHERE parent_id = $1 AND status = 'SUCCEEDED'`, [handle.id]);
-      return n >= 3 && n < 20;
-    }, 15_000, 'some children done');
+    await eventually(
+      async () => {
+        const [{ n }] = await q<{ n: number }>(
+          `SELECT count(*)::int AS n FROM durable_runs WHERE parent_id = $1 AND status = 'SUCCEEDED'`,
+          [handle.id],
+        );
+        return n >= 3 && n < 20;
+      },
+      15_000,
+      'some children done',
+    );
     await killAll();
     await spawn();
     const out = (await client.handle(handle.id).result({ timeoutMs: 30_000 })) as { sum: number; ids: string[] };
     expect(out.sum).toBe(Array.from({ length: 20 }, (_, i) => i * i).reduce((x, y) => x + y, 0));
-    const children = await q<{ id: string; status: string }>(`SELECT id, status FROM durable_runs WHERE parent_id = $1 ORDER BY id`, [handle.id]);
+    const children = await q<{ id: string; status: string }>(`SELECT id, status FROM durable_runs WHERE parent_id = $1 ORDER BY id`, [
+      handle.id,
+    ]);
     expect(children).toHaveLength(20);
     expect(children.every((c) => c.status === 'SUCCEEDED')).toBe(true);
     const ex = await executions(handle.id);
@@ -113,7 +137,10 @@ describe('waits: real worker processes killed mid-wait', () => {
     await eventually(async () => (await executions(handle.id)).length === 1, 10_000, 'the slow step to start');
     await killAll();
     await spawn(); // its sweeper enforces the deadline of a run nobody executes
-    const err = (await client.handle(handle.id).result({ timeoutMs: 15_000 }).catch((e) => e)) as WorkflowFailedError;
+    const err = (await client
+      .handle(handle.id)
+      .result({ timeoutMs: 15_000 })
+      .catch((e) => e)) as WorkflowFailedError;
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect(err.runError).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
     expect(await status(handle.id)).toBe('FAILED');

@@ -20,11 +20,16 @@ describe('waits: Durable.sleep', () => {
   beforeEach(() => (executed.length = 0));
 
   it('a short sleep stays in memory (run keeps RUNNING) and is recorded with its wake time', async () => {
-    const e = await h.engine({ shortSleep: async () => {
-      await steps.mark('a');
-      await Durable.sleep(300);
-      return steps.mark('b');
-    } }, { inMemoryWaitMaxMs: 1_000, workerId: 'short' });
+    const e = await h.engine(
+      {
+        shortSleep: async () => {
+          await steps.mark('a');
+          await Durable.sleep(300);
+          return steps.mark('b');
+        },
+      },
+      { inMemoryWaitMaxMs: 1_000, workerId: 'short' },
+    );
     const t0 = Date.now();
     const handle = await e.startRun('shortSleep', null);
     await sleep(150);
@@ -38,16 +43,25 @@ describe('waits: Durable.sleep', () => {
   });
 
   it('a long sleep suspends the run: WAITING, no lease, available_at = wake time; then completes after it', async () => {
-    const e = await h.engine({ longSleep: async () => {
-      await steps.mark('before');
-      await Durable.sleep(1_500);
-      return steps.mark('after');
-    } }, { inMemoryWaitMaxMs: 500, workerId: 'long' });
+    const e = await h.engine(
+      {
+        longSleep: async () => {
+          await steps.mark('before');
+          await Durable.sleep(1_500);
+          return steps.mark('after');
+        },
+      },
+      { inMemoryWaitMaxMs: 500, workerId: 'long' },
+    );
     const handle = await e.startRun('longSleep', null);
-    const waiting = await eventually(async () => {
-      const r = await e.getRun(handle.id);
-      return r?.status === 'WAITING' ? r : null;
-    }, 5_000, 'the run to suspend');
+    const waiting = await eventually(
+      async () => {
+        const r = await e.getRun(handle.id);
+        return r?.status === 'WAITING' ? r : null;
+      },
+      5_000,
+      'the run to suspend',
+    );
     const wake = waiting!.steps[1].output as Date;
     expect(waiting!.leaseOwner).toBeNull();
     expect(waiting!.leaseExpiresAt).toBeNull();
@@ -62,28 +76,42 @@ describe('waits: Durable.sleep', () => {
   });
 
   it('sleeping runs hold no worker slot: concurrency 1 runs 3 sleepers and a quick run meanwhile', async () => {
-    const e = await h.engine({
-      slotSleeper: async () => {
-        await Durable.sleep(1_500);
-        return 'slept';
+    const e = await h.engine(
+      {
+        slotSleeper: async () => {
+          await Durable.sleep(1_500);
+          return 'slept';
+        },
+        slotQuick: async () => steps.mark('quick'),
       },
-      slotQuick: async () => steps.mark('quick'),
-    }, { inMemoryWaitMaxMs: 200, concurrency: 1, workerId: 'slots' });
+      { inMemoryWaitMaxMs: 200, concurrency: 1, workerId: 'slots' },
+    );
     const sleepers = await Promise.all([1, 2, 3].map(() => e.startRun('slotSleeper', null)));
-    await eventually(async () => {
-      const [{ n }] = await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE workflow_name = 'slotSleeper' AND status = 'WAITING'`);
-      return n === 3;
-    }, 5_000, 'three sleepers suspended at once');
+    await eventually(
+      async () => {
+        const [{ n }] = await h.query(
+          `SELECT count(*)::int AS n FROM durable_runs WHERE workflow_name = 'slotSleeper' AND status = 'WAITING'`,
+        );
+        return n === 3;
+      },
+      5_000,
+      'three sleepers suspended at once',
+    );
     const quick = await e.startRun('slotQuick', null);
     expect(await quick.result({ timeoutMs: 1_000 })).toBe('quick');
     for (const s of sleepers) expect(await s.result({ timeoutMs: 10_000 })).toBe('slept');
   });
 
   it('a replay after a crash sleeps only the remainder of a recorded sleep', async () => {
-    const e = await h.engine({ remainder: async () => {
-      await Durable.sleep(60_000);
-      return steps.mark('woke');
-    } }, { workerId: 'remainder' });
+    const e = await h.engine(
+      {
+        remainder: async () => {
+          await Durable.sleep(60_000);
+          return steps.mark('woke');
+        },
+      },
+      { workerId: 'remainder' },
+    );
     // The execution that recorded the sleep (wake in 400 ms) died: the run is claimable again.
     // (One statement: a worker must not claim the run before its step exists.)
     await h.query(`WITH r AS (INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ('rem-1', 'remainder', 1, 1) RETURNING id)
@@ -97,10 +125,12 @@ describe('waits: Durable.sleep', () => {
   });
 
   it('on graceful shutdown a run in an in-memory sleep suspends at once (WAITING until its wake time)', async () => {
-    const wf = { shutdownSleeper: async () => {
-      await Durable.sleep(2_000);
-      return steps.mark('after shutdown');
-    } };
+    const wf = {
+      shutdownSleeper: async () => {
+        await Durable.sleep(2_000);
+        return steps.mark('after shutdown');
+      },
+    };
     const e = await h.engine(wf, { workerId: 'draining', inMemoryWaitMaxMs: 5_000, shutdownGraceMs: 10_000 });
     const handle = await e.startRun('shutdownSleeper', null);
     await eventually(async () => (await e.getRun(handle.id))?.steps.length === 1, 5_000, 'the sleep to be recorded');
@@ -126,7 +156,11 @@ describe('waits: Durable.sleep', () => {
       return { msg, child: await child.result() };
     });
     reg('viaPrismaChild', async (n: number) => n * 10);
-    const e = new DurableEngine({ registry, prisma: h.prisma as never, options: { pollIntervalMs: 100, inMemoryWaitMaxMs: 200, suspendGraceMs: 100 } });
+    const e = new DurableEngine({
+      registry,
+      prisma: h.prisma as never,
+      options: { pollIntervalMs: 100, inMemoryWaitMaxMs: 200, suspendGraceMs: 100 },
+    });
     await e.start();
     try {
       const handle = await e.startRun('viaPrisma', null);
@@ -146,12 +180,17 @@ describe('waits: Durable.sleep', () => {
       }
     }
     const inner = new Inner();
-    const e = await h.engine({
-      sleepInStep: async () => inner.pause(),
-      badSleep: async () => Durable.sleep(-1),
-    }, { workerId: 'misc' });
+    const e = await h.engine(
+      {
+        sleepInStep: async () => inner.pause(),
+        badSleep: async () => Durable.sleep(-1),
+      },
+      { workerId: 'misc' },
+    );
     expect(await (await e.startRun('sleepInStep', null)).result({ timeoutMs: 5_000 })).toBe('paused');
-    await expect((await e.startRun('badSleep', null)).result({ timeoutMs: 5_000 })).rejects.toThrow(/Durable.sleep\(\): ms must be a finite number/);
+    await expect((await e.startRun('badSleep', null)).result({ timeoutMs: 5_000 })).rejects.toThrow(
+      /Durable.sleep\(\): ms must be a finite number/,
+    );
     await expect(Durable.sleep(10)).rejects.toThrow(/can only be called inside a running workflow/);
   });
 });

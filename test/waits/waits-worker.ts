@@ -45,7 +45,9 @@ export const workflows: Record<string, [(input: any) => Promise<unknown>, Workfl
   fanout: [
     async (input: { n: number; ms: number }) => {
       await steps.count('before');
-      const children = await Promise.all(Array.from({ length: input.n }, (_, i) => Durable.startChild<number>('leaf', { i, ms: input.ms * (1 + (i % 5)) })));
+      const children = await Promise.all(
+        Array.from({ length: input.n }, (_, i) => Durable.startChild<number>('leaf', { i, ms: input.ms * (1 + (i % 5)) })),
+      );
       const results = await Promise.all(children.map((c) => c.result()));
       await steps.count('after');
       return { sum: results.reduce((a, b) => a + b, 0), ids: children.map((c) => c.id) };
@@ -87,6 +89,9 @@ const engine = new DurableEngine({
 
 await engine.start();
 process.on('SIGTERM', () => {
-  void engine.stop().then(() => pool.end()).then(() => process.exit(0));
+  void engine
+    .stop()
+    .then(() => pool.end())
+    .then(() => process.exit(0));
 });
 process.stdout.write('ready\n');

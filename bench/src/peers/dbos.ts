@@ -210,7 +210,12 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   const awaitAll = async (done: Promise<void[]>) => {
     const progress = setInterval(() => log(`  done ${finishOrder.length}/${N}`), 2000);
     try {
-      await guardStall('DBOS', done, () => finishOrder.length, () => statusSummary(url, DBOS_STATUS));
+      await guardStall(
+        'DBOS',
+        done,
+        () => finishOrder.length,
+        () => statusSummary(url, DBOS_STATUS),
+      );
     } finally {
       clearInterval(progress);
     }
@@ -232,13 +237,20 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   log(`warm-up: ${warm} workflows`);
   const warmDone: Promise<void>[] = [];
   for (let i = 0; i < warm; i++) warmDone.push((await enqueue(`warm-${i}`)).done);
-  await guardStall('DBOS warm-up', Promise.all(warmDone), () => finishOrder.length, () => statusSummary(url, DBOS_STATUS));
+  await guardStall(
+    'DBOS warm-up',
+    Promise.all(warmDone),
+    () => finishOrder.length,
+    () => statusSummary(url, DBOS_STATUS),
+  );
 
   log(`idle probe: ${idleRuns} sequential runs`);
   for (let i = 0; i < idleRuns; i++) {
     // A random gap so enqueues do not phase-lock with the poll timer.
     await sleep(5 + Math.random() * 3 * pollMs);
-    await (await enqueue(`idle-${i}`)).done;
+    await (
+      await enqueue(`idle-${i}`)
+    ).done;
   }
   await awaitRecorded(finishOrder.slice(-1));
   await shutdown();
@@ -274,7 +286,10 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   const e2eT = await readTimings(url, 'e2e-');
   const satT = await readTimings(url, 'sat-');
   const idleT = await readTimings(url, 'idle-');
-  for (const [name, rows] of [['end-to-end', e2eT], ['saturation', satT]] as const) {
+  for (const [name, rows] of [
+    ['end-to-end', e2eT],
+    ['saturation', satT],
+  ] as const) {
     const bad = rows.filter((t) => t.status !== 'SUCCESS').length;
     if (rows.length !== N || bad > 0) notes.push(`WARNING: ${name}: ${rows.length} rows, ${bad} not SUCCESS`);
   }

@@ -44,7 +44,15 @@ export interface ScaleCase {
   fillSeconds: number;
   tableMiB: number;
   /** Median over the rounds of each figure; roundsP50Ms: every round's p50. */
-  claim: { p50Ms: number; p99Ms: number; runsPerSec: number; emptyP50Ms: number; emptyP99Ms: number; statements: number; roundsP50Ms: number[] };
+  claim: {
+    p50Ms: number;
+    p99Ms: number;
+    runsPerSec: number;
+    emptyP50Ms: number;
+    emptyP99Ms: number;
+    statements: number;
+    roundsP50Ms: number[];
+  };
   drainWorkflowsPerSec: number;
   explainClaim: string;
   explainEmptyClaim: string;
@@ -92,8 +100,14 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
   const claimRuns = opts.claimRuns ?? 2000;
   const limit = opts.concurrency;
   const cfg = (worker: boolean): HostConfig => ({
-    url, steps: opts.steps, concurrency: opts.concurrency, dbWrite: false, worker, history: opts.history,
-    pollIntervalMs: opts.pollIntervalMs, poolSize: peerPoolSize(opts.concurrency),
+    url,
+    steps: opts.steps,
+    concurrency: opts.concurrency,
+    dbWrite: false,
+    worker,
+    history: opts.history,
+    pollIntervalMs: opts.pollIntervalMs,
+    poolSize: peerPoolSize(opts.concurrency),
   });
   const claimParams = [QUEUE, limit, 'bench-claimer', 30_000, [WORKFLOW], opts.history];
 
@@ -118,7 +132,9 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
       const fillSeconds = (performance.now() - f0) / 1000;
       await c.query('VACUUM ANALYZE durable_runs');
       await c.query('CHECKPOINT');
-      const { rows: [sz] } = await c.query(`SELECT pg_total_relation_size('durable_runs') AS b`);
+      const {
+        rows: [sz],
+      } = await c.query(`SELECT pg_total_relation_size('durable_runs') AS b`);
       const tableMiB = Number(sz.b) / 2 ** 20;
       log(`  filled in ${fillSeconds.toFixed(1)} s; durable_runs with its indexes: ${tableMiB.toFixed(0)} MiB`);
 
@@ -159,10 +175,18 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
         await c.query(`DELETE FROM durable_runs WHERE id LIKE 'claim-%'`);
         await c.query('VACUUM ANALYZE durable_runs');
       }
-      const med = (f: (r: (typeof rounds)[number]) => number) => percentile(rounds.map(f).sort((x, y) => x - y), 50);
+      const med = (f: (r: (typeof rounds)[number]) => number) =>
+        percentile(
+          rounds.map(f).sort((x, y) => x - y),
+          50,
+        );
       const claim = {
-        p50Ms: med((r) => r.p50), p99Ms: med((r) => r.p99), runsPerSec: med((r) => r.runsPerSec),
-        emptyP50Ms: med((r) => r.emptyP50), emptyP99Ms: med((r) => r.emptyP99), statements: rounds[0].statements,
+        p50Ms: med((r) => r.p50),
+        p99Ms: med((r) => r.p99),
+        runsPerSec: med((r) => r.runsPerSec),
+        emptyP50Ms: med((r) => r.emptyP50),
+        emptyP99Ms: med((r) => r.emptyP99),
+        statements: rounds[0].statements,
         roundsP50Ms: rounds.map((r) => Number(r.p50.toFixed(3))),
       };
       log(
@@ -184,9 +208,14 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
       const drainWps = opts.workflows / ((Math.max(...t.map((x) => x.finished)) - Math.min(...t.map((x) => x.started))) / 1000);
       log(`  drain of ${opts.workflows} x ${opts.steps}: ${drainWps.toFixed(0)} workflows/s`);
       cases.push({
-        name: k.name, fillRows: k.rows, fillSeconds, tableMiB,
+        name: k.name,
+        fillRows: k.rows,
+        fillSeconds,
+        tableMiB,
         claim,
-        drainWorkflowsPerSec: drainWps, explainClaim, explainEmptyClaim,
+        drainWorkflowsPerSec: drainWps,
+        explainClaim,
+        explainEmptyClaim,
       });
     }
   } finally {

@@ -93,7 +93,14 @@ export class Child {
 async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet> {
   const done = new DoneCounter();
   let failure: Error | undefined;
-  const children = Array.from({ length: count }, () => new Child((n) => done.add(n), (e) => (failure = e)));
+  const children = Array.from(
+    { length: count },
+    () =>
+      new Child(
+        (n) => done.add(n),
+        (e) => (failure = e),
+      ),
+  );
   await Promise.all(children.map((c) => c.request({ type: 'init', role: 'worker', cfg }, 'ready')));
   const sum = (snaps: Snap[]): Snap => ({
     cpuMs: snaps.reduce((a, s) => a + s.cpuMs, 0),
@@ -107,15 +114,21 @@ async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet>
     done,
     snap: async () => {
       check();
-      return sum((await Promise.all(children.map((c) => c.request<{ type: 'snap'; snap: Snap }>({ type: 'snap' }, 'snap')))).map((m) => m.snap));
+      return sum(
+        (await Promise.all(children.map((c) => c.request<{ type: 'snap'; snap: Snap }>({ type: 'snap' }, 'snap')))).map((m) => m.snap),
+      );
     },
     profileStart: async () => {
       await Promise.all(children.map((c) => c.request({ type: 'profile-start' }, 'profile')));
     },
     profileStop: async (file) =>
-      (await Promise.all(children.map((c, i) => c.request<{ type: 'profile'; summary: ProfileSummary }>({ type: 'profile-stop', file: file(i) }, 'profile')))).map(
-        (m) => m.summary,
-      ),
+      (
+        await Promise.all(
+          children.map((c, i) =>
+            c.request<{ type: 'profile'; summary: ProfileSummary }>({ type: 'profile-stop', file: file(i) }, 'profile'),
+          ),
+        )
+      ).map((m) => m.summary),
     stop: async () => {
       const snaps = await Promise.all(children.map((c) => c.request<{ type: 'stopped'; snap: Snap }>({ type: 'stop' }, 'stop')));
       await Promise.all(children.map((c) => c.exited));

@@ -27,8 +27,16 @@ import { guardStall, statusSummary, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 import type { Snap } from './ours-child.js';
 import {
-  OursHost, QUEUE, UNSERVED_QUEUE, WORKFLOW, addCounts, createSchema, diffCounts, SQL,
-  type HostConfig, type StatementCounts,
+  OursHost,
+  QUEUE,
+  UNSERVED_QUEUE,
+  WORKFLOW,
+  addCounts,
+  createSchema,
+  diffCounts,
+  SQL,
+  type HostConfig,
+  type StatementCounts,
 } from './ours-lib.js';
 import { Child, startWorkers, type WorkerSet } from './ours-workers.js';
 
@@ -111,7 +119,11 @@ const cpuMsNow = () => {
 };
 
 const items = (prefix: string, from: number, to: number, payload: string, queue?: string) =>
-  Array.from({ length: to - from }, (_, i) => ({ workflow: WORKFLOW, input: payload, options: { id: `${prefix}${from + i}`, ...(queue ? { queue } : {}) } }));
+  Array.from({ length: to - from }, (_, i) => ({
+    workflow: WORKFLOW,
+    input: payload,
+    options: { id: `${prefix}${from + i}`, ...(queue ? { queue } : {}) },
+  }));
 
 /** startMany in batches of BULK_BATCH; returns the wall time in ms. */
 async function enqueueBulk(host: OursHost, prefix: string, n: number, payload: string, queue?: string): Promise<number> {
@@ -127,7 +139,10 @@ class Window {
   private snap0: Snap = { cpuMs: 0, counts: {}, userWrites: 0 };
   private client0: StatementCounts = {};
   private t0 = 0;
-  constructor(private readonly ws: WorkerSet, private readonly client?: OursHost) {}
+  constructor(
+    private readonly ws: WorkerSet,
+    private readonly client?: OursHost,
+  ) {}
   async begin(): Promise<void> {
     this.snap0 = await this.ws.snap();
     this.client0 = { ...(this.client?.counts ?? {}) };
@@ -172,7 +187,12 @@ const RUN_STATUS: StatusSource = { label: 'runs', table: 'durable_runs', failedS
 
 /** Waits until `target` runs finished in this phase; fails with the runs by status if nothing finishes for a minute. */
 export function untilDone(ws: WorkerSet, target: number, url: string, log?: (m: string) => void): Promise<void> {
-  return guardStall('nestjs-durable', ws.done.until(target, log), () => ws.done.n, () => statusSummary(url, RUN_STATUS));
+  return guardStall(
+    'nestjs-durable',
+    ws.done.until(target, log),
+    () => ws.done.n,
+    () => statusSummary(url, RUN_STATUS),
+  );
 }
 
 export async function runOurs(opts: OursOpts): Promise<OursResult> {
@@ -188,8 +208,15 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   const poolSize = peerPoolSize(opts.concurrency);
   const notes: string[] = [];
   const cfg = (worker: boolean): HostConfig => ({
-    url, steps: opts.steps, concurrency: opts.concurrency, dbWrite: opts.dbWrite, worker, history,
-    pollIntervalMs: opts.pollIntervalMs, poolSize, prepared: opts.prepared,
+    url,
+    steps: opts.steps,
+    concurrency: opts.concurrency,
+    dbWrite: opts.dbWrite,
+    worker,
+    history,
+    pollIntervalMs: opts.pollIntervalMs,
+    poolSize,
+    prepared: opts.prepared,
   });
   const startPhaseWorkers = () => startWorkers(cfg(true), P);
   const startClient = async () => {
@@ -204,7 +231,9 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   await createSchema(url);
 
   // ---- A: warm-up and idle probe (enqueued from another process) ----
-  log(`workers: ${P === 1 ? 'in this process' : `${P} processes`}, concurrency ${opts.concurrency} each, history ${history ? 'on' : 'off'}, poll ${opts.pollIntervalMs ?? 'default (1000)'} ms`);
+  log(
+    `workers: ${P === 1 ? 'in this process' : `${P} processes`}, concurrency ${opts.concurrency} each, history ${history ? 'on' : 'off'}, poll ${opts.pollIntervalMs ?? 'default (1000)'} ms`,
+  );
   let ws = await startPhaseWorkers();
   let client = ws.host ?? (await startClient());
   const warm = Math.min(100, Math.max(20, opts.concurrency * 4));
@@ -213,7 +242,10 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   for (let i = warm / 2; i < warm; i++) await client.engine.startRun(WORKFLOW, payload, { id: `warm-${i}` });
   await untilDone(ws, warm, url);
   log(`idle probe: ${idleRuns} sequential runs started from another process`);
-  const enq = new Child(() => {}, (e) => log(`idle enqueuer failed: ${e.message}`));
+  const enq = new Child(
+    () => {},
+    (e) => log(`idle enqueuer failed: ${e.message}`),
+  );
   const idleDone = enq.waitFor('idle-done');
   await enq.request({ type: 'init', role: 'enqueuer', cfg: cfg(false), runs: idleRuns, prefix: 'idle-', payload }, 'ready');
   await idleDone;
@@ -287,7 +319,10 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   const satWallS = (Math.max(...satT.map((t) => t.finished)) - Math.min(...satT.map((t) => t.started))) / 1000;
   const wps = N / satWallS;
   const fastPathShare = e2eT.filter((t) => t.started === t.created).length / e2eT.length;
-  const idleStart = percentiles(idleT.map((t) => t.started - t.created), [50, 99]);
+  const idleStart = percentiles(
+    idleT.map((t) => t.started - t.created),
+    [50, 99],
+  );
 
   notes.push(
     `nestjs-durable (engine from libs/durable/src): ${P === 1 ? 'worker in the benchmark process' : `${P} worker processes`}, concurrency ${opts.concurrency} per process, ` +
@@ -333,7 +368,14 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   return {
     figures,
     detail: {
-      config: { processes: P, concurrency: opts.concurrency, poolSize, history, pollIntervalMs: opts.pollIntervalMs ?? 1000, prepared: !!opts.prepared },
+      config: {
+        processes: P,
+        concurrency: opts.concurrency,
+        poolSize,
+        history,
+        pollIntervalMs: opts.pollIntervalMs ?? 1000,
+        prepared: !!opts.prepared,
+      },
       endToEnd: { ...phase(e2e, e2eDb, e2eProfiles), fastPathShare },
       drain: phase(drain, drainDb, drainProfiles),
       enqueue: { oneByOnePerSec, bulkPerSec, bulkRuns, bulkBatch: BULK_BATCH },

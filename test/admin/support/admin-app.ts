@@ -1,4 +1,13 @@
-import { Injectable, Module, type CanActivate, type LoggerService, type DynamicModule, type ExecutionContext, type INestApplication, type Type } from '@nestjs/common';
+import {
+  Injectable,
+  Module,
+  type CanActivate,
+  type LoggerService,
+  type DynamicModule,
+  type ExecutionContext,
+  type INestApplication,
+  type Type,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Durable, DurableModule, NonRetryableError, Step, Workflow, type DurableAdminOptions } from 'nestjs-durable';
 import pg from 'pg';
@@ -133,9 +142,24 @@ export async function createAdminApp(label: string, o: AdminAppOptions = {}, exi
   const durable: DynamicModule = o.async
     ? DurableModule.forRootAsync({
         admin,
-        useFactory: () => ({ prisma: PrismaService, connection: o.connection ?? db.url, logging: false, worker: o.worker ?? true, ...FAST, ...o.engine }),
+        useFactory: () => ({
+          prisma: PrismaService,
+          connection: o.connection ?? db.url,
+          logging: false,
+          worker: o.worker ?? true,
+          ...FAST,
+          ...o.engine,
+        }),
       })
-    : DurableModule.forRoot({ prisma: PrismaService, connection: o.connection ?? db.url, logging: false, worker: o.worker ?? true, ...FAST, ...o.engine, admin });
+    : DurableModule.forRoot({
+        prisma: PrismaService,
+        connection: o.connection ?? db.url,
+        logging: false,
+        worker: o.worker ?? true,
+        ...FAST,
+        ...o.engine,
+        admin,
+      });
 
   @Module({
     imports: [durable],
@@ -212,8 +236,15 @@ export async function seedRuns(pool: pg.Pool, s: SeedOptions): Promise<string[]>
        FROM ins CROSS JOIN generate_series(0, $8::int - 1) AS k)
      SELECT id FROM ins ORDER BY id`,
     [
-      s.count, s.prefix ?? 'seed-', s.workflows ?? ['billing.charge', 'mail.send', 'report.build'], s.queues ?? ['seed-a', 'seed-b'],
-      s.spacingMs ?? 1000, s.newestAgoMs ?? 1000, s.parentId ?? null, s.steps ?? 0, s.leaseMs ?? 3_600_000,
+      s.count,
+      s.prefix ?? 'seed-',
+      s.workflows ?? ['billing.charge', 'mail.send', 'report.build'],
+      s.queues ?? ['seed-a', 'seed-b'],
+      s.spacingMs ?? 1000,
+      s.newestAgoMs ?? 1000,
+      s.parentId ?? null,
+      s.steps ?? 0,
+      s.leaseMs ?? 3_600_000,
     ],
   );
   return rows.map((r) => r.id);
