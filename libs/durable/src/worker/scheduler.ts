@@ -101,12 +101,13 @@ export class Scheduler {
       }
     }
     if (!plans.length) {
-      if (earliest === null) return pollIntervalMs;
-      const until = earliest - SCHEDULE_LOOKAHEAD_MS - this.dbNow();
-      return Math.max(1, Math.min(pollIntervalMs, until));
+      // Nothing due (or only schedules this process cannot compute, logged): sleep until the
+      // earliest next fire comes within the lookahead, at most a poll interval.
+      const until = earliest === null ? pollIntervalMs : earliest - SCHEDULE_LOOKAHEAD_MS - this.dbNow();
+      return until <= 0 ? pollIntervalMs : Math.min(pollIntervalMs, until);
     }
-    const applied = await this.fire(plans);
-    return more || applied === plans.length ? 0 : RETRY_MS;
+    const { applied, later } = await this.fire(plans);
+    return more || later > 0 || applied === plans.length - later ? 0 : RETRY_MS;
   }
 
   /** The plan of one row, or null if this process cannot compute it (logged once). */
@@ -151,22 +152,21 @@ export class Scheduler {
     };
   }
 
-  /** Fires the plans, each group when its time has come; returns how many were applied. */
-  private async fire(plans: FirePlan[]): Promise<number> {
+  /**
+   * Waits for the earliest plan's time and fires every plan due by then; the later ones are left to
+   * the next round (which reads again at once), so that a schedule fired now is read again with its
+   * next slot rather than waiting behind a later group. Returns how many plans were applied, and how
+   * many were left for later.
+   */
+  private async fire(plans: FirePlan[]): Promise<{ applied: number; later: number }> {
     plans.sort((a, b) => a.fireAt - b.fireAt);
-    let applied = 0;
-    let i = 0;
-    while (i < plans.length && this.running) {
-      const wait = plans[i].fireAt - this.dbNow();
-      if (wait > 0) await this.sleep(wait + 1, false);
-      if (!this.running) break;
-      const now = this.dbNow();
-      let j = i + 1;
-      while (j < plans.length && plans[j].fireAt <= now) j++;
-      applied += await this.fireGroup(plans.slice(i, j));
-      i = j;
-    }
-    return applied;
+    const wait = plans[0].fireAt - this.dbNow();
+    if (wait > 0) await this.sleep(wait + 1, false);
+    if (!this.running) return { applied: 0, later: plans.length };
+    const now = this.dbNow();
+    let j = 1;
+    while (j < plans.length && plans[j].fireAt <= now) j++;
+    return { applied: await this.fireGroup(plans.slice(0, j)), later: plans.length - j };
   }
 
   /** Batches of at most scheduleBatchSize candidates, SCHEDULE_FIRE_CONCURRENCY statements at once, starting at a random batch (instances spread out). */
