@@ -21,7 +21,7 @@ import { getEvent, getRun, getRunEvents, send, type SendOptions } from './querie
 import { cancel, fork, resume, type CancelOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
 import { ScheduleClient } from './schedule-client.js';
-import { syncDeclaredSchedules } from './schedules.js';
+import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
 
 export interface DurableEngineConfig {

@@ -4,7 +4,7 @@ import type { WorkflowRegistry } from '../definitions/registry.js';
 import { CronClock, scheduleRunId } from '../definitions/schedule.js';
 import { errorText } from '../errors/error-text.js';
 import { OutageLog } from '../retry/outage-log.js';
-import { fireSchedules, selectDueSchedules, type DueSchedule, type FirePlan } from '../store/schedules.js';
+import { fireSchedules, selectDueSchedules, type DueSchedule, type FirePlan } from '../store/schedule-firing.js';
 import type { Store } from '../store/store.js';
 import { planSlots } from './schedule-plan.js';
 

@@ -1,0 +1,83 @@
+/** A schedule row (durable_schedules) as the store reads it, and the columns every schedule query selects. */
+import { toDate } from './store.js';
+import type { RunStatus } from './rows.js';
+
+/** A schedule row as the store returns it. */
+export interface ScheduleRow {
+  id: string;
+  workflowName: string;
+  source: 'declared' | 'runtime';
+  cron: string;
+  timeZone: string;
+  /** As stored (codec JSON), or null. */
+  input: unknown;
+  catchUp: string;
+  catchUpWindowMs: number;
+  overlap: string;
+  jitterMs: number;
+  paused: boolean;
+  nextFireAt: Date;
+  bufferedSlot: Date | null;
+  lastRunId: string | null;
+  lastSlotAt: Date | null;
+  lastFiredAt: Date | null;
+  revision: number;
+  createdAt: Date;
+  updatedAt: Date;
+  /** Status of lastRunId (null when it does not exist any more). */
+  lastRunStatus: RunStatus | null;
+}
+
+export const COLUMNS = `s.id, s.workflow_name, s.source, s.cron, s.time_zone, s.input, s.catch_up, s.catch_up_window_ms::float8 AS catch_up_window_ms,
+  s.overlap, s.jitter_ms, s.paused, s.next_fire_at, s.buffered_slot, s.last_run_id, s.last_slot_at, s.last_fired_at, s.revision,
+  s.created_at, s.updated_at, (SELECT r.status FROM durable_runs r WHERE r.id = s.last_run_id) AS last_run_status`;
+
+export const ACTIVE = `('PENDING','RUNNING','WAITING')`;
+
+export interface RawRow {
+  id: string;
+  workflow_name: string;
+  source: 'declared' | 'runtime';
+  cron: string;
+  time_zone: string;
+  input: unknown;
+  catch_up: string;
+  catch_up_window_ms: number;
+  overlap: string;
+  jitter_ms: number;
+  paused: boolean;
+  next_fire_at: unknown;
+  buffered_slot: unknown;
+  last_run_id: string | null;
+  last_slot_at: unknown;
+  last_fired_at: unknown;
+  revision: number;
+  created_at: unknown;
+  updated_at: unknown;
+  last_run_status: RunStatus | null;
+}
+
+export const toRow = (r: RawRow): ScheduleRow => ({
+  id: r.id,
+  workflowName: r.workflow_name,
+  source: r.source,
+  cron: r.cron,
+  timeZone: r.time_zone,
+  input: r.input,
+  catchUp: r.catch_up,
+  catchUpWindowMs: Number(r.catch_up_window_ms),
+  overlap: r.overlap,
+  jitterMs: r.jitter_ms,
+  paused: r.paused,
+  nextFireAt: toDate(r.next_fire_at)!,
+  bufferedSlot: toDate(r.buffered_slot),
+  lastRunId: r.last_run_id,
+  lastSlotAt: toDate(r.last_slot_at),
+  lastFiredAt: toDate(r.last_fired_at),
+  revision: r.revision,
+  createdAt: toDate(r.created_at)!,
+  updatedAt: toDate(r.updated_at)!,
+  lastRunStatus: r.last_run_status ?? null,
+});
+
+// --- the scheduler ---------------------------------------------------------------------------
