@@ -36,6 +36,7 @@ describe('schema version check', () => {
         'index durable_runs_claim_idx',
         'index durable_runs_wake_idx',
         'table durable_schema',
+        'table durable_schedules',
       ],
     });
     const err = await checkSchemaVersion(db.client).catch((e) => e);

@@ -23,6 +23,7 @@ export {
   type CatchUpPolicy,
   type OverlapPolicy,
   type SchedulePolicy,
+  type ScheduleSpec,
   type WorkflowScheduleOptions,
   type ScheduledInput,
 } from './definitions/schedule.js';

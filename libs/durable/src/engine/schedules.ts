@@ -22,7 +22,6 @@ import {
   scheduleRuns,
   updateSchedule as updateRow,
   type ScheduleRow,
-  type ScheduleRunRow,
   type ScheduleValues,
 } from '../store/schedules.js';
 import type { RunStatus } from '../store/rows.js';
@@ -80,7 +79,17 @@ export interface TriggerResult {
 }
 
 /** A run a schedule started (newest first). */
-export type ScheduleRun = ScheduleRunRow;
+export interface ScheduleRun {
+  id: string;
+  status: RunStatus;
+  /** The slot it ran for (ISO), or null. */
+  scheduledAt: string | null;
+  /** Started by trigger(), not by a slot. */
+  manual: boolean;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
 
 const CONFLICT_RETRIES = 8;
 
