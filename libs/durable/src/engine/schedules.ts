@@ -22,6 +22,7 @@ import {
   scheduleRuns,
   updateSchedule as updateRow,
   type ScheduleRow,
+  type ScheduleRunRow,
   type ScheduleValues,
 } from '../store/schedules.js';
 import type { RunStatus } from '../store/rows.js';
@@ -79,17 +80,7 @@ export interface TriggerResult {
 }
 
 /** A run a schedule started (newest first). */
-export interface ScheduleRun {
-  id: string;
-  status: RunStatus;
-  /** The slot it ran for (ISO), or null. */
-  scheduledAt: string | null;
-  /** Started by trigger(), not by a slot. */
-  manual: boolean;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-}
+export type { ScheduleRunRow as ScheduleRun } from '../store/schedules.js';
 
 const CONFLICT_RETRIES = 8;
 
@@ -394,7 +385,7 @@ export async function listScheduleViews(e: EngineContext, o: ListSchedulesOption
 }
 
 /** The latest runs a schedule started, newest first. */
-export async function listScheduleRuns(e: EngineContext, id: string, limit = 20): Promise<ScheduleRun[]> {
+export async function listScheduleRuns(e: EngineContext, id: string, limit = 20): Promise<ScheduleRunRow[]> {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCHEDULE_RUNS) {
     throw new InvalidArgumentError(`limit must be a whole number between 1 and ${MAX_SCHEDULE_RUNS}.`, 'limit');
   }

@@ -145,7 +145,9 @@ export async function deleteSchedule(store: Store, id: string, revision: number 
 export interface ScheduleRunRow {
   id: string;
   status: RunStatus;
+  /** The slot it ran for (ISO), or null. */
   scheduledAt: string | null;
+  /** Started by trigger(), not by a slot. */
   manual: boolean;
   createdAt: Date;
   startedAt: Date | null;
