@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
@@ -60,6 +61,10 @@ export class DurableEngine implements HandleBackend {
   private readonly local = new LocalResults();
   private readonly context: EngineContext;
   private started = false;
+  /** The engine's clock; the testing kit moves it (virtual time). */
+  readonly clock = new EngineClock();
+  /** Hooks into step attempts (the testing kit's fault injection); empty in production. */
+  readonly stepHooks: StepAttemptHooks = {};
   /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
   readonly schedules = new ScheduleClient(() => this.context);
 
@@ -81,6 +86,8 @@ export class DurableEngine implements HandleBackend {
       store: this.store,
       prisma,
       options: this.options,
+      clock: this.clock,
+      stepHooks: this.stepHooks,
       writes: groupedWrites(this.store),
       leaseStore: conn.leaseStore,
       newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
@@ -207,6 +214,20 @@ export class DurableEngine implements HandleBackend {
   /** The run's history (created, claimed, suspended, woken, step_failed, completed, …), oldest first. */
   getRunEvents(runId: string, opts: { limit?: number } = {}): Promise<RunEvent[]> {
     return getRunEvents(this.context, runId, opts.limit ?? 1000);
+  }
+
+  /**
+   * The clock jumped (the testing kit moved virtual time): look at every timer again now — claim
+   * what became due, run the sweeper once (deadlines), make the scheduler read its schedules and
+   * the waits executing here re-check their times.
+   */
+  async timeMoved(): Promise<void> {
+    if (!this.started) return;
+    this.scheduler?.wake();
+    if (!this.options.worker) return;
+    this.worker.timeMoved();
+    await this.sweeper.sweepOnce();
+    this.worker.wakeAll();
   }
 
   /** The store the engine sends its statements through, for the library's own tools (the admin API). */

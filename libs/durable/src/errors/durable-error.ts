@@ -25,7 +25,9 @@ export type DurableErrorCode =
   | 'COMPENSATION_FAILED'
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
-  | 'SCHEDULE_CONFLICT';
+  | 'SCHEDULE_CONFLICT'
+  | 'STEP_SEQUENCE_MISMATCH'
+  | 'TEST_WAIT_TIMEOUT';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

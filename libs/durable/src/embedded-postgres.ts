@@ -1,0 +1,1 @@
+export { startEmbeddedPostgres, serverUrl, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres/embedded-postgres.js';
