@@ -39,6 +39,7 @@ export type {
 export { Durable, type InlineStepOptions } from './workflow/durable-api.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
+export { EngineClock, type StepAttemptHooks } from './config/clock.js';
 export type { EngineOptions, ResolvedEngineOptions, QueueOptions, DurableLogger } from './config/options.js';
 export type { RetryPolicy } from './config/retry-policy.js';
 export type { RunStatus } from './store/rows.js';
