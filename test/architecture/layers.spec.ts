@@ -38,7 +38,9 @@ describe('library layers', () => {
 
   it('puts every source file in a known folder (or is an entry point)', () => {
     const stray = files.filter((f) =>
-      !relative(SRC, f).includes(sep) ? !['index.ts', 'engine.ts', 'testing.ts', 'embedded-postgres.ts'].includes(relative(SRC, f)) : !(folderOf(f) in LAYERS),
+      !relative(SRC, f).includes(sep)
+        ? !['index.ts', 'engine.ts', 'testing.ts', 'embedded-postgres.ts'].includes(relative(SRC, f))
+        : !(folderOf(f) in LAYERS),
     );
     expect(stray.map((f) => relative(SRC, f))).toEqual([]);
   });

@@ -24,11 +24,10 @@ const program = ts.createProgram(
 );
 
 function violations(entry: string): string[] {
-  const file = join(SRC, entry);
   const checker = program.getTypeChecker();
-  const source = program.getSourceFile(file)!;
   const resolve = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s);
-  const exportsOf = (f: string) => checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(join(SRC, f))!)!).map(resolve);
+  const exportsOf = (f: string) =>
+    checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(join(SRC, f))!)!).map(resolve);
   // nestjs-durable/testing sits next to nestjs-durable: the types it shares with it are imported from there.
   const exported = new Set([...exportsOf(entry), ...(entry === 'testing.ts' ? exportsOf('index.ts') : [])]);
   const found = new Set<string>();

@@ -16,7 +16,12 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
   let prisma: PrismaService;
   const api = () => request(t.http.getHttpServer());
   const order = async (body: Record<string, unknown>) =>
-    (await api().post('/orders').send({ customer: 'Ada', email: 'ada@example.com', quantity: 1, ...body }).expect(201)).body.id as string;
+    (
+      await api()
+        .post('/orders')
+        .send({ customer: 'Ada', email: 'ada@example.com', quantity: 1, ...body })
+        .expect(201)
+    ).body.id as string;
   const stock = (sku: string) => prisma.stock.findUniqueOrThrow({ where: { sku } });
   const emails = async (orderId: string) =>
     (await prisma.outboxEmail.findMany({ where: { orderId }, orderBy: { createdAt: 'asc' } })).map((e) => e.kind);
@@ -27,7 +32,12 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
       (db) => ({
         imports: [
           AppModule.forRoot(
-            appConfigFromEnv({ ...testEnv(db.url), SHIPMENT_REMINDER_MS: '60000', SHIPMENT_TIMEOUT_MS: String(7 * 86_400_000), REVIEW_REQUEST_DELAY_MS: '10000' }),
+            appConfigFromEnv({
+              ...testEnv(db.url),
+              SHIPMENT_REMINDER_MS: '60000',
+              SHIPMENT_TIMEOUT_MS: String(7 * 86_400_000),
+              REVIEW_REQUEST_DELAY_MS: '10000',
+            }),
           ),
         ],
       }),

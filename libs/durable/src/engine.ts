@@ -8,6 +8,7 @@ export type { StartManyItem } from './engine/start-runs.js';
 export type { SendOptions } from './engine/queries.js';
 export type { CancelOptions, ForkResult } from './engine/run-control.js';
 export type { RunView } from './engine/run-view.js';
+export { RUN_EXPORT_FORMAT, type RunExport } from './engine/run-export.js';
 export { WorkflowRegistry } from './definitions/registry.js';
 export { ScheduleClient } from './engine/schedule-client.js';
 export type {

@@ -7,3 +7,5 @@ export type { Duration } from './testing/duration.js';
 export type { StepFault, StepFaultOptions } from './testing/faults.js';
 export { checkSteps, type ExpectedStep } from './testing/step-expectations.js';
 export { StepSequenceMismatchError, TestWaitTimeoutError, DeterminismError } from './errors/index.js';
+export { replayRun, type ReplayResult, type ReplaySource } from './testing/replay.js';
+export { RUN_EXPORT_FORMAT, type RunExport } from './engine/run-export.js';

@@ -19,6 +19,7 @@ import { WorkflowHandle, type HandleBackend } from './handle.js';
 import { LocalResults } from './local-results.js';
 import { buildNewRun, type StartOptions } from './new-run.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
+import { exportRun, type RunExport } from './run-export.js';
 import { cancel, fork, resume, type CancelOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
 import { ScheduleClient } from './schedule-client.js';
@@ -181,6 +182,11 @@ export class DurableEngine implements HandleBackend {
   /** The run with its steps, or null. */
   getRun(id: string): Promise<RunView | null> {
     return getRun(this.context, id);
+  }
+
+  /** The run and its checkpoints as stored (RunExport, JSON-safe), or null: replay it in a test with replayRun (nestjs-durable/testing). */
+  exportRun(id: string): Promise<RunExport | null> {
+    return exportRun(this.context, id);
   }
 
   /**

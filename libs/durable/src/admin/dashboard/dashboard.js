@@ -404,6 +404,7 @@
         el('button', { type: 'button', id: 'btn-cancel', class: 'danger', disabled: !canCancel, onclick: function () { confirmAction('cancel', r); } }, 'Cancel run'),
         el('button', { type: 'button', id: 'btn-resume', disabled: !canResume, onclick: function () { confirmAction('resume', r); } }, 'Resume'),
         el('button', { type: 'button', id: 'btn-fork', class: 'ghost', onclick: function () { confirmAction('fork', r); } }, 'Fork…'),
+        el('button', { type: 'button', id: 'btn-export', class: 'ghost', title: 'Download the run and its checkpoints, to replay in a test', onclick: function () { window.DurableRunExport.download(r.id); } }, 'Export JSON'),
         el('button', { type: 'button', class: 'ghost', onclick: function () { copy(r.id); } }, 'Copy id')),
       facts(r),
       r.error ? errorBox(r.error) : null,
