@@ -37,6 +37,8 @@ export interface DurableTestingOptions {
 const DEFAULT_WAIT_MS = 10_000;
 /** Timers advanceTime() fires one by one (in time order) before it jumps straight to the target. */
 const MAX_TIMER_STEPS = 1_000;
+/** How often settle() looks at the database. */
+const SETTLE_POLL_MS = 10;
 /** "Never" for the safety re-check of waits without a timer: virtual time would step through every one. */
 const TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -267,8 +269,8 @@ export class DurableTestingModule {
             'A step that never ends, or a workflow that keeps starting work, keeps it busy; pass { timeoutMs } for longer work.',
         );
       }
-      if (i % 10 === 0) await this.engine.timeMoved(); // a missed wake-up costs 100 ms, not a poll interval
-      await new Promise((r) => setTimeout(r, 10));
+      if (i % 25 === 0) await this.engine.timeMoved(); // a missed wake-up costs ~100 ms, not a poll interval
+      await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
     }
   }
 
