@@ -67,4 +67,24 @@ describe('library layers', () => {
       .map((f) => relative(SRC, f));
     expect(nestImports).toEqual([]);
   });
+
+  it('loads no test-only code from the main entries: index.ts and engine.ts never reach the testing kit', () => {
+    const testOnly = (f: string) =>
+      ['testing', 'embedded-postgres'].includes(folderOf(f)) ||
+      ['testing.ts', 'embedded-postgres.ts', join('store', 'virtual-clock.ts'), join('store', 'test-databases.ts')].includes(
+        relative(SRC, f),
+      );
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+        visit(resolve(dirname(file), m[1]).replace(/\.js$/, '.ts'));
+      }
+    };
+    visit(join(SRC, 'index.ts'));
+    visit(join(SRC, 'engine.ts'));
+    expect([...reached].filter(testOnly).map((f) => relative(SRC, f))).toEqual([]);
+    expect(reached.size).toBeGreaterThan(50); // the walk did follow the imports
+  });
 });
