@@ -68,6 +68,8 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
 
   it('no shipment within a week: the order is given up, the charge refunded and the stock released', async () => {
     const before = await stock('grinder');
+    const nightly = () => prisma.durableRun.count({ where: { workflowName: 'cancelUnpaidOrders', status: 'SUCCEEDED' } });
+    const nightsBefore = await nightly();
     const id = await order({ sku: 'grinder', quantity: 2 });
     await t.waitFor(id, { status: 'WAITING', step: 'durable.recv:shipment' });
     await t.advanceTime('6d');
@@ -87,6 +89,7 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
     expect(await stock('grinder')).toEqual(before);
     expect(await prisma.order.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'NOT_SHIPPED' });
     await api().post(`/orders/${id}/shipment`).send({ trackingNumber: 'TOO-LATE' }).expect(409);
+    expect((await nightly()) - nightsBefore).toBe(7); // the nightly @DurableCron job ran once per virtual night
   });
 
   it('a declined card (injected): no retry, the order fails and its stock is released', async () => {
