@@ -58,6 +58,7 @@ export async function createDatabaseFromTemplate(adminUrl: string, template: str
           throw err;
         }
         await admin.query(`ALTER DATABASE ${ident(building)} RENAME TO ${ident(template)}`);
+        await pruneTemplates(admin, template);
       }
       await admin.query(`CREATE DATABASE ${ident(database)} TEMPLATE ${ident(template)}`);
       await useVirtualClock(admin, database);
@@ -65,6 +66,19 @@ export async function createDatabaseFromTemplate(adminUrl: string, template: str
       await admin.query(TEMPLATE_UNLOCK, [LOCK_KEY]).catch(() => {});
     }
   });
+}
+
+/** Templates kept per server: a schema that changes (new migrations) leaves its older templates behind; the newest few stay. */
+const TEMPLATES_KEPT = 4;
+
+/** Drops the older templates of the same family (`<prefix>tpl_<hash>`), beyond the newest TEMPLATES_KEPT (by oid). Under the template lock: nobody copies them meanwhile. */
+async function pruneTemplates(admin: pg.Client, template: string): Promise<void> {
+  const family = template.replace(/[0-9a-f]+$/, '');
+  const { rows } = await admin.query<{ datname: string }>(
+    `SELECT datname FROM pg_database WHERE starts_with(datname, $1) AND datname <> $2 AND NOT datname LIKE '%\\_build' ORDER BY oid DESC OFFSET $3`,
+    [family, template, TEMPLATES_KEPT - 1],
+  );
+  for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${ident(datname)}`).catch(() => {});
 }
 
 /**

@@ -99,7 +99,12 @@ export async function openTestDatabase(
     serverUrl = server.url;
     leave = async () => void (await server.leave());
     await dropAbandonedDatabases(serverUrl, PREFIX, alive).catch(() => []);
-  } else serverUrl = chosen.url;
+  } else {
+    serverUrl = chosen.url;
+    // Databases of killed test processes: only on this machine's server can their pids be checked.
+    if (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(serverUrl).hostname))
+      await dropAbandonedDatabases(serverUrl, PREFIX, alive).catch(() => []);
+  }
   const template = `${PREFIX}tpl_${createHash('sha256')
     .update(`clock v1\n${sql.join('\n;\n')}`)
     .digest('hex')
