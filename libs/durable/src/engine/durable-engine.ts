@@ -224,15 +224,15 @@ export class DurableEngine implements HandleBackend {
 
   /**
    * The clock jumped (the testing kit moved virtual time): look at every timer again now — claim
-   * what became due, run the sweeper once (deadlines), make the scheduler read its schedules and
-   * the waits executing here re-check their times.
+   * what became due, make the scheduler read its schedules and the waits executing here re-check
+   * their times, and (unless `sweep: false`: no deadline passed) run the sweeper once.
    */
-  async timeMoved(): Promise<void> {
+  async timeMoved(opts: { sweep?: boolean } = {}): Promise<void> {
     if (!this.started) return;
     this.scheduler?.wake();
     if (!this.options.worker) return;
     this.worker.timeMoved();
-    await this.sweeper.sweepOnce();
+    if (opts.sweep !== false) await this.sweeper.sweepOnce();
     this.worker.wakeAll();
   }
 

@@ -84,7 +84,8 @@ SELECT c.offset_ms, extract(epoch FROM now()) * 1000 AS now_ms,
     (SELECT min(available_at) FROM durable_runs WHERE status IN ('PENDING','WAITING') AND available_at > now()),
     (SELECT min(deadline_at) FROM durable_runs WHERE status IN ('PENDING','RUNNING','WAITING') AND deadline_at > now()),
     (SELECT min(next_fire_at) FROM durable_schedules WHERE NOT paused AND next_fire_at > now())
-  )) * 1000 AS next_timer_ms
+  )) * 1000 AS next_timer_ms,
+  extract(epoch FROM (SELECT min(deadline_at) FROM durable_runs WHERE status IN ('PENDING','RUNNING','WAITING'))) * 1000 AS next_deadline_ms
 FROM ${VIRTUAL_CLOCK_SCHEMA}.state c`,
 );
 
@@ -111,6 +112,8 @@ export interface VirtualClockState {
   nowMs: number;
   /** The earliest timer after now (epoch ms), or null if none. */
   nextTimerMs: number | null;
+  /** The earliest deadline of an unfinished run (epoch ms, passed or not), or null. */
+  nextDeadlineMs: number | null;
 }
 
 export async function moveVirtualClock(store: Store, toMs: number): Promise<{ offsetMs: number; nowMs: number }> {
@@ -119,11 +122,15 @@ export async function moveVirtualClock(store: Store, toMs: number): Promise<{ of
 }
 
 export async function readVirtualClock(store: Store): Promise<VirtualClockState> {
-  const [row] = await store.sql.query<{ offset_ms: number; now_ms: unknown; next_timer_ms: unknown }>(READ_CLOCK);
+  const [row] = await store.sql.query<{ offset_ms: number; now_ms: unknown; next_timer_ms: unknown; next_deadline_ms: unknown }>(
+    READ_CLOCK,
+  );
+  const ms = (v: unknown) => (v == null ? null : Number(v));
   return {
     offsetMs: Number(row.offset_ms),
     nowMs: Number(row.now_ms),
-    nextTimerMs: row.next_timer_ms == null ? null : Number(row.next_timer_ms),
+    nextTimerMs: ms(row.next_timer_ms),
+    nextDeadlineMs: ms(row.next_deadline_ms),
   };
 }
 

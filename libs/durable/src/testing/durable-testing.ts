@@ -230,20 +230,21 @@ export class DurableTestingModule {
     await this.settle(opts);
     const store = this.engine.storeForTools;
     const target = (await readVirtualClock(store)).nowMs + ms;
-    for (let i = 0; i < MAX_TIMER_STEPS; i++) {
-      const { nextTimerMs } = await readVirtualClock(store);
-      if (nextTimerMs === null || nextTimerMs > target) break;
-      await this.moveClock(nextTimerMs);
+    for (let i = 0; ; i++) {
+      const { nextTimerMs, nextDeadlineMs } = await readVirtualClock(store);
+      const last = nextTimerMs === null || nextTimerMs > target || i >= MAX_TIMER_STEPS;
+      const to = last ? target : nextTimerMs;
+      await this.moveClock(to, nextDeadlineMs !== null && nextDeadlineMs <= to);
       await this.settle(opts);
+      if (last) return;
     }
-    await this.moveClock(target);
-    await this.settle(opts);
   }
 
-  private async moveClock(toMs: number): Promise<void> {
+  /** Moves both clocks to `toMs`; the sweeper runs at once only when a deadline passes. */
+  private async moveClock(toMs: number, deadlinePassed: boolean): Promise<void> {
     const { offsetMs } = await moveVirtualClock(this.engine.storeForTools, toMs);
     this.engine.clock.setOffset(offsetMs);
-    await this.engine.timeMoved();
+    await this.engine.timeMoved({ sweep: deadlinePassed });
   }
 
   /**

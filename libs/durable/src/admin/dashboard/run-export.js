@@ -14,7 +14,9 @@
       document.body.appendChild(a);
       a.click();
       a.remove();
-      window.setTimeout(function () { URL.revokeObjectURL(a.href); }, 10000);
+      window.setTimeout(function () {
+        URL.revokeObjectURL(a.href);
+      }, 10000);
       D.toast('Exported run ' + runId + ' (' + recording.steps.length + ' steps)');
     }, D.fail);
   }
