@@ -37,6 +37,8 @@ export interface DurableTestingOptions {
 const DEFAULT_WAIT_MS = 10_000;
 /** Timers advanceTime() fires one by one (in time order) before it jumps straight to the target. */
 const MAX_TIMER_STEPS = 1_000;
+/** How often result() and waitFor() wake the worker while they wait. */
+const POKE_MS = 50;
 /** How often settle() looks at the database. */
 const SETTLE_POLL_MS = 10;
 /** "Never" for the safety re-check of waits without a timer: virtual time would step through every one. */
@@ -154,8 +156,24 @@ export class DurableTestingModule {
   }
 
   /** A run's output once it ends (WorkflowFailedError / WorkflowCancelledError otherwise); waits up to timeoutMs (10 s). */
-  result<T = unknown>(runId: string, opts: { timeoutMs?: number } = {}): Promise<T> {
-    return this.engine.handle<T>(runId).result({ timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_MS });
+  async result<T = unknown>(runId: string, opts: { timeoutMs?: number } = {}): Promise<T> {
+    const poke = this.pokeWhileWaiting();
+    try {
+      return await this.engine.handle<T>(runId).result({ timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_MS });
+    } finally {
+      clearInterval(poke);
+    }
+  }
+
+  /**
+   * While a test waits, wakes the worker every POKE_MS: a timer that comes due in real time after a
+   * jump of virtual time (a wait that began a few ms after advanceTime's target) would otherwise wait
+   * for the next poll, as it does in production.
+   */
+  private pokeWhileWaiting(): NodeJS.Timeout {
+    const t = setInterval(() => void this.engine.timeMoved({ sweep: false }).catch(() => {}), POKE_MS);
+    t.unref?.();
+    return t;
   }
 
   /** Sends a message to a run's Durable.recv(topic). */
@@ -190,6 +208,20 @@ export class DurableTestingModule {
   async waitFor(runId: string, until: { status?: RunStatus | RunStatus[]; step?: string; timeoutMs?: number }): Promise<RunView> {
     const statuses = until.status === undefined ? null : Array.isArray(until.status) ? until.status : [until.status];
     const end = Date.now() + (until.timeoutMs ?? DEFAULT_WAIT_MS);
+    const poke = this.pokeWhileWaiting();
+    try {
+      return await this.poll(runId, until, statuses, end);
+    } finally {
+      clearInterval(poke);
+    }
+  }
+
+  private async poll(
+    runId: string,
+    until: { step?: string; timeoutMs?: number },
+    statuses: RunStatus[] | null,
+    end: number,
+  ): Promise<RunView> {
     for (;;) {
       const run = await this.client.getRun(runId);
       const ok = run && (!statuses || statuses.includes(run.status)) && (!until.step || run.steps.some((s) => s.name === until.step));
