@@ -218,10 +218,22 @@ describe('store: claim, fencing, sweeper', () => {
   it('fails runs past their deadline, and deletes finished runs past retention with their steps', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, deadline_at) VALUES
       ('overdue', 'wf', 'WAITING', now() - interval '1 second'), ('fine', 'wf', 'WAITING', now() + interval '1 hour')`);
-    expect(await sweepDeadlines(sql, 10)).toEqual(['overdue']);
+    // 'undo' has a step that recorded a compensation: it is handed to an executor to compensate
+    await h.query(`INSERT INTO durable_runs (id, workflow_name, status, deadline_at, lease_owner, lease_expires_at, available_at) VALUES
+      ('undo', 'wf', 'RUNNING', now() - interval '1 second', 'w1', now() + interval '1 minute', now() - interval '1 minute')`);
+    await h.query(
+      `INSERT INTO durable_steps (run_id, seq, name, status, compensation) VALUES ('undo', 0, 'book', 'SUCCEEDED', '{"step":"unbook"}')`,
+    );
+    expect(await sweepDeadlines(sql, 10)).toEqual({ failed: ['overdue'], compensating: ['undo'] });
     const [r] = await h.query(`SELECT status, error FROM durable_runs WHERE id = 'overdue'`);
     expect(r.status).toBe('FAILED');
     expect(r.error.message).toMatch(/exceeded its deadline.*timeoutMs/);
+    const [u] = await h.query(
+      `SELECT status, error, deadline_at, lease_owner, finished_at, available_at <= now() AS due FROM durable_runs WHERE id = 'undo'`,
+    );
+    expect(u).toMatchObject({ status: 'PENDING', deadline_at: null, lease_owner: null, finished_at: null, due: true });
+    expect(u.error).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+    expect(await sweepDeadlines(sql, 10)).toEqual({ failed: [], compensating: [] });
 
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, finished_at) VALUES
       ('old', 'wf', 'SUCCEEDED', now() - interval '2 days'), ('recent', 'wf', 'SUCCEEDED', now())`);

@@ -25,7 +25,8 @@ export type DurableErrorCode =
   | 'COMPENSATION_FAILED'
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
-  | 'SCHEDULE_CONFLICT';
+  | 'SCHEDULE_CONFLICT'
+  | 'DEADLINE_EXCEEDED';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:
