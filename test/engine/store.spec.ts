@@ -102,7 +102,7 @@ describe('store: claim, fencing, sweeper', () => {
   it('batched checkpoints and run ends are fenced per run, in one statement each', async () => {
     await insert(4);
     const runs = await claim(sql, 'q', 4, 'A', 10_000, ['wf']);
-    await cancelTree(sql, runs[3].id, true); // its lease is gone
+    await cancelTree(sql, runs[3].id, true, null); // its lease is gone
     const step = (r: (typeof runs)[number], seq: number, epoch = r.epoch) => ({
       runId: r.id,
       epoch,
@@ -169,7 +169,7 @@ describe('store: claim, fencing, sweeper', () => {
   it('heartbeat extends only the leases still held, in one statement', async () => {
     await insert(3);
     const runs = await claim(sql, 'q', 3, 'A', 1_000, ['wf']);
-    await cancelTree(sql, runs[0].id, true);
+    await cancelTree(sql, runs[0].id, true, null);
     const kept = await leaseHeartbeat(
       sql,
       runs.map((r) => ({ id: r.id, epoch: r.epoch })),
