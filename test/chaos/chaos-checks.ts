@@ -180,9 +180,9 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       const inRestart = restart && x.t >= restart.at - s.leaseMs - stepMax && x.t <= restart.end! + s.leaseMs + 2_000;
       // A live worker that failed to heartbeat (a starved event loop on a loaded machine) loses its
       // lease like a frozen one: the sweeper recorded it, and the run moved on without its checkpoint.
-      const stalled = facts.history
-        .get(d.run)
-        ?.find((e) => e.kind === 'lease_expired' && e.worker === `chaos:${x.pid}` && e.t >= x.t - TOLERANCE_MS);
+      // Its execution may come before the expiry or after it (stalled between claim and step, it
+      // runs the step late, unaware; the checkpoint is fenced), so any expiry of its lease counts.
+      const stalled = facts.history.get(d.run)?.find((e) => e.kind === 'lease_expired' && e.worker === `chaos:${x.pid}`);
       const cause = kill
         ? `SIGKILL of ${kill.pid}`
         : zombie
