@@ -41,6 +41,12 @@ export interface AppConfig {
     /** The nightly job cancels orders still unpaid (NEW or RESERVED) this long after they were placed. UNPAID_ORDER_TTL_MS, default one day. */
     unpaidTtlMs: number;
   };
+  reports: {
+    /** Where the daily sales reports are written. REPORTS_DIR, default .data/reports. */
+    dir: string;
+    /** Create it at start: true for the default; a REPORTS_DIR you set must exist (try a missing one to see a run fail). */
+    createDir: boolean;
+  };
   /** Bearer token of the admin dashboard and API at /durable. ADMIN_TOKEN; main.ts makes up one when unset. */
   adminToken: string;
 }
@@ -88,6 +94,7 @@ export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppC
       reviewRequestDelayMs: num(env, 'REVIEW_REQUEST_DELAY_MS', 10_000),
     },
     orders: { unpaidTtlMs: num(env, 'UNPAID_ORDER_TTL_MS', 24 * 3600_000) },
+    reports: { dir: env.REPORTS_DIR || '.data/reports', createDir: !env.REPORTS_DIR },
     adminToken: env.ADMIN_TOKEN || randomBytes(12).toString('base64url'),
     ...overrides,
   };

@@ -15,6 +15,9 @@ export function parseCreateOrder(body: unknown): CreateOrderDto {
     const v = b[key];
     if (typeof v !== 'string' || !v.trim() || v.length > max)
       problems.push(`${key} must be a non-empty string of at most ${max} characters`);
+    // NUL cannot be stored in Postgres text, and escape sequences would reach logs and emails
+    // eslint-disable-next-line no-control-regex
+    else if (/[\u0000-\u001f\u007f-\u009f]/.test(v)) problems.push(`${key} must not contain control characters (NUL, newlines, escapes)`);
     return typeof v === 'string' ? v.trim() : '';
   };
   const customer = text('customer');

@@ -343,7 +343,11 @@ describe('admin API (real Nest app, real Postgres)', () => {
       expect(f0.body.steps).toHaveLength(3);
       expect(f0.body.steps[0].finishedAt).toBe(a0.body.steps[0].finishedAt);
       expect(f0.body.steps[1].finishedAt).not.toBe(a0.body.steps[1].finishedAt);
-      expect(f0.body.history.find((h: { kind: string }) => h.kind === 'forked')?.detail).toEqual({ from: src.id, fromStep: 1 });
+      expect(f0.body.history.find((h: { kind: string }) => h.kind === 'forked')?.detail).toEqual({
+        from: src.id,
+        fromStep: 1,
+        actor: 'admin API',
+      });
       const fromStart = await post(`runs/${src.id}/fork`, { fromStep: 0 }).expect(201);
       expect(fromStart.body.copiedSteps).toBe(0);
       const fromEnd = await post(`runs/${src.id}/fork`, { fromStep: '3' }).expect(201);

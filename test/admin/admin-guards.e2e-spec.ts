@@ -135,6 +135,9 @@ describe('admin API guards and enabling', () => {
 
   it('refuses bad admin options with a clear message', () => {
     expect(() => DurableModule.forRoot({ prisma: PrismaService, admin: { path: '', unsafeNoGuard: true } })).toThrow(/admin.path/);
+    expect(() => DurableModule.forRoot({ prisma: PrismaService, admin: { unsafeNoGuard: true, actor: 'jane' as never } })).toThrow(
+      /admin\.actor must be a function \(request\) => string/,
+    );
     expect(() => DurableModule.forRoot({ prisma: PrismaService, admin: { path: '/a/:id', unsafeNoGuard: true } })).toThrow(/admin.path/);
     expect(() => DurableModule.forRoot({ prisma: PrismaService, admin: { guards: [null as never] } })).toThrow(/admin.guards/);
     expect(() => DurableModule.forRoot({ prisma: PrismaService, admin: 'yes' as never })).toThrow(/must be an object/);

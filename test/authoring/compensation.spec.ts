@@ -308,6 +308,44 @@ describe('authoring: compensation', () => {
     expect(await ledger('replayed-1')).toEqual(['x:1', 'y:2', 'y:-2', 'x:-1']);
   });
 
+  it('a run past its deadline compensates, suspended or in the middle of a step, then ends FAILED with DEADLINE_EXCEEDED', async () => {
+    const b = new Booking();
+    let slowStarted = 0;
+    const e = await h.engine({
+      late: [
+        async (input: { runId: string; slow: boolean }) => {
+          await b.book(input.runId, 'a', 1);
+          await b.book(input.runId, 'b', 2);
+          if (input.slow) {
+            // a step that ignores its signal and outlives the deadline: its result is not kept
+            await Durable.step('slow', async () => {
+              slowStarted++;
+              await sleep(1_500);
+            });
+          } else await Durable.sleep(60_000);
+          await b.book(input.runId, 'never', 9);
+          return 'never';
+        },
+        { timeoutMs: 700 },
+      ],
+    });
+    for (const slow of [false, true]) {
+      const id = `late-${slow ? 'slow' : 'sleep'}`;
+      const handle = await e.startRun('late', { runId: id, slow }, { id });
+      const err = (await handle.result({ timeoutMs: 10_000 }).catch((x) => x)) as WorkflowFailedError;
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(err.runError).toMatchObject({ code: 'DEADLINE_EXCEEDED', name: 'DeadlineExceededError' });
+      expect(await ledger(id)).toEqual(['a:1', 'b:2', 'b:-2', 'a:-1']);
+      const kinds = await story(e, id);
+      expect(kinds.slice(kinds.indexOf('deadline_exceeded'))).toEqual(['deadline_exceeded', 'compensating', 'compensated', 'failed']);
+      const rows = await steps(id);
+      expect(rows.filter((r) => r.name === 'compensate:book').map((r) => r.compensates)).toEqual([1, 0]);
+      expect(rows.some((r) => r.name === 'book' && r.seq > 1)).toBe(false);
+    }
+    expect(slowStarted).toBe(1); // the unwinding execution did not run the slow step again
+    // (a run with nothing to undo fails at once in the sweeper: test/waits/control.spec.ts)
+  });
+
   it('bad cancel options are an InvalidArgumentError', async () => {
     const e = h.engines[0];
     await expect(e.cancel('x', { compensate: 'yes' as never })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

@@ -95,7 +95,7 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
     await expect(Durable.compensate()).rejects.toThrow('Durable.compensate() can only be called inside a running workflow.');
   });
 
-  it('cancel() options must be { compensate?: boolean }: InvalidArgumentError before anything is written', async () => {
+  it('cancel/resume/fork options ({ compensate?: boolean, actor?: string }) are checked: InvalidArgumentError before anything is written', async () => {
     const engine = new DurableEngine({
       registry: new WorkflowRegistry(),
       connection: 'postgresql://127.0.0.1:1/none',
@@ -104,7 +104,24 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
     for (const opts of [{ compensate: 'yes' }, { compensate: 1 }, null, 'compensate']) {
       const err = await engine.cancel('some-run', opts as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidArgumentError);
-      expect((err as InvalidArgumentError).message).toMatch(/cancel\(\): the options must be an object \{ compensate\?: boolean \}/);
+      expect((err as InvalidArgumentError).message).toMatch(
+        /cancel\(\): the options must be an object \{ compensate\?: boolean, actor\?: string \}/,
+      );
+    }
+    // actor: who asks, recorded in the history
+    for (const actor of ['', '   ', 'x'.repeat(201), 42, {}]) {
+      for (const call of [
+        () => engine.cancel('some-run', { actor } as never),
+        () => engine.resume('some-run', { actor } as never),
+        () => engine.fork('some-run', 0, { actor } as never),
+      ]) {
+        const err = await call().catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(InvalidArgumentError);
+        expect(err).toMatchObject({
+          parameter: 'actor',
+          message: expect.stringMatching(/option "actor" must be a non-empty string of at most 200/),
+        });
+      }
     }
     await engine.stop();
   });

@@ -7,6 +7,8 @@ import type { ChaosFacts } from './chaos-facts.js';
  * database says (facts). Database timestamps have millisecond precision: comparisons allow 1 ms.
  */
 const TOLERANCE_MS = 1;
+/** The cause of a re-execution whose first process was alive but lost its lease (judged as timing). */
+export const LEASE_LOST_LIVE = 'lease lost by a live worker that missed its heartbeats';
 type History = ChaosFacts['history'] extends Map<string, infer V> ? V : never;
 const workerOf = (pid: number) => `chaos:${pid}`;
 const isClaim = (kind: string) => kind === 'claimed' || kind === 'woken';
@@ -155,7 +157,8 @@ export interface DuplicateVerdict {
  * Plain steps are at-least-once: an execution that did not produce the checkpoint must be explained
  * by its process being killed or frozen, or by the Postgres restart; each such event can explain
  * at most `concurrency` executions (the steps in flight in that process), the restart at most
- * `concurrency` per live worker.
+ * `concurrency` per live worker. A live process whose lease the sweeper took (recorded in the run's
+ * history) explains its own executions of that run: a timing matter, reported by the caller.
  */
 export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: ChaosSettings, liveWorkers: number): DuplicateVerdict {
   const byCause = new Map<string, number>();
@@ -175,14 +178,35 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       const kill = events.find((e) => e.kind === 'kill' && near(e) && e.at >= x.t - TOLERANCE_MS);
       const zombie = events.find((e) => e.kind === 'freeze' && near(e) && x.t <= (e.end ?? Infinity) + s.leaseMs + 2_000);
       const inRestart = restart && x.t >= restart.at - s.leaseMs - stepMax && x.t <= restart.end! + s.leaseMs + 2_000;
-      const cause = kill ? `SIGKILL of ${kill.pid}` : zombie ? `zombie ${zombie.pid}` : inRestart ? 'database outage' : 'unexplained';
+      // A live worker that failed to heartbeat (a starved event loop on a loaded machine) loses its
+      // lease like a frozen one: the sweeper recorded it, and the run moved on without its checkpoint.
+      // Its execution may come before the expiry or after it (stalled between claim and step, it
+      // runs the step late, unaware; the checkpoint is fenced), so any expiry of its lease counts.
+      const stalled = facts.history.get(d.run)?.find((e) => e.kind === 'lease_expired' && e.worker === `chaos:${x.pid}`);
+      const cause = kill
+        ? `SIGKILL of ${kill.pid}`
+        : zombie
+          ? `zombie ${zombie.pid}`
+          : inRestart
+            ? 'database outage'
+            : stalled
+              ? LEASE_LOST_LIVE
+              : 'unexplained';
       byCause.set(cause, (byCause.get(cause) ?? 0) + 1);
       if (cause === 'unexplained') unexplained.push({ run: d.run, step: d.step, pid: x.pid });
     }
   }
   const overBudget: string[] = [];
   for (const [cause, n] of byCause) {
-    const budget = cause === 'unexplained' ? 0 : cause === 'database outage' ? s.concurrency * liveWorkers : s.concurrency;
+    // Each lease lost by a live worker is its own recorded event (no budget to share).
+    const budget =
+      cause === 'unexplained'
+        ? 0
+        : cause === LEASE_LOST_LIVE
+          ? Infinity
+          : cause === 'database outage'
+            ? s.concurrency * liveWorkers
+            : s.concurrency;
     if (n > budget) overBudget.push(`${cause}: ${n} extra executions > ${budget}`);
   }
   return { extra, byCause, overBudget, unexplained };

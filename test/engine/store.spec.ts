@@ -102,7 +102,7 @@ describe('store: claim, fencing, sweeper', () => {
   it('batched checkpoints and run ends are fenced per run, in one statement each', async () => {
     await insert(4);
     const runs = await claim(sql, 'q', 4, 'A', 10_000, ['wf']);
-    await cancelTree(sql, runs[3].id, true); // its lease is gone
+    await cancelTree(sql, runs[3].id, true, null); // its lease is gone
     const step = (r: (typeof runs)[number], seq: number, epoch = r.epoch) => ({
       runId: r.id,
       epoch,
@@ -169,7 +169,7 @@ describe('store: claim, fencing, sweeper', () => {
   it('heartbeat extends only the leases still held, in one statement', async () => {
     await insert(3);
     const runs = await claim(sql, 'q', 3, 'A', 1_000, ['wf']);
-    await cancelTree(sql, runs[0].id, true);
+    await cancelTree(sql, runs[0].id, true, null);
     const kept = await leaseHeartbeat(
       sql,
       runs.map((r) => ({ id: r.id, epoch: r.epoch })),
@@ -218,10 +218,22 @@ describe('store: claim, fencing, sweeper', () => {
   it('fails runs past their deadline, and deletes finished runs past retention with their steps', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, deadline_at) VALUES
       ('overdue', 'wf', 'WAITING', now() - interval '1 second'), ('fine', 'wf', 'WAITING', now() + interval '1 hour')`);
-    expect(await sweepDeadlines(sql, 10)).toEqual(['overdue']);
+    // 'undo' has a step that recorded a compensation: it is handed to an executor to compensate
+    await h.query(`INSERT INTO durable_runs (id, workflow_name, status, deadline_at, lease_owner, lease_expires_at, available_at) VALUES
+      ('undo', 'wf', 'RUNNING', now() - interval '1 second', 'w1', now() + interval '1 minute', now() - interval '1 minute')`);
+    await h.query(
+      `INSERT INTO durable_steps (run_id, seq, name, status, compensation) VALUES ('undo', 0, 'book', 'SUCCEEDED', '{"step":"unbook"}')`,
+    );
+    expect(await sweepDeadlines(sql, 10)).toEqual({ failed: ['overdue'], compensating: ['undo'] });
     const [r] = await h.query(`SELECT status, error FROM durable_runs WHERE id = 'overdue'`);
     expect(r.status).toBe('FAILED');
     expect(r.error.message).toMatch(/exceeded its deadline.*timeoutMs/);
+    const [u] = await h.query(
+      `SELECT status, error, deadline_at, lease_owner, finished_at, available_at <= now() AS due FROM durable_runs WHERE id = 'undo'`,
+    );
+    expect(u).toMatchObject({ status: 'PENDING', deadline_at: null, lease_owner: null, finished_at: null, due: true });
+    expect(u.error).toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+    expect(await sweepDeadlines(sql, 10)).toEqual({ failed: [], compensating: [] });
 
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, finished_at) VALUES
       ('old', 'wf', 'SUCCEEDED', now() - interval '2 days'), ('recent', 'wf', 'SUCCEEDED', now())`);

@@ -203,6 +203,11 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
     expect(bad.body.message).toEqual(
       expect.arrayContaining([expect.stringMatching(/^customer/), expect.stringMatching(/^email/), expect.stringMatching(/^quantity/)]),
     );
+    // NUL (Postgres text cannot hold it) and escape sequences (they would reach logs raw): 400, not 500
+    for (const body of [{ customer: 'Ann\u0000', sku: 'mug' }, { email: 'a\u001b[31m@example.com', sku: 'mug' }, { sku: 'mug\n' }]) {
+      const res = await order(body).expect(400);
+      expect(res.body.message).toEqual([expect.stringMatching(/must not contain control characters/)]);
+    }
     const unknown = await order({ sku: 'unicorn' }).expect(400);
     expect(unknown.body.message).toEqual([expect.stringContaining('unknown sku "unicorn"')]);
     await api().get('/orders/no-such-order').expect(404);

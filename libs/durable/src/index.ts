@@ -4,6 +4,7 @@ export * from './engine.js';
 export { DurableModule } from './nest/durable.module.js';
 export type { DurableModuleOptions } from './nest/module-definition.js';
 export type { DurableAdminOptions } from './nest/admin/admin-options.js';
+export type { ActorResolver } from './nest/admin/request-actor.js';
 export { WorkflowClient, type WorkflowMethodKeys, type InputOf, type OutputOf } from './nest/workflow-client.js';
 export { DurableRuntime } from './nest/durable-runtime.js';
 export { Workflow } from './decorators/workflow.decorator.js';

@@ -80,20 +80,23 @@ export class AdminService {
     return exported;
   }
 
-  /** Cancels the run; with `compensate` it first undoes what its steps did (it stays unfinished until then). */
-  async cancel(id: string, opts: { compensate: boolean } = { compensate: false }) {
-    await this.engine.cancel(id, opts);
+  /**
+   * Cancels the run; with `compensate` it first undoes what its steps did (it stays unfinished until
+   * then). `actor` (who asked: the request's user) goes into the run's history, as for resume and fork.
+   */
+  async cancel(id: string, opts: { compensate: boolean }, actor: string) {
+    await this.engine.cancel(id, { ...opts, actor });
     return this.summary(id);
   }
 
-  async resume(id: string) {
-    await this.engine.resume(id);
+  async resume(id: string, actor: string) {
+    await this.engine.resume(id, { actor });
     return this.summary(id);
   }
 
   /** A new run of the same workflow and input that reuses the checkpoints before `fromStep`. */
-  async fork(id: string, fromStep: number) {
-    const forked = await this.engine.fork(id, fromStep);
+  async fork(id: string, fromStep: number, actor: string) {
+    const forked = await this.engine.fork(id, fromStep, { actor });
     return { ...forked, status: 'PENDING' as const };
   }
 

@@ -20,7 +20,7 @@ import { LocalResults } from './local-results.js';
 import { buildNewRun, type StartOptions } from './new-run.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
 import { exportRun, type RunExport } from './run-export.js';
-import { cancel, fork, resume, type CancelOptions, type ForkResult } from './run-control.js';
+import { cancel, fork, resume, type CancelOptions, type ControlOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
 import { ScheduleClient } from './schedule-client.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
@@ -198,13 +198,13 @@ export class DurableEngine implements HandleBackend {
   }
 
   /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
-  resume(id: string): Promise<void> {
-    return resume(this.context, id);
+  resume(id: string, opts: ControlOptions = {}): Promise<void> {
+    return resume(this.context, id, opts);
   }
 
   /** A new run of the same workflow and input, reusing the checkpoints before `fromStep`; every later step runs again. */
-  fork(id: string, fromStep: number): Promise<ForkResult> {
-    return fork(this.context, id, fromStep);
+  fork(id: string, fromStep: number, opts: ControlOptions = {}): Promise<ForkResult> {
+    return fork(this.context, id, fromStep, opts);
   }
 
   /** Sends a message to a run (exactly once to its Durable.recv); see queries.ts. */

@@ -13,8 +13,17 @@ export interface ForkResult {
   workflowName: string;
 }
 
+/** Options of resume() and fork(), and part of cancel()'s. */
+export interface ControlOptions {
+  /**
+   * Who asks (a user id, "support:jane", "deploy-script"): recorded in the run's history with the
+   * action (the admin API passes the request's user). At most 200 characters.
+   */
+  actor?: string;
+}
+
 /** Options of cancel(). */
-export interface CancelOptions {
+export interface CancelOptions extends ControlOptions {
   /**
    * Undo what the run did before it ends: the compensations of its completed steps run (newest
    * first, as durable steps with their retries), then the run ends CANCELLED. Until then it stays
@@ -33,14 +42,15 @@ export interface CancelOptions {
 export async function cancel(e: EngineContext, id: string, opts: CancelOptions = {}): Promise<void> {
   if (!opts || typeof opts !== 'object' || (opts.compensate !== undefined && typeof opts.compensate !== 'boolean')) {
     throw new InvalidArgumentError(
-      `cancel(): the options must be an object { compensate?: boolean } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
+      `cancel(): the options must be an object { compensate?: boolean, actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
       'compensate',
     );
   }
+  const actor = actorOf('cancel', opts);
   const cascade = e.options.cancelChildren;
   const once = opts.compensate
-    ? () => cancelTreeCompensating(e.store, id, cascade)
-    : async () => (await cancelTree(e.store, id, cascade)).map((c) => ({ id: c, outcome: 'cancelled' as const }));
+    ? () => cancelTreeCompensating(e.store, id, cascade, actor)
+    : async () => (await cancelTree(e.store, id, cascade, actor)).map((c) => ({ id: c, outcome: 'cancelled' as const }));
   const runs = await retryingDeadlocks(once);
   if (cascade && runs.some((r) => r.id === id)) {
     // Children whose creation committed while the first statement waited for the parent's row
@@ -61,8 +71,8 @@ export async function cancel(e: EngineContext, id: string, opts: CancelOptions =
 }
 
 /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
-export async function resume(e: EngineContext, id: string): Promise<void> {
-  if (await resumeRun(e.store, id, e.options.cancelChildren)) return;
+export async function resume(e: EngineContext, id: string, opts: ControlOptions = {}): Promise<void> {
+  if (await resumeRun(e.store, id, e.options.cancelChildren, actorOf('resume', opts))) return;
   const status = await runStatus(e.store, id);
   if (!status) throw new RunNotFoundError(id);
   throw new IllegalTransitionError(id, status, 'resume', ['CANCELLED', 'FAILED']);
@@ -72,7 +82,8 @@ export async function resume(e: EngineContext, id: string): Promise<void> {
  * A new run of the same workflow and input that reuses the source's checkpoints before
  * `fromStep` (0 = run everything again): every step from there on runs again.
  */
-export async function fork(e: EngineContext, id: string, fromStep: number): Promise<ForkResult> {
+export async function fork(e: EngineContext, id: string, fromStep: number, opts: ControlOptions = {}): Promise<ForkResult> {
+  const actor = actorOf('fork', opts);
   const source = await forkSource(e.store, id);
   if (!source) throw new RunNotFoundError(id);
   if (!Number.isInteger(fromStep) || fromStep < 0 || fromStep > source.nextSeq) {
@@ -88,9 +99,27 @@ export async function fork(e: EngineContext, id: string, fromStep: number): Prom
       `Cannot fork run "${id}": its workflow "${source.workflowName}" is not registered in this app instance, so nothing here could execute the copy. Fork it from an instance that has the workflow.`,
     );
   }
-  const forked = await forkRun(e.store, id, randomUUID(), fromStep, e.options.appVersion);
+  const forked = await forkRun(e.store, id, randomUUID(), fromStep, e.options.appVersion, actor);
   if (!forked) throw new RunNotFoundError(id);
   return { id: forked.id, forkedFrom: id, fromStep, copiedSteps: forked.copiedSteps, workflowName: source.workflowName };
+}
+
+const MAX_ACTOR = 200;
+
+/** The checked `actor` option (null when not given). */
+function actorOf(action: string, opts: ControlOptions): string | null {
+  if (!opts || typeof opts !== 'object') {
+    throw new InvalidArgumentError(`${action}(): the options must be an object { actor?: string }.`, 'options');
+  }
+  const { actor } = opts;
+  if (actor === undefined || actor === null) return null;
+  if (typeof actor !== 'string' || !actor.trim() || actor.length > MAX_ACTOR) {
+    throw new InvalidArgumentError(
+      `${action}(): option "actor" must be a non-empty string of at most ${MAX_ACTOR} characters naming who asks (got ${JSON.stringify(actor)?.slice(0, 80)}).`,
+      'actor',
+    );
+  }
+  return actor;
 }
 
 /**

@@ -1,5 +1,6 @@
 export { DurableError, type DurableErrorCode } from './durable-error.js';
 export { CompensationFailedError } from './compensation-failed-error.js';
+export { DeadlineExceededError } from './deadline-exceeded-error.js';
 export { DeterminismError } from './determinism-error.js';
 export { DuplicateWorkflowError } from './duplicate-workflow-error.js';
 export { IdempotencyConflictError } from './idempotency-conflict-error.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { InvalidArgumentError, UnknownWorkflowError } from '../errors/index.js';
-import type { CancelOptions, ForkResult } from '../engine/run-control.js';
+import type { CancelOptions, ControlOptions, ForkResult } from '../engine/run-control.js';
 import type { RunView } from '../engine/run-view.js';
 import type { RunExport } from '../engine/run-export.js';
 import type { SendOptions } from '../engine/queries.js';
@@ -77,15 +77,16 @@ export class WorkflowClient {
   /**
    * Cancels an unfinished run: it stops at the next step boundary; resume() continues it later.
    * With `{ compensate: true }` it first undoes what its completed steps did (their compensations,
-   * newest first, each a durable step), then ends CANCELLED.
+   * newest first, each a durable step), then ends CANCELLED. `actor` (who asks) is recorded in
+   * the run's history.
    */
   cancel(runId: string, opts?: CancelOptions): Promise<void> {
     return this.runtime.engine.cancel(runId, opts);
   }
 
   /** Resumes a CANCELLED or FAILED run from its last checkpoint. */
-  resume(runId: string): Promise<void> {
-    return this.runtime.engine.resume(runId);
+  resume(runId: string, opts?: ControlOptions): Promise<void> {
+    return this.runtime.engine.resume(runId, opts);
   }
 
   /**
@@ -93,8 +94,8 @@ export class WorkflowClient {
    * (0: from the start). Every step from there on runs again — including plain steps whose
    * effects already happened once in the source run.
    */
-  fork(runId: string, fromStep = 0): Promise<ForkResult> {
-    return this.runtime.engine.fork(runId, fromStep);
+  fork(runId: string, fromStep = 0, opts?: ControlOptions): Promise<ForkResult> {
+    return this.runtime.engine.fork(runId, fromStep, opts);
   }
 
   /**

@@ -1,13 +1,14 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
 import { statement } from './statement.js';
-import { history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
+import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import type { Store } from './store.js';
 
 /**
  * Cancel an unfinished run and, when $3 (cascade) is true, its unfinished descendants (child runs,
  * through parent_id; index durable_runs_parent_idx). The executing workers (if any) are told
  * through CANCEL_CHANNEL and their fenced writes match nothing from now on. The parent of the run
- * (if it waits for it) is signalled. $1 run id, $2 history. Returns every run it cancelled.
+ * (if it waits for it) is signalled. $1 run id, $2 history, $4 actor (who asked, or null: recorded in
+ * the history). Returns every run it cancelled.
  */
 const CANCEL_RUN = statement(
   'cancel_run',
@@ -21,7 +22,11 @@ u AS (
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
   RETURNING id, parent_id),
-hist AS (${history('$2', `SELECT id, 'cancelled', CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) END FROM u WHERE true`)}),
+hist AS (${history(
+    '$2',
+    `SELECT id, 'cancelled', nullif(CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END
+                                    || ${actorDetail('$4')}, '{}'::jsonb) FROM u WHERE true`,
+  )}),
 ${signalRuns('par', 'SELECT parent_id FROM u WHERE id = $1 AND parent_id IS NOT NULL')}
 SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM u`,
 );
@@ -33,7 +38,7 @@ SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FRO
  * is told through COMPENSATE_CHANNEL (its heartbeat reports it too) and its available_at is bumped
  * (a suspension racing this statement then does not happen; see signalRuns); a PENDING or WAITING
  * run becomes due at once. Its next execution replays the workflow up to what it had done, runs the
- * compensations and ends it CANCELLED. $2 history. Rows are locked in id order. Returns each run
+ * compensations and ends it CANCELLED. $2 history, $4 actor. Rows are locked in id order. Returns each run
  * with its outcome: 'cancelled' (at once) or 'cancelling'.
  */
 const CANCEL_RUN_COMPENSATING = statement(
@@ -64,12 +69,14 @@ req AS (
 hist_done AS (${history(
     '$2',
     `SELECT id, 'cancelled', jsonb_build_object('compensate', true, 'compensations', 0)
-  || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END FROM done WHERE true`,
+  || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END || ${actorDetail('$4')}
+  FROM done WHERE true`,
   )}),
 hist_req AS (${history(
     '$2',
     `SELECT id, 'cancel_requested', jsonb_build_object('compensate', true)
-  || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END FROM req WHERE NOT already`,
+  || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END || ${actorDetail('$4')}
+  FROM req WHERE NOT already`,
   )}),
 ${signalRuns('par', 'SELECT parent_id FROM done WHERE id = $1 AND parent_id IS NOT NULL')}
 SELECT id, 'cancelled' AS outcome, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM done
@@ -84,7 +91,7 @@ SELECT id, 'cancelling', CASE WHEN status = 'RUNNING' THEN pg_notify('${COMPENSA
  * lifted. A run cancelled with compensation keeps cancel_requested_at: resumed, it finishes its
  * compensations (if a plain cancel or a failed compensation interrupted them) and ends CANCELLED
  * again; it never runs its workflow forward. $1 run id,
- * $2 history. With $3 (cascade), the descendants cancelled with it (at the same time or after it:
+ * $2 history, $4 actor. With $3 (cascade), the descendants cancelled with it (at the same time or after it:
  * a cascading cancel) are resumed too.
  */
 const RESUME_RUN = statement(
@@ -107,7 +114,7 @@ f AS (
   DELETE FROM durable_steps s
   WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
     AND s.seq = (SELECT max(seq) FROM durable_steps m WHERE m.run_id = s.run_id)),
-hist AS (${history('$2', `SELECT id, 'resumed', NULL::jsonb FROM u WHERE true`)})
+hist AS (${history('$2', `SELECT id, 'resumed', nullif(${actorDetail('$4')}, '{}'::jsonb) FROM u WHERE true`)})
 SELECT id, pg_notify('${WAKEUP_CHANNEL}', queue) IS NULL AS notified FROM u`,
 );
 
@@ -126,7 +133,7 @@ FROM durable_runs r WHERE r.id = $1`,
  * Fork: a new PENDING run ($2) of the same workflow, queue, priority and input as run $1, with
  * copies of its checkpoints whose seq < $3, so it replays those and executes from step $3 on.
  * The deadline keeps the source's timeout length, counted from now; $4 is this app's version.
- * The history of the new run records where it came from (unless $5, history, is false); a
+ * The history of the new run records where it came from and $6, the actor (unless $5, history, is false); a
  * wake-up goes to its queue.
  * (The steps' foreign key is checked at the end of the statement, after the run row exists.)
  */
@@ -147,14 +154,14 @@ copied AS (
   RETURNING seq),
 hist AS (
   INSERT INTO durable_run_events (run_id, kind, detail)
-  SELECT ins.id, 'forked', jsonb_build_object('from', $1::text, 'fromStep', $3::int) FROM ins WHERE $5::boolean)
+  SELECT ins.id, 'forked', jsonb_build_object('from', $1::text, 'fromStep', $3::int) || ${actorDetail('$6')} FROM ins WHERE $5::boolean)
 SELECT ins.id, (SELECT count(*) FROM copied)::int AS copied, pg_notify('${WAKEUP_CHANNEL}', ins.queue) IS NULL AS notified
 FROM ins`,
 );
 
 /** Cancels a run (and, with cascade, its unfinished descendants); returns every id it cancelled. */
-export async function cancelTree(store: Store, id: string, cascade: boolean): Promise<string[]> {
-  return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade])).map((r) => r.id);
+export async function cancelTree(store: Store, id: string, cascade: boolean, actor: string | null): Promise<string[]> {
+  return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade, actor])).map((r) => r.id);
 }
 
 /** Cancels with compensation (see CANCEL_RUN_COMPENSATING); returns each run affected and how. */
@@ -162,13 +169,14 @@ export async function cancelTreeCompensating(
   store: Store,
   id: string,
   cascade: boolean,
+  actor: string | null,
 ): Promise<Array<{ id: string; outcome: 'cancelled' | 'cancelling' }>> {
-  return store.sql.query<{ id: string; outcome: 'cancelled' | 'cancelling' }>(CANCEL_RUN_COMPENSATING, [id, store.history, cascade]);
+  return store.sql.query<{ id: string; outcome: 'cancelled' | 'cancelling' }>(CANCEL_RUN_COMPENSATING, [id, store.history, cascade, actor]);
 }
 
 /** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */
-export async function resumeRun(store: Store, id: string, cascade: boolean): Promise<boolean> {
-  return (await store.sql.query<{ id: string }>(RESUME_RUN, [id, store.history, cascade])).some((r) => r.id === id);
+export async function resumeRun(store: Store, id: string, cascade: boolean, actor: string | null): Promise<boolean> {
+  return (await store.sql.query<{ id: string }>(RESUME_RUN, [id, store.history, cascade, actor])).some((r) => r.id === id);
 }
 
 /** What fork needs about its source run; null if there is none. */
@@ -184,7 +192,15 @@ export async function forkRun(
   newId: string,
   fromStep: number,
   appVersion: string | null,
+  actor: string | null,
 ): Promise<{ id: string; copiedSteps: number } | null> {
-  const [r] = await store.sql.query<{ id: string; copied: number }>(FORK_RUN, [sourceId, newId, fromStep, appVersion, store.history]);
+  const [r] = await store.sql.query<{ id: string; copied: number }>(FORK_RUN, [
+    sourceId,
+    newId,
+    fromStep,
+    appVersion,
+    store.history,
+    actor,
+  ]);
   return r ? { id: r.id, copiedSteps: Number(r.copied) } : null;
 }

@@ -1,33 +1,51 @@
 /** Maintenance the sweeper runs besides expired leases: passed deadlines and retention. */
 import { statement } from './statement.js';
-import { history, signalRuns } from './sql-fragments.js';
+import { history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
 import type { Store } from './store.js';
 
 /**
- * Sweeper: unfinished runs past their deadline end FAILED with a timeout error, at most $1 per
- * statement, even when no process is executing them (a WAITING run too: a sleep or a wait does
- * not extend a deadline). Index: durable_runs_deadline_idx. A child signals its parent.
- * $2 history ('failed' with reason 'deadline').
+ * Sweeper: unfinished runs past their deadline, at most $1 per statement, even when no process is
+ * executing them (a WAITING run too: a sleep or a wait does not extend a deadline). Index:
+ * durable_runs_deadline_idx. $2 history.
+ * - A run with nothing to undo (no step recorded a compensation) ends FAILED with a
+ *   DeadlineExceededError at once ('failed', reason 'deadline'); a child signals its parent.
+ * - A run whose steps recorded compensations is handed to an executor to unwind: its deadline is
+ *   lifted (compensations must finish), the error is stored on the still active run (an active run
+ *   with an error is failing: the claim returns it), it becomes PENDING and claimable at once, and
+ *   its lease ends (a worker still executing it loses its fenced writes; the next claim moves the
+ *   epoch on). That execution replays the workflow, throws the error into it, runs the
+ *   compensations newest first and ends the run FAILED with it ('deadline_exceeded').
  */
 const SWEEP_DEADLINES = statement(
   'sweep_deadlines',
   `
 WITH x AS (
-  SELECT id FROM durable_runs
-  WHERE deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING') AND deadline_at < now()
-  ORDER BY deadline_at LIMIT $1
-  FOR UPDATE SKIP LOCKED),
+  SELECT r.id, r.deadline_at, EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND s.compensation IS NOT NULL) AS undo
+  FROM durable_runs r
+  WHERE r.deadline_at IS NOT NULL AND r.status IN ('PENDING','RUNNING','WAITING') AND r.deadline_at < now()
+  ORDER BY r.deadline_at LIMIT $1
+  FOR UPDATE OF r SKIP LOCKED),
 u AS (
 UPDATE durable_runs r
-SET status = 'FAILED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+SET status = CASE WHEN x.undo THEN 'PENDING' ELSE 'FAILED' END,
+    finished_at = CASE WHEN x.undo THEN NULL ELSE now() END,
+    available_at = CASE WHEN x.undo THEN least(r.available_at, now()) ELSE r.available_at END,
+    deadline_at = CASE WHEN x.undo THEN NULL ELSE r.deadline_at END,
+    updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
     error = jsonb_build_object('name', 'DeadlineExceededError', 'code', 'DEADLINE_EXCEEDED',
-      'message', 'The run exceeded its deadline (' || to_char(r.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
+      'message', 'The run exceeded its deadline (' || to_char(x.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
                  '); raise the workflow option timeoutMs or the start option timeoutMs.')
 FROM x WHERE r.id = x.id
-RETURNING r.id, r.parent_id, r.deadline_at),
-hist AS (${history('$2', `SELECT id, 'failed', jsonb_build_object('reason', 'deadline', 'deadline', deadline_at) FROM u WHERE true`)}),
-${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL')}
-SELECT id, (SELECT n FROM par_n) AS signalled FROM u`,
+RETURNING r.id, r.parent_id, r.queue, x.undo, x.deadline_at),
+hist AS (${history(
+    '$2',
+    `SELECT id, CASE WHEN undo THEN 'deadline_exceeded' ELSE 'failed' END,
+  jsonb_build_object('reason', 'deadline', 'deadline', deadline_at) || CASE WHEN undo THEN '{"compensate":true}'::jsonb ELSE '{}'::jsonb END
+  FROM u WHERE true`,
+  )}),
+${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND NOT undo')},
+woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM u WHERE undo) q)
+SELECT id, undo, (SELECT n FROM par_n) AS signalled, (SELECT n FROM woken) AS woken FROM u`,
 );
 
 /**
@@ -50,9 +68,13 @@ h AS (DELETE FROM durable_run_events WHERE run_id IN (SELECT id FROM d))
 SELECT count(*)::int AS n FROM d`,
 );
 
-/** Fails up to `batch` unfinished runs past their deadline; returns their ids. */
-export async function sweepDeadlines(store: Store, batch: number): Promise<string[]> {
-  return (await store.sql.query<{ id: string }>(SWEEP_DEADLINES, [batch, store.history])).map((r) => r.id);
+/**
+ * Ends up to `batch` unfinished runs past their deadline: FAILED at once, or handed to an executor
+ * to compensate first (`compensating`). Returns their ids.
+ */
+export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
+  const rows = await store.sql.query<{ id: string; undo: boolean }>(SWEEP_DEADLINES, [batch, store.history]);
+  return { failed: rows.filter((r) => !r.undo).map((r) => r.id), compensating: rows.filter((r) => r.undo).map((r) => r.id) };
 }
 
 /** Deletes up to `batch` runs finished more than `olderThanMs` ago; returns how many. */

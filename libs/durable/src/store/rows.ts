@@ -38,7 +38,16 @@ export interface ClaimedRun {
   availableAt?: Date | null;
   /** cancel(id, { compensate: true }) was asked: this execution undoes what the run did, then ends it CANCELLED. */
   cancelRequested?: boolean;
+  /** The run is failing (it passed its deadline): this execution unwinds, compensates, then ends it FAILED with this error. */
+  failing?: RunFailure | null;
   steps: RecordedStep[];
+}
+
+/** A run-level error as stored (durable_runs.error). */
+export interface RunFailure {
+  name?: string;
+  code?: string;
+  message: string;
 }
 
 /** A run to insert (validated; input as JSON text). */

@@ -70,3 +70,10 @@ run AS (
   SELECT id, available_at FROM durable_runs
   WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'
   FOR NO KEY UPDATE)`;
+
+/**
+ * jsonb detail of who did it, for history rows of actions taken from outside (cancel, resume,
+ * fork): {"actor": <param>} when the parameter (text) is set, else '{}'.
+ */
+export const actorDetail = (param: string) =>
+  `CASE WHEN ${param}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('actor', ${param}::text) END`;

@@ -1,5 +1,5 @@
 import { errorText } from '../errors/error-text.js';
-import { DeterminismError, TooManyRecoveriesError } from '../errors/index.js';
+import { DeadlineExceededError, DeterminismError, TooManyRecoveriesError } from '../errors/index.js';
 import type { EndResult } from '../store/checkpoints.js';
 import type { ClaimedRun } from '../store/rows.js';
 import { decode, encode, errorToJson } from '../codec/codec.js';
@@ -28,7 +28,9 @@ export async function executeRun(
   const { logger, maxPayloadBytes, maxRecoveryAttempts } = services.options;
   const where = `run ${run.id} (${run.workflowName})`;
   // cancel(id, { compensate: true }): the workflow replays up to what it had done, then unwinds.
+  // A run past its deadline with compensations to run unwinds the same way, then ends FAILED.
   if (run.cancelRequested) ctx.requestCancel();
+  else if (run.failing) ctx.requestFail(new DeadlineExceededError(run.id, run.failing.message));
   let status: EndStatus;
   let output: string | null = null;
   let failure: unknown = null;
@@ -43,7 +45,10 @@ export async function executeRun(
     await ctx.settled();
     if (ctx.fatal) throw ctx.fatal;
     ctx.throwIfStopped();
-    if (ctx.cancelling) status = 'CANCELLED';
+    if (ctx.failing) {
+      status = 'FAILED';
+      failure = ctx.failing;
+    } else if (ctx.cancelling) status = 'CANCELLED';
     else {
       output = encode(result, { where: `output of ${where}`, maxBytes: maxPayloadBytes });
       status = 'SUCCEEDED';
@@ -52,10 +57,10 @@ export async function executeRun(
     await ctx.settled();
     const err = ctx.fatal ?? thrown;
     if (ctx.stopped || err instanceof ExecutionStopped) return stopped(ctx, where, err);
-    if (ctx.cancelling && !ctx.fatal) status = 'CANCELLED';
+    if (ctx.cancelling && !ctx.fatal && !ctx.failing) status = 'CANCELLED';
     else {
       status = 'FAILED';
-      failure = err;
+      failure = ctx.fatal ? err : (ctx.failing ?? err);
     }
   }
   try {

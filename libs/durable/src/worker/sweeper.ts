@@ -47,9 +47,9 @@ export class Sweeper {
   }
 
   /** One sweep; returns what it did. */
-  async sweepOnce(): Promise<{ expired: number; deadlines: number; deleted: number }> {
+  async sweepOnce(): Promise<{ expired: number; deadlines: number; compensating: number; deleted: number }> {
     const { sweepBatchSize: batch, retentionMs, logger } = this.options;
-    const result = { expired: 0, deadlines: 0, deleted: 0 };
+    const result = { expired: 0, deadlines: 0, compensating: 0, deleted: 0 };
     try {
       for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
         const n = await sweepExpiredLeases(this.store, batch);
@@ -57,9 +57,10 @@ export class Sweeper {
         if (n < batch) break;
       }
       for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
-        const ids = await sweepDeadlines(this.store, batch);
-        result.deadlines += ids.length;
-        if (ids.length < batch) break;
+        const { failed, compensating } = await sweepDeadlines(this.store, batch);
+        result.deadlines += failed.length;
+        result.compensating += compensating.length;
+        if (failed.length + compensating.length < batch) break;
       }
       if (retentionMs !== null) {
         for (let i = 0; i < MAX_BATCHES_PER_SWEEP; i++) {
@@ -74,6 +75,9 @@ export class Sweeper {
     }
     if (result.expired) logger.log(`sweeper: ${result.expired} run(s) with an expired lease made claimable again`);
     if (result.deadlines) logger.warn(`sweeper: ${result.deadlines} run(s) failed for passing their deadline`);
+    if (result.compensating) {
+      logger.warn(`sweeper: ${result.compensating} run(s) passed their deadline and compensate before they end FAILED`);
+    }
     if (result.deleted) logger.debug?.(`sweeper: ${result.deleted} finished run(s) deleted (retention)`);
     return result;
   }

@@ -52,6 +52,8 @@ export class RunContext {
    * the run ends CANCELLED.
    */
   cancelling = false;
+  /** Set with `cancelling` when the run unwinds because it is failing (its deadline passed): it ends FAILED with this. */
+  failing: Error | null = null;
   /** Compensations of the steps completed so far (recorded or replayed) that have not run yet, by step seq. */
   readonly compensations = new Map<number, PendingCompensation>();
   /** Steps whose compensation ran (or was recorded) in this execution. */
@@ -193,8 +195,19 @@ export class RunContext {
     this.waits?.cancel(this.cancelledError());
   }
 
-  /** What a durable operation of a run being cancelled with compensation throws. */
-  cancelledError(): WorkflowCancelledError {
+  /**
+   * The run is failing (it passed its deadline): it unwinds like a run cancelled with compensation,
+   * but every durable operation not done yet throws `error`, and the run ends FAILED with it.
+   */
+  requestFail(error: Error): void {
+    if (this.cancelling || this.stopped) return;
+    this.failing = error;
+    this.requestCancel();
+  }
+
+  /** What a durable operation of a run being unwound (cancelled with compensation, or failing) throws. */
+  cancelledError(): Error {
+    if (this.failing) return this.failing;
     return new WorkflowCancelledError(
       this.runId,
       `Run ${this.runId} is being cancelled (cancel with compensate: true): this durable operation does not run; the ` +

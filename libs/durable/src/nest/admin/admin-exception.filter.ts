@@ -1,6 +1,7 @@
 import { Catch, HttpException, Inject, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { DurableError, InvalidArgumentError } from '../../errors/index.js';
+import { applyAdminHeaders } from './request-policy.js';
 
 /** HTTP status of each DurableError code the admin API can meet. */
 const STATUS_OF_CODE: Record<string, number> = {
@@ -22,6 +23,7 @@ const REASON: Record<number, string> = {
   404: 'Not Found',
   409: 'Conflict',
   413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 };
@@ -40,6 +42,7 @@ export class AdminExceptionFilter implements ExceptionFilter {
   catch(err: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
     const res = host.switchToHttp().getResponse();
+    applyAdminHeaders(res);
     if (err instanceof HttpException) {
       const body = err.getResponse();
       httpAdapter.reply(res, typeof body === 'string' ? { statusCode: err.getStatus(), message: body } : body, err.getStatus());

@@ -1,5 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidOptionsError } from '../../errors/index.js';
+import { defaultActor, type ActorResolver } from './request-actor.js';
 
 /** `DurableModule.forRoot({ admin })`: the admin API and dashboard. Off unless set. */
 export interface DurableAdminOptions {
@@ -14,6 +15,12 @@ export interface DurableAdminOptions {
   unsafeNoGuard?: boolean;
   /** Serve the dashboard page at GET {path}/ (default true). Its data comes from the guarded API. */
   dashboard?: boolean;
+  /**
+   * Who acts, from the request (after the guards): recorded in the history of runs cancelled,
+   * resumed or forked through the API. Default: the request's `user` (a string, or its id, sub,
+   * username, email or name), else "admin API".
+   */
+  actor?: ActorResolver;
 }
 
 export interface ResolvedAdminOptions {
@@ -21,6 +28,7 @@ export interface ResolvedAdminOptions {
   guards: Array<Type<CanActivate> | CanActivate>;
   unsafeNoGuard: boolean;
   dashboard: boolean;
+  actor: ActorResolver;
 }
 
 const PATH_RE = /^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/;
@@ -54,5 +62,10 @@ export function resolveAdminOptions(o: DurableAdminOptions): ResolvedAdminOption
         'explicitly with `admin: { unsafeNoGuard: true }`.',
     );
   }
-  return { path, guards: [...guards], unsafeNoGuard: !guards.length, dashboard: o.dashboard !== false };
+  if (o.actor !== undefined && typeof o.actor !== 'function') {
+    throw new InvalidOptionsError(
+      'DurableModule option admin.actor must be a function (request) => string naming who acts, e.g. (req) => req.user?.email.',
+    );
+  }
+  return { path, guards: [...guards], unsafeNoGuard: !guards.length, dashboard: o.dashboard !== false, actor: o.actor ?? defaultActor };
 }

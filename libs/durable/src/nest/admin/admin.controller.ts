@@ -8,12 +8,16 @@ import {
   Param,
   Post,
   Query,
+  Req,
   UseFilters,
   UseGuards,
+  UseInterceptors,
   type OnModuleInit,
   type Type,
 } from '@nestjs/common';
 import { AdminExceptionFilter } from './admin-exception.filter.js';
+import { requestActor } from './request-actor.js';
+import { AdminRequestPolicy } from './request-policy.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 import { AdminService } from '../../admin/admin-service.js';
 import {
@@ -87,6 +91,11 @@ export class AdminApiController implements OnModuleInit {
     }
   }
 
+  /** Who acts (recorded in the run's history), from the request the guards let through. */
+  private actor(req: unknown): string {
+    return requestActor((this.constructor as typeof AdminApiController).settings.actor, req);
+  }
+
   @Get('runs')
   @ApiOperation({
     summary: 'List runs',
@@ -145,10 +154,10 @@ export class AdminApiController implements OnModuleInit {
   @ApiBody({ type: CancelBodyDto, required: false })
   @ApiOkResponse({ type: RunSummaryDto })
   @errors(400, 404, 409)
-  cancel(@Param('id') id: unknown, @Body() body: unknown, @Query() query: unknown) {
+  cancel(@Param('id') id: unknown, @Body() body: unknown, @Query() query: unknown, @Req() req: unknown) {
     onlyKnown(query, []);
     const run = runId(id);
-    return this.admin.cancel(run, parseCancelBody(body));
+    return this.admin.cancel(run, parseCancelBody(body), this.actor(req));
   }
 
   @Post('runs/:id/resume')
@@ -157,9 +166,9 @@ export class AdminApiController implements OnModuleInit {
   @idParam
   @ApiOkResponse({ type: RunSummaryDto })
   @errors(400, 404, 409)
-  resume(@Param('id') id: unknown, @Query() query: unknown) {
+  resume(@Param('id') id: unknown, @Query() query: unknown, @Req() req: unknown) {
     onlyKnown(query, []);
-    return this.admin.resume(runId(id));
+    return this.admin.resume(runId(id), this.actor(req));
   }
 
   @Post('runs/:id/fork')
@@ -169,10 +178,10 @@ export class AdminApiController implements OnModuleInit {
   @ApiBody({ type: ForkBodyDto })
   @ApiCreatedResponse({ type: ForkResultDto })
   @errors(400, 404, 409)
-  fork(@Param('id') id: unknown, @Body() body: unknown, @Query() query: unknown) {
+  fork(@Param('id') id: unknown, @Body() body: unknown, @Query() query: unknown, @Req() req: unknown) {
     onlyKnown(query, []);
     const run = runId(id);
-    return this.admin.fork(run, parseForkBody(body).fromStep);
+    return this.admin.fork(run, parseForkBody(body).fromStep, this.actor(req));
   }
 
   @Get('stats')
@@ -262,6 +271,7 @@ export function createAdminController(settings: ResolvedAdminOptions): Type<Admi
   Controller(settings.path)(DurableAdminController);
   if (settings.guards.length) UseGuards(...settings.guards)(DurableAdminController);
   UseFilters(AdminExceptionFilter)(DurableAdminController);
+  UseInterceptors(AdminRequestPolicy)(DurableAdminController);
   ApiTags('durable')(DurableAdminController);
   ApiExtraModels(ErrorDto)(DurableAdminController);
   return DurableAdminController;

@@ -1,6 +1,7 @@
 import { Controller, Get, Inject, Req, Res, type Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { DASHBOARD_FILES, DASHBOARD_HEADERS, dashboardFile, type DashboardFile } from '../../admin/dashboard-assets.js';
+import { applyAdminHeaders } from './request-policy.js';
 import { ApiExcludeController } from './swagger.js';
 
 /**
@@ -60,7 +61,7 @@ export class DashboardPageController {
       );
       return;
     }
-    for (const [k, v] of Object.entries({ ...DASHBOARD_HEADERS, 'Content-Type': DASHBOARD_FILES[name] })) httpAdapter.setHeader(res, k, v);
+    applyAdminHeaders(res, { ...DASHBOARD_HEADERS, 'Content-Type': DASHBOARD_FILES[name] });
     httpAdapter.reply(res, text, 200);
   }
 }

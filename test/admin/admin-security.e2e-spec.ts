@@ -1,0 +1,107 @@
+import type { CanActivate, ExecutionContext } from '@nestjs/common';
+import { WorkflowClient } from 'nestjs-durable';
+import request from 'supertest';
+import { eventually } from '../support/engine-harness.js';
+import { createAdminApp, type AdminApp } from './support/admin-app.js';
+
+/** A guard that signs the request in as the user named by the bearer token (as Passport sets req.user). */
+const userGuard: CanActivate = {
+  canActivate(ctx: ExecutionContext) {
+    const req = ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined>; user?: unknown }>();
+    const m = /^Bearer (\w+)$/.exec(req.headers.authorization ?? '');
+    if (!m) return false;
+    req.user = { id: 42, email: `${m[1]}@shop.test` };
+    return true;
+  },
+};
+
+/**
+ * The admin API against cross-site requests (a dashboard signed in with cookies must not be
+ * usable by another site), its response headers, and the actor of each action in the history.
+ */
+describe('admin API: cross-site requests, security headers, actor in the history', () => {
+  let a: AdminApp;
+  let client: WorkflowClient;
+  const post = (path: string) => request(a.server).post(`/durable/${path}`).set('Authorization', 'Bearer jane');
+  const history = async (id: string) =>
+    (await request(a.server).get(`/durable/runs/${id}`).set('Authorization', 'Bearer jane').expect(200)).body.history as Array<{
+      kind: string;
+      detail: Record<string, unknown> | null;
+    }>;
+
+  beforeAll(async () => {
+    a = await createAdminApp('admin_security', { admin: { guards: [userGuard] } });
+    client = a.app.get(WorkflowClient);
+  });
+  afterAll(() => a.close());
+
+  const slowRun = async () => {
+    const h = await client.start('admin.slow', { steps: 200, ms: 50 });
+    await eventually(async () => (await client.getRun(h.id))?.status === 'RUNNING', 10_000, 'RUNNING');
+    return h.id;
+  };
+
+  it('refuses form-encoded, text/plain and multipart bodies (415), and a foreign Origin or a cross-site fetch (403)', async () => {
+    const id = await slowRun();
+    const attempts: Array<[string, (r: request.Test) => request.Test, number]> = [
+      ['form fork', (r) => r.set('content-type', 'application/x-www-form-urlencoded').send('fromStep=0'), 415],
+      ['form cancel', (r) => r.set('content-type', 'application/x-www-form-urlencoded').send('compensate=true'), 415],
+      ['text/plain', (r) => r.set('content-type', 'text/plain').send('{"compensate":true}'), 415],
+      ['multipart', (r) => r.field('compensate', 'true'), 415],
+      ['foreign Origin', (r) => r.set('Origin', 'https://evil.example').send({ compensate: true }), 403],
+      ['cross-site fetch', (r) => r.set('Sec-Fetch-Site', 'cross-site').send({}), 403],
+      ['same-site fetch', (r) => r.set('Sec-Fetch-Site', 'same-site').send({}), 403],
+    ];
+    for (const [what, build, status] of attempts) {
+      const res = await build(post(`runs/${id}/cancel`));
+      expect({ what, status: res.status }).toEqual({ what, status });
+      expect(res.body.message).toMatch(status === 415 ? /Content-Type: application\/json/ : /Cross-site request refused/);
+    }
+    for (const action of ['resume', 'fork']) {
+      const res = await post(`runs/${id}/${action}`).set('content-type', 'text/plain').send('{"fromStep":0}');
+      expect(res.status).toBe(415);
+    }
+    // nothing happened to the run
+    expect((await client.getRun(id))?.status).toBe('RUNNING');
+    expect((await history(id)).map((h) => h.kind)).not.toContain('cancelled');
+    // the same request from the dashboard's own origin, or from a script, is accepted
+    await post(`runs/${id}/cancel`).set('Host', 'shop.test').set('Origin', 'https://shop.test').send({}).expect(200);
+  });
+
+  it('records who cancelled, resumed and forked a run (the request user; the client option actor)', async () => {
+    const id = await slowRun();
+    await post(`runs/${id}/cancel`).set('Sec-Fetch-Site', 'same-origin').send({}).expect(200);
+    await post(`runs/${id}/resume`).expect(200);
+    await client.cancel(id, { actor: 'support:bob' });
+    const forked = await post(`runs/${id}/fork`).send({ fromStep: 0 }).expect(201);
+    await client.cancel(forked.body.id);
+    const h = await history(id);
+    expect(h.filter((e) => ['cancelled', 'resumed'].includes(e.kind)).map((e) => [e.kind, e.detail?.actor])).toEqual([
+      ['cancelled', '42'],
+      ['resumed', '42'],
+      ['cancelled', 'support:bob'],
+    ]);
+    expect((await history(forked.body.id)).find((e) => e.kind === 'forked')?.detail).toEqual({ from: id, fromStep: 0, actor: '42' });
+    await expect(client.cancel(id, { actor: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', parameter: 'actor' });
+  });
+
+  it('sends no-store, nosniff and no X-Powered-By on answers, errors and refusals (the guard’s too)', async () => {
+    const responses = [
+      await request(a.server).get('/durable/runs').set('Authorization', 'Bearer jane').expect(200),
+      await request(a.server).get('/durable/runs/none').set('Authorization', 'Bearer jane').expect(404),
+      await request(a.server).get('/durable/runs').expect(403),
+      await post('runs/none/cancel').set('content-type', 'text/plain').send('x').expect(415),
+    ];
+    for (const res of responses) {
+      expect({ status: res.status, cache: res.headers['cache-control'], sniff: res.headers['x-content-type-options'] }).toEqual({
+        status: res.status,
+        cache: 'no-store',
+        sniff: 'nosniff',
+      });
+      expect(res.headers['x-powered-by']).toBeUndefined();
+    }
+    const page = await request(a.server).get('/durable/').expect(200);
+    expect(page.headers['x-powered-by']).toBeUndefined();
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+  });
+});
