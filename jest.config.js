@@ -6,6 +6,7 @@ export default {
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
   moduleNameMapper: {
     '^nestjs-durable$': '<rootDir>/libs/durable/src/index.ts',
+    '^nestjs-durable/(engine|testing|embedded-postgres)$': '<rootDir>/libs/durable/src/$1.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   roots: ['<rootDir>/libs', '<rootDir>/test', '<rootDir>/src'],

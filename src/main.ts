@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { appConfigFromEnv } from './config/app-config.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres/index.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from 'nestjs-durable/embedded-postgres';
 import { closeOnSignal } from './shutdown.js';
 
 const log = new Logger('Main');

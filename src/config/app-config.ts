@@ -32,6 +32,8 @@ export interface AppConfig {
   fulfilment: {
     /** Paid but no shipment webhook after this long: the warehouse gets a reminder. SHIPMENT_REMINDER_MS, default 60 000 (demo value; think days). */
     shipmentReminderMs: number;
+    /** No shipment webhook this long after payment: the order is given up, the charge refunded and the stock released. SHIPMENT_TIMEOUT_MS, default one week. */
+    shipmentTimeoutMs: number;
     /** Shipped: ask for a review this much later (a durable sleep). REVIEW_REQUEST_DELAY_MS, default 10 000 (demo value; think a week). */
     reviewRequestDelayMs: number;
   };
@@ -88,6 +90,7 @@ export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppC
     outbox: { pollMs: num(env, 'OUTBOX_POLL_MS', 500) },
     fulfilment: {
       shipmentReminderMs: num(env, 'SHIPMENT_REMINDER_MS', 60_000),
+      shipmentTimeoutMs: num(env, 'SHIPMENT_TIMEOUT_MS', 7 * 24 * 3600_000),
       reviewRequestDelayMs: num(env, 'REVIEW_REQUEST_DELAY_MS', 10_000),
     },
     orders: { unpaidTtlMs: num(env, 'UNPAID_ORDER_TTL_MS', 24 * 3600_000) },

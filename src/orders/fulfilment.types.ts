@@ -15,4 +15,5 @@ export interface Shipment {
 export type FulfilOrderResult =
   | { outcome: 'SHIPPED'; chargeId: string; trackingNumber: string }
   | { outcome: 'REJECTED'; reason: string }
-  | { outcome: 'PAYMENT_FAILED'; reason: string };
+  | { outcome: 'PAYMENT_FAILED'; reason: string }
+  | { outcome: 'NOT_SHIPPED'; reason: string };

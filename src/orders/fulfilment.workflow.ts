@@ -53,7 +53,15 @@ export class FulfilmentWorkflow {
     let shipment = await Durable.recv<Shipment>('shipment', { timeoutMs: this.config.fulfilment.shipmentReminderMs });
     if (!shipment) {
       await this.orders.remindWarehouse(orderId);
-      shipment = (await Durable.recv<Shipment>('shipment'))!; // no timeout: wait as long as it takes
+      const { shipmentTimeoutMs, shipmentReminderMs } = this.config.fulfilment;
+      shipment = await Durable.recv<Shipment>('shipment', { timeoutMs: Math.max(0, shipmentTimeoutMs - shipmentReminderMs) });
+      if (!shipment) {
+        // A week without a shipment: give up, tell the customer, refund the charge and release the stock.
+        const reason = 'not shipped within the shipment timeout';
+        await this.orders.markNotShipped(orderId, email, reason);
+        await Durable.compensate();
+        return { outcome: 'NOT_SHIPPED', reason };
+      }
     }
     await this.orders.markShipped(orderId, email, shipment.trackingNumber);
 

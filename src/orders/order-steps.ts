@@ -47,6 +47,13 @@ export class OrderSteps {
   }
 
   @Step({ transactional: true })
+  async markNotShipped(orderId: string, email: string, reason: string): Promise<void> {
+    const tx = Durable.tx<Prisma.TransactionClient>();
+    await tx.order.update({ where: { id: orderId }, data: { status: 'NOT_SHIPPED', failureReason: reason } });
+    await this.outbox.enqueue(tx, { orderId, kind: 'not-shipped', to: email, subject: `Order ${orderId} could not be shipped: refunded` });
+  }
+
+  @Step({ transactional: true })
   async markShipped(orderId: string, email: string, trackingNumber: string): Promise<void> {
     const tx = Durable.tx<Prisma.TransactionClient>();
     await tx.order.update({ where: { id: orderId }, data: { status: 'SHIPPED', trackingNumber } });

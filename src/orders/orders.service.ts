@@ -45,7 +45,7 @@ export class OrdersService {
   async ship(id: string, shipment: Shipment): Promise<{ accepted: true }> {
     const order = await this.prisma.order.findUnique({ where: { id }, select: { status: true, trackingNumber: true } });
     if (!order) throw new NotFoundException(`no order ${id}`);
-    if (order.status === 'REJECTED' || order.status === 'PAYMENT_FAILED' || order.status === 'CANCELLED') {
+    if (['REJECTED', 'PAYMENT_FAILED', 'CANCELLED', 'NOT_SHIPPED'].includes(order.status)) {
       throw new ConflictException(`order ${id} is ${order.status}: there is nothing to ship`);
     }
     if (order.status === 'SHIPPED' && order.trackingNumber !== shipment.trackingNumber) {
@@ -72,7 +72,7 @@ export class OrdersService {
     const order = await this.prisma.order.findUnique({ where: { id }, select: { status: true } });
     if (!order) throw new NotFoundException(`no order ${id}`);
     if (order.status === 'CANCELLED') return { id, status: order.status, cancelling: false };
-    if (order.status === 'SHIPPED' || order.status === 'REJECTED' || order.status === 'PAYMENT_FAILED') {
+    if (['SHIPPED', 'REJECTED', 'PAYMENT_FAILED', 'NOT_SHIPPED'].includes(order.status)) {
       throw new ConflictException(`order ${id} is ${order.status}: it can no longer be cancelled`);
     }
     try {

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 
-export type EmailKind = 'order-confirmed' | 'payment-failed' | 'out-of-stock' | 'shipment-overdue' | 'order-shipped' | 'review-request';
+export type EmailKind =
+  'order-confirmed' | 'payment-failed' | 'out-of-stock' | 'shipment-overdue' | 'order-shipped' | 'review-request' | 'not-shipped';
 
 /**
  * Transactional outbox: an email is a row written in the same transaction as the change it

@@ -17,6 +17,7 @@ class ApiKeyGuard implements CanActivate {
 const ENDPOINTS: Array<['get' | 'post', string]> = [
   ['get', 'runs'],
   ['get', 'runs/some-id'],
+  ['get', 'runs/some-id/export'],
   ['post', 'runs/some-id/cancel'],
   ['post', 'runs/some-id/resume'],
   ['post', 'runs/some-id/fork'],

@@ -16,6 +16,7 @@ describe('admin API OpenAPI description', () => {
       '/ops/durable/runs',
       '/ops/durable/runs/{id}',
       '/ops/durable/runs/{id}/cancel',
+      '/ops/durable/runs/{id}/export',
       '/ops/durable/runs/{id}/fork',
       '/ops/durable/runs/{id}/resume',
       '/ops/durable/schedules',

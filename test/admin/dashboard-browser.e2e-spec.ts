@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WorkflowClient } from 'nestjs-durable';
+import { DurableRuntime, WorkflowClient } from 'nestjs-durable';
+import { replayRun, type RunExport } from 'nestjs-durable/testing';
 import pw from 'playwright-core';
 import { bearerGuard, createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
@@ -204,5 +205,21 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     await page.click('#groups summary');
     await page.locator('#groups-body table').waitFor();
     await shot('9-forked-and-groups');
+  });
+
+  it('"Export JSON" downloads the open run as recorded, which replayRun accepts', async () => {
+    await page.fill('#f-id', sumId.slice(0, 8));
+    await page.locator(`#runs-body tr[data-run="${sumId}"]`).waitFor();
+    await page.click(`#runs-body tr[data-run="${sumId}"]`);
+    await page.locator('#run-status [data-status="SUCCEEDED"]').waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#btn-export')]);
+    expect(download.suggestedFilename()).toBe(`run-${sumId}.json`);
+    const recording = JSON.parse(readFileSync((await download.path())!, 'utf8')) as RunExport;
+    expect(recording).toMatchObject({ format: 'nestjs-durable.run/1', run: { id: sumId, workflowName: 'admin.sum', status: 'SUCCEEDED' } });
+    expect(recording.steps).toHaveLength(4);
+    await expect(replayRun(recording, { engine: a.app.get(DurableRuntime).engine })).resolves.toMatchObject({
+      outcome: 'returned',
+      replayed: 4,
+    });
   });
 });

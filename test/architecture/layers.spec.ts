@@ -7,6 +7,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
  */
 const LAYERS: Record<string, number> = {
   errors: 0,
+  'embedded-postgres': 0,
   config: 1,
   codec: 1,
   retry: 2,
@@ -19,6 +20,7 @@ const LAYERS: Record<string, number> = {
   admin: 6,
   cli: 6,
   nest: 7,
+  testing: 8,
 };
 const SRC = join(process.cwd(), 'libs', 'durable', 'src');
 
@@ -36,7 +38,9 @@ describe('library layers', () => {
 
   it('puts every source file in a known folder (or is an entry point)', () => {
     const stray = files.filter((f) =>
-      !relative(SRC, f).includes(sep) ? !['index.ts', 'engine.ts', 'testing.ts'].includes(relative(SRC, f)) : !(folderOf(f) in LAYERS),
+      !relative(SRC, f).includes(sep)
+        ? !['index.ts', 'engine.ts', 'testing.ts', 'embedded-postgres.ts'].includes(relative(SRC, f))
+        : !(folderOf(f) in LAYERS),
     );
     expect(stray.map((f) => relative(SRC, f))).toEqual([]);
   });
@@ -56,11 +60,31 @@ describe('library layers', () => {
     expect(violations).toEqual([]);
   });
 
-  it('keeps the engine independent of Nest: only nest/ imports @nestjs/*', () => {
+  it('keeps the engine independent of Nest: only nest/ (and the testing kit on top of it) imports @nestjs/*', () => {
     const nestImports = files
-      .filter((f) => folderOf(f) !== 'nest' && relative(SRC, f) !== 'index.ts')
+      .filter((f) => !['nest', 'testing'].includes(folderOf(f)) && !['index.ts', 'testing.ts'].includes(relative(SRC, f)))
       .filter((f) => /from '@nestjs\//.test(readFileSync(f, 'utf8')))
       .map((f) => relative(SRC, f));
     expect(nestImports).toEqual([]);
+  });
+
+  it('loads no test-only code from the main entries: index.ts and engine.ts never reach the testing kit', () => {
+    const testOnly = (f: string) =>
+      ['testing', 'embedded-postgres'].includes(folderOf(f)) ||
+      ['testing.ts', 'embedded-postgres.ts', join('store', 'virtual-clock.ts'), join('store', 'test-databases.ts')].includes(
+        relative(SRC, f),
+      );
+    const reached = new Set<string>();
+    const visit = (file: string) => {
+      if (reached.has(file)) return;
+      reached.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+        visit(resolve(dirname(file), m[1]).replace(/\.js$/, '.ts'));
+      }
+    };
+    visit(join(SRC, 'index.ts'));
+    visit(join(SRC, 'engine.ts'));
+    expect([...reached].filter(testOnly).map((f) => relative(SRC, f))).toEqual([]);
+    expect(reached.size).toBeGreaterThan(50); // the walk did follow the imports
   });
 });

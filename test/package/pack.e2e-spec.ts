@@ -74,14 +74,19 @@ describe('npm package', () => {
     console.log(`consumer matrix, ${((Date.now() - started) / 1000).toFixed(0)} s in all:\n  ${timings.join('\n  ')}`);
   });
 
-  it('holds both entries with their types, the CLI, the Prisma models and package.json; no sources or tests', () => {
+  it('holds the entries with their types, the CLI, the Prisma models and schema and package.json; no sources or tests', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'dist/index.js',
         'dist/index.d.ts',
         'dist/engine.js',
         'dist/engine.d.ts',
+        'dist/testing.js',
+        'dist/testing.d.ts',
+        'dist/embedded-postgres.js',
+        'dist/embedded-postgres.d.ts',
         'prisma/durable.prisma',
+        'prisma/schema.sql',
         'package.json',
       ]),
     );

@@ -82,9 +82,9 @@ const EMBEDDED_PREFIX = 'durable-test-pg-';
 /** How global-teardown finds the embedded server of this run. */
 type EmbeddedTeardown = typeof globalThis & { stopDurableTestServer?: () => void };
 
-/** src/embedded-postgres/cli.ts, the example's embedded Postgres, run by tsx: this file cannot import it. */
+/** libs/durable/src/embedded-postgres/cli.ts, the example's embedded Postgres, run by tsx: this file cannot import it. */
 function embeddedPg(args: string[]): string {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/embedded-postgres/cli.ts', ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'libs/durable/src/embedded-postgres/cli.ts', ...args], {
     cwd: process.cwd(),
     encoding: 'utf8',
     env: { ...process.env, NODE_OPTIONS: '' },

@@ -8,6 +8,7 @@ export type { StartManyItem } from './engine/start-runs.js';
 export type { SendOptions } from './engine/queries.js';
 export type { CancelOptions, ControlOptions, ForkResult } from './engine/run-control.js';
 export type { RunView } from './engine/run-view.js';
+export { RUN_EXPORT_FORMAT, type RunExport } from './engine/run-export.js';
 export { WorkflowRegistry } from './definitions/registry.js';
 export { ScheduleClient } from './engine/schedule-client.js';
 export type {
@@ -39,6 +40,7 @@ export type {
 export { Durable, type InlineStepOptions } from './workflow/durable-api.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
+export { EngineClock, type StepAttemptHooks } from './config/clock.js';
 export type { EngineOptions, ResolvedEngineOptions, QueueOptions, DurableLogger } from './config/options.js';
 export type { RetryPolicy } from './config/retry-policy.js';
 export type { RunStatus } from './store/rows.js';

@@ -73,6 +73,13 @@ export class AdminService {
     return { ...run, steps, messages, events, history, children, totals, limits: DETAIL_LIMITS, now: dbNow };
   }
 
+  /** The run and its checkpoints as stored, for replay in a test (replayRun of nestjs-durable/testing). */
+  async exportRun(id: string) {
+    const exported = await this.engine.exportRun(id);
+    if (!exported) throw new RunNotFoundError(id);
+    return exported;
+  }
+
   /**
    * Cancels the run; with `compensate` it first undoes what its steps did (it stays unfinished until
    * then). `actor` (who asked: the request's user) goes into the run's history, as for resume and fork.

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
@@ -18,6 +19,7 @@ import { WorkflowHandle, type HandleBackend } from './handle.js';
 import { LocalResults } from './local-results.js';
 import { buildNewRun, type StartOptions } from './new-run.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
+import { exportRun, type RunExport } from './run-export.js';
 import { cancel, fork, resume, type CancelOptions, type ControlOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
 import { ScheduleClient } from './schedule-client.js';
@@ -60,6 +62,10 @@ export class DurableEngine implements HandleBackend {
   private readonly local = new LocalResults();
   private readonly context: EngineContext;
   private started = false;
+  /** The engine's clock; the testing kit moves it (virtual time). */
+  readonly clock = new EngineClock();
+  /** Hooks into step attempts (the testing kit's fault injection); empty in production. */
+  readonly stepHooks: StepAttemptHooks = {};
   /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
   readonly schedules = new ScheduleClient(() => this.context);
 
@@ -81,6 +87,8 @@ export class DurableEngine implements HandleBackend {
       store: this.store,
       prisma,
       options: this.options,
+      clock: this.clock,
+      stepHooks: this.stepHooks,
       writes: groupedWrites(this.store),
       leaseStore: conn.leaseStore,
       newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
@@ -176,6 +184,11 @@ export class DurableEngine implements HandleBackend {
     return getRun(this.context, id);
   }
 
+  /** The run and its checkpoints as stored (RunExport, JSON-safe), or null: replay it in a test with replayRun (nestjs-durable/testing). */
+  exportRun(id: string): Promise<RunExport | null> {
+    return exportRun(this.context, id);
+  }
+
   /**
    * Cancels an unfinished run and (option cancelChildren) its unfinished children; with
    * `{ compensate: true }` they first undo what their steps did; see run-control.ts.
@@ -207,6 +220,20 @@ export class DurableEngine implements HandleBackend {
   /** The run's history (created, claimed, suspended, woken, step_failed, completed, …), oldest first. */
   getRunEvents(runId: string, opts: { limit?: number } = {}): Promise<RunEvent[]> {
     return getRunEvents(this.context, runId, opts.limit ?? 1000);
+  }
+
+  /**
+   * The clock jumped (the testing kit moved virtual time): look at every timer again now — claim
+   * what became due, make the scheduler read its schedules and the waits executing here re-check
+   * their times, and (unless `sweep: false`: no deadline passed) run the sweeper once.
+   */
+  async timeMoved(opts: { sweep?: boolean } = {}): Promise<void> {
+    if (!this.started) return;
+    this.scheduler?.wake();
+    if (!this.options.worker) return;
+    this.worker.timeMoved();
+    if (opts.sweep !== false) await this.sweeper.sweepOnce();
+    this.worker.wakeAll();
   }
 
   /** The store the engine sends its statements through, for the library's own tools (the admin API). */

@@ -26,7 +26,9 @@ export type DurableErrorCode =
   | 'INVALID_SCHEDULE'
   | 'SCHEDULE_NOT_FOUND'
   | 'SCHEDULE_CONFLICT'
-  | 'DEADLINE_EXCEEDED';
+  | 'DEADLINE_EXCEEDED'
+  | 'STEP_SEQUENCE_MISMATCH'
+  | 'TEST_WAIT_TIMEOUT';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

@@ -2,6 +2,7 @@ import { Inject, Injectable, type Type } from '@nestjs/common';
 import { InvalidArgumentError, UnknownWorkflowError } from '../errors/index.js';
 import type { CancelOptions, ControlOptions, ForkResult } from '../engine/run-control.js';
 import type { RunView } from '../engine/run-view.js';
+import type { RunExport } from '../engine/run-export.js';
 import type { SendOptions } from '../engine/queries.js';
 import type { StartManyItem } from '../engine/start-runs.js';
 import type { StartOptions } from '../engine/new-run.js';
@@ -66,6 +67,11 @@ export class WorkflowClient {
   /** The run with its steps, or null. */
   getRun(runId: string): Promise<RunView | null> {
     return this.runtime.engine.getRun(runId);
+  }
+
+  /** The run and its checkpoints as stored, JSON-safe (null if none): what replayRun() of nestjs-durable/testing replays. */
+  exportRun(runId: string): Promise<RunExport | null> {
+    return this.runtime.engine.exportRun(runId);
   }
 
   /**

@@ -121,6 +121,11 @@ export class Worker {
     for (const q of this.queues.keys()) this.wake(q);
   }
 
+  /** The clock jumped (virtual time): waits executing here look at their times again. */
+  timeMoved(): void {
+    for (const a of this.active.values()) a.ctx.waits?.timeMoved();
+  }
+
   /** The run was cancelled: stop it at the next step boundary (its fenced writes fail anyway). */
   cancelled(runId: string): void {
     this.active.get(runId)?.ctx.stop('cancelled');
@@ -165,7 +170,7 @@ export class Worker {
     let deadlineTimer: NodeJS.Timeout | undefined;
     if (run.deadlineAt) {
       // The sweeper fails the run at its deadline; stop executing it then.
-      deadlineTimer = setTimeout(() => ctx.stop('deadline'), Math.max(0, run.deadlineAt.getTime() - Date.now()));
+      deadlineTimer = setTimeout(() => ctx.stop('deadline'), Math.max(0, run.deadlineAt.getTime() - this.services.clock.now()));
     }
     entry.done = executeRun(run, ctx, this.registry, this.services).then((outcome) => {
       clearTimeout(deadlineTimer);
@@ -215,7 +220,7 @@ export class Worker {
    * (within WAKE_HORIZON_MS; any instance's polling picks it up otherwise, or if this one dies).
    */
   private wakeAt(queue: string, until: Date): void {
-    const ms = until.getTime() - Date.now();
+    const ms = until.getTime() - this.services.clock.now();
     if (!this.running || !this.queues.has(queue) || ms > WAKE_HORIZON_MS) return;
     const t = setTimeout(
       () => {

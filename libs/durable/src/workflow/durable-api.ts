@@ -97,7 +97,7 @@ export const Durable = {
 
   /** Current time in ms, recorded on first execution and replayed identically. */
   async now(): Promise<number> {
-    return (await invokeStep(NOW, () => Date.now())) as number;
+    return (await invokeStep(NOW, () => currentScope()?.run.services.clock.now() ?? Date.now())) as number;
   },
 
   /** Math.random(), recorded once. */

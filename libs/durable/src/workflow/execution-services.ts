@@ -2,6 +2,7 @@ import type { EndResult } from '../store/checkpoints.js';
 import type { NewRun, RunEnd, StepCheckpoint } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
+import type { EngineClock, StepAttemptHooks } from '../config/clock.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { StepTransactionOptions } from '../definitions/definitions.js';
 
@@ -21,6 +22,10 @@ export interface ExecutionServices {
   store: Store;
   prisma: TransactionalPrisma | null;
   options: ResolvedEngineOptions;
+  /** The engine's clock (Date.now() outside virtual-time tests). */
+  clock: EngineClock;
+  /** Fault injection of the testing kit; empty in production. */
+  stepHooks: StepAttemptHooks;
   /** Step checkpoints and run ends, fenced, with group commit across concurrent executions. */
   writes: ExecutionWrites;
   /** The store on a connection kept for lease renewal (the LISTEN session) while it is up; the heartbeat falls back to `store`. */

@@ -68,7 +68,7 @@ export class RunContext {
   /** Set when the execution stopped because the run suspended (WAITING until then), and its queue. */
   suspended: { until: Date; queue: string } | null = null;
   /** Pending durable waits of this execution (created on first use; see waits.ts). */
-  waits: { signal(): void; idle(): void; hurry(): void; cancel(err: Error): void; close(): Promise<void> } | null = null;
+  waits: { signal(): void; idle(): void; hurry(): void; timeMoved(): void; cancel(err: Error): void; close(): Promise<void> } | null = null;
   /** Step executions in flight: a run suspends only when none is (its waits are all it has left). */
   private busyCount = 0;
   /** Writes in flight that may give the lease up (the run's end, a suspension); see releasing(). */

@@ -15,6 +15,7 @@ import { isConnectionError } from '../store/connection-errors.js';
 import type { RecordedStep, StepCheckpoint, StepCompensation } from '../store/rows.js';
 import { storeWithin } from '../store/store.js';
 import { decode, encode, errorToJson, reviveError } from '../codec/codec.js';
+import type { StepAttemptHooks } from '../config/clock.js';
 import { TIMED_OUT_STEP_WARN_MS } from '../config/limits.js';
 import { resolveRetryPolicy } from '../config/retry-policy.js';
 import type { StepDefinition } from '../definitions/definitions.js';
@@ -148,6 +149,8 @@ async function executeStep(
     try {
       // Before the step's code runs: arguments a compensation needs must be storable.
       a.compensation = compensation ??= forward ? compensationRecord(ctx, def, seq, extra.binding) : null;
+      const hook = ctx.services.stepHooks.beforeAttempt;
+      if (hook) a.call = hooked(a, hook, call);
       const encoded = def.options.transactional ? await executeTransactional(a) : await executePlain(a);
       return { value: decode(JSON.parse(encoded)), compensation: a.compensation };
     } catch (err) {
@@ -159,7 +162,8 @@ async function executeStep(
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
         recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) });
         const signal = forward ? ctx.forward.signal : ctx.abort.signal;
-        await delay(stepRetryDelay(policy, attempt), undefined, { signal }).catch(() => {
+        const backoff = stepRetryDelay(policy, attempt);
+        await delay(ctx.services.stepHooks.retryDelayMs?.(backoff) ?? backoff, undefined, { signal }).catch(() => {
           ctx.throwIfStopped();
           if (forward && ctx.cancelling) throw ctx.cancelledError();
         });
@@ -169,6 +173,14 @@ async function executeStep(
       throw err;
     }
   }
+}
+
+/** The step's code behind the testing kit's hook (which may throw to fail the attempt). */
+function hooked(a: StepAttempt, hook: NonNullable<StepAttemptHooks['beforeAttempt']>, call: () => unknown): () => unknown {
+  return () => {
+    hook({ runId: a.ctx.runId, step: a.def.name, seq: a.seq, attempt: a.attempt });
+    return call();
+  };
 }
 
 /**

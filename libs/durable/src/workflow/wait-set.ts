@@ -9,7 +9,7 @@ interface PendingWait extends WaitSpec {
   reject(error: unknown): void;
   /** Turns the recorded output of a resolved wait into its result (or throws the error to reject with). */
   settle(output: unknown): unknown;
-  /** When this execution started waiting (Date.now()). */
+  /** When this execution started waiting (engine clock). */
   since: number;
 }
 
@@ -53,12 +53,24 @@ export class WaitSet {
     return ctx.waits as WaitSet;
   }
 
+  /** The engine's clock (virtual time in tests), the one the database's recorded times compare with. */
+  private now(): number {
+    return this.ctx.services.clock.now();
+  }
+
+  /** The clock jumped (virtual time): look at every wait's time again now. */
+  timeMoved(): void {
+    this.dirty = true;
+    clearTimeout(this.timer);
+    this.schedule();
+  }
+
   /** Registers a wait; the promise settles when it ends (or rejects with ExecutionStopped). */
   wait<T>(spec: WaitSpec, settle: (output: unknown) => T): Promise<T> {
     if (this.ctx.stopped) return Promise.reject(new ExecutionStopped(this.ctx.stopped));
     if (this.ctx.cancelling) return Promise.reject(this.ctx.cancelledError());
     const p = new Promise<T>((resolve, reject) => {
-      this.pending.set(spec.seq, { ...spec, resolve: resolve as (v: unknown) => void, reject, settle, since: Date.now() });
+      this.pending.set(spec.seq, { ...spec, resolve: resolve as (v: unknown) => void, reject, settle, since: this.now() });
     });
     // A wait nobody awaits any more (e.g. the loser of a Promise.race) must not become an unhandled rejection.
     p.catch(() => {});
@@ -138,7 +150,7 @@ export class WaitSet {
 
   private async pump(): Promise<void> {
     if (this.closed || this.ctx.stopped || this.flushing) return;
-    const now = Date.now();
+    const now = this.now();
     for (const w of this.sorted()) {
       if (w.kind === 'sleep' && w.due && w.due.getTime() <= now) {
         this.pending.delete(w.seq);
@@ -214,7 +226,7 @@ export class WaitSet {
     const ctx = this.ctx;
     const { options, store } = ctx.services;
     const waits = this.sorted();
-    this.lastFlushAt = Date.now();
+    this.lastFlushAt = this.now();
     let res;
     try {
       const resolve = () =>
@@ -234,9 +246,9 @@ export class WaitSet {
       // the run if the database stays away for longer than the lease).
       this.failures++;
       this.dirty = true;
-      this.retryAt = Date.now() + backoffMs(BACKOFF.waitCheck, this.failures);
+      this.retryAt = this.now() + backoffMs(BACKOFF.waitCheck, this.failures);
       if (this.failures === 1) options.logger.warn(`run ${ctx.runId}: could not check its waits (${errorText(err)}); retrying`);
-      this.armTimer(Date.now());
+      this.armTimer(this.now());
       return;
     }
     if (!res.held) {
@@ -247,7 +259,7 @@ export class WaitSet {
     if (maySuspend && !res.suspended && !res.steps.length && sameToken) {
       // Cannot happen by design (nothing resolved, token unchanged ⇒ suspended); never spin on it.
       this.stalls++;
-      this.retryAt = Date.now() + backoffMs(BACKOFF.waitStall, this.stalls);
+      this.retryAt = this.now() + backoffMs(BACKOFF.waitStall, this.stalls);
       this.dirty = true;
     } else this.stalls = 0;
     if (res.token) ctx.token = res.token;

@@ -28,7 +28,7 @@ export function durableSleep(ms: number): Promise<void> {
   }
   return durableOperation('Durable.sleep()', SLEEP_STEP, async ({ ctx, seq, name, recorded }) => {
     const due = recorded ? (decode(recorded.output) as Date) : null;
-    if (due && due.getTime() <= Date.now()) return;
+    if (due && due.getTime() <= ctx.services.clock.now()) return;
     await WaitSet.of(ctx).wait({ seq, kind: 'sleep', name, key: null, ms: recorded ? null : ms, due }, () => undefined);
   });
 }

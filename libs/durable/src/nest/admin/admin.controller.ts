@@ -26,6 +26,7 @@ import {
   ForkBodyDto,
   ForkResultDto,
   RunDetailDto,
+  RunExportDto,
   RunListDto,
   RunSummaryDto,
   ScheduleDetailDto,
@@ -127,6 +128,18 @@ export class AdminApiController implements OnModuleInit {
   getRun(@Param('id') id: unknown, @Query() query: unknown) {
     onlyKnown(query, []);
     return this.admin.getRun(runId(id));
+  }
+
+  @Get('runs/:id/export')
+  @ApiOperation({
+    summary: 'The run and its checkpoints as recorded (JSON), to replay against new code with replayRun() of nestjs-durable/testing',
+  })
+  @idParam
+  @ApiOkResponse({ type: RunExportDto })
+  @errors(400, 404)
+  exportRun(@Param('id') id: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.exportRun(runId(id));
   }
 
   @Post('runs/:id/cancel')

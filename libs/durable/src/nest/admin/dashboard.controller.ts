@@ -36,6 +36,11 @@ export class DashboardPageController {
     this.send(res, 'schedules.js');
   }
 
+  @Get('assets/run-export.js')
+  runExport(@Res() res: unknown): void {
+    this.send(res, 'run-export.js');
+  }
+
   @Get('assets/dashboard.css')
   stylesheet(@Res() res: unknown): void {
     this.send(res, 'dashboard.css');

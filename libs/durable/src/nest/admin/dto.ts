@@ -162,6 +162,37 @@ export class RunSummaryDto {
   cancelRequestedAt!: string | null;
 }
 
+export class RunExportRunDto {
+  @ApiProperty({ type: String }) id!: string;
+  @ApiProperty({ type: String }) workflowName!: string;
+  @ApiProperty({ enum: statuses }) status!: string;
+  @ApiProperty({ description: 'The input as stored (codec form)', nullable: true }) input!: unknown;
+  @ApiProperty({ nullable: true }) output!: unknown;
+  @ApiProperty({ nullable: true }) error!: unknown;
+  @ApiProperty({ type: String, nullable: true }) appVersion!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
+}
+
+export class RunExportStepDto {
+  @ApiProperty({ type: Number }) seq!: number;
+  @ApiProperty({ type: String }) name!: string;
+  @ApiProperty({ enum: ['SUCCEEDED', 'FAILED', 'WAITING'] }) status!: string;
+  @ApiProperty({ nullable: true, description: 'As stored (codec form)' }) output!: unknown;
+  @ApiProperty({ nullable: true }) error!: unknown;
+  @ApiProperty({ type: Number }) attempts!: number;
+  @ApiProperty({ nullable: true }) compensation!: unknown;
+  @ApiProperty({ type: Number, nullable: true }) compensates!: number | null;
+}
+
+/** GET runs/:id/export: the run as recorded, for replayRun() of nestjs-durable/testing. */
+export class RunExportDto {
+  @ApiProperty({ enum: ['nestjs-durable.run/1'] }) format!: string;
+  @ApiProperty({ type: String, format: 'date-time' }) exportedAt!: string;
+  @ApiProperty({ type: RunExportRunDto }) run!: RunExportRunDto;
+  @ApiProperty({ type: [RunExportStepDto] }) steps!: RunExportStepDto[];
+}
+
 export class CancelBodyDto {
   @ApiPropertyOptional({
     type: Boolean,

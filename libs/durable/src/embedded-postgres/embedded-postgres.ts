@@ -9,8 +9,8 @@ import { acquireStartupLock } from './startup-lock.js';
 export interface EmbeddedPostgresOptions {
   /** Where the cluster lives. Default ./.data/postgres (relative to the working directory). */
   dataDir?: string;
-  /** Prisma migrations folder applied at startup. Default ./prisma/migrations. */
-  migrationsDir?: string;
+  /** Prisma migrations folder applied at startup. Default ./prisma/migrations; null applies none (the testing kit creates its own databases). */
+  migrationsDir?: string | null;
   log?: (message: string) => void;
 }
 
@@ -40,7 +40,7 @@ export const serverUrl = (port: number) => `postgresql://${SUPERUSER}:${PASSWORD
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   const started = performance.now();
   const dataDir = resolve(options.dataDir ?? '.data/postgres');
-  const migrationsDir = resolve(options.migrationsDir ?? 'prisma/migrations');
+  const migrationsDir = options.migrationsDir === null ? null : resolve(options.migrationsDir ?? 'prisma/migrations');
   const log = options.log ?? (() => {});
   const lockFile = `${dataDir}.lock`;
   const { server, lease, migrations } = await withStartupLock(lockFile, log, () => open(dataDir, migrationsDir));
@@ -70,13 +70,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
 }
 
 /** Starts or finds the server, takes this process's share of it, migrates. */
-async function open(dataDir: string, migrationsDir: string) {
+async function open(dataDir: string, migrationsDir: string | null) {
   const server = await ensureServer(dataDir);
   const url = serverUrl(server.port);
   let lease: ServerLease | undefined;
   try {
     lease = await ServerLease.acquire(url);
-    return { server, lease, migrations: await applyMigrations(url, migrationsDir) };
+    const migrations = migrationsDir ? await applyMigrations(url, migrationsDir) : { applied: [], alreadyApplied: 0, modified: [] };
+    return { server, lease, migrations };
   } catch (err) {
     // Leave no server behind that nobody uses (e.g. a migration failed).
     const unused = lease ? (await lease.release()).length === 0 : server.started;

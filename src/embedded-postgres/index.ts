@@ -1,1 +1,0 @@
-export { startEmbeddedPostgres, serverUrl, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './embedded-postgres.js';

@@ -1,0 +1,107 @@
+// Virtual time of nestjs-durable/testing beyond the README example: timers fire in time order (each
+// sleep starts from the virtual time the previous one ended), Durable.now() and the database's
+// timestamps follow, deadlines and delayed starts come due, and real time keeps working.
+import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Durable, DurableModule, Step, Workflow, WorkflowFailedError } from 'nestjs-durable';
+import { createDurableTestingModule, type DurableTestingModule } from 'nestjs-durable/testing';
+import { PrismaClient } from '../../src/generated/prisma/client.js';
+import { serverUrl } from '../support/global-setup.js';
+
+const DAY = 86_400_000;
+
+@Injectable()
+class PrismaService extends PrismaClient implements OnApplicationShutdown {
+  constructor() {
+    super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL! }) });
+  }
+  async onApplicationShutdown() {
+    await this.$disconnect();
+  }
+}
+
+@Injectable()
+class Clocks {
+  @Step() async stamp(label: string) {
+    return { label, at: await Durable.now() };
+  }
+}
+
+@Injectable()
+class Timed {
+  constructor(@Inject(Clocks) private readonly clocks: Clocks) {}
+
+  @Workflow({ name: 'threeNights' })
+  async threeNights() {
+    const times = [await Durable.now()];
+    for (let i = 0; i < 3; i++) {
+      await Durable.sleep(DAY);
+      times.push(await Durable.now());
+    }
+    return { times, step: await this.clocks.stamp('end') };
+  }
+
+  @Workflow({ name: 'tooSlow', timeoutMs: 3_600_000 })
+  async tooSlow() {
+    await Durable.sleep(2 * 3_600_000);
+    return 'finished';
+  }
+
+  @Workflow({ name: 'quick' })
+  async quick() {
+    await Durable.sleep(50);
+    return 'slept 50 ms of real time';
+  }
+}
+
+@Module({ imports: [DurableModule.forRoot({ prisma: PrismaService })], providers: [PrismaService, Clocks, Timed] })
+class TimedModule {}
+
+describe('virtual time (nestjs-durable/testing)', () => {
+  let t: DurableTestingModule;
+  beforeAll(async () => {
+    t = await createDurableTestingModule({ imports: [TimedModule] }, { database: { url: serverUrl() } });
+  });
+  afterAll(() => t?.close());
+
+  it('fires timers in time order: three one-day sleeps in a row all end within advanceTime("3d"); Durable.now() follows', async () => {
+    const startedAt = t.now();
+    const run = await t.start('threeNights');
+    await t.waitFor(run.id, { status: 'WAITING' });
+    await t.advanceTime('3d');
+    const out = await t.result<{ times: number[]; step: { at: number } }>(run.id);
+    const gaps = out.times.slice(1).map((x, i) => x - out.times[i]);
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(DAY);
+      expect(gap).toBeLessThan(DAY + 60_000);
+    }
+    expect(out.times[0] - startedAt).toBeLessThan(60_000);
+    expect(out.step.at).toBeGreaterThanOrEqual(out.times[3]); // inside a step too
+    const view = await t.run(run.id);
+    // The database's own timestamps (statements' now(), column defaults) are in the same virtual frame.
+    expect(view.finishedAt!.getTime() - view.createdAt.getTime()).toBeGreaterThanOrEqual(3 * DAY);
+    expect(Math.abs(view.finishedAt!.getTime() - t.now())).toBeLessThan(60_000);
+  });
+
+  it("passes a run's deadline: the sweeper fails it when virtual time reaches it", async () => {
+    const run = await t.start('tooSlow');
+    await t.waitFor(run.id, { status: 'WAITING' });
+    await t.advanceTime('59m');
+    expect((await t.run(run.id)).status).toBe('WAITING');
+    await t.advanceTime('1m');
+    await expect(t.result(run.id)).rejects.toThrow(WorkflowFailedError);
+    expect((await t.run(run.id)).status).toBe('FAILED');
+  });
+
+  it('starts a delayed run when its start time comes', async () => {
+    const run = await t.start('quick', undefined, { delayMs: 2 * DAY });
+    await t.advanceTime('1d');
+    expect((await t.run(run.id)).status).toBe('PENDING');
+    await t.advanceTime('1d');
+    expect(await t.result(run.id)).toBe('slept 50 ms of real time');
+  });
+
+  it('keeps real time: a short sleep ends by itself, no advanceTime needed', async () => {
+    expect(await t.execute('quick')).toBe('slept 50 ms of real time');
+  });
+});
