@@ -9,6 +9,17 @@ export type { SendOptions } from './engine/queries.js';
 export type { CancelOptions, ForkResult } from './engine/run-control.js';
 export type { RunView } from './engine/run-view.js';
 export { WorkflowRegistry } from './definitions/registry.js';
+export {
+  verifyRuns,
+  verifyReportText,
+  type VerifyOptions,
+  type VerifyProgress,
+  type VerifyReport,
+  type VerifyFailure,
+  type WorkflowVerifyReport,
+} from './engine/verify.js';
+export { replayRun, type RecordedRun, type ReplayResult, type ReplayMismatch, type ReplayOptions } from './workflow/replay.js';
+export type { RecordedStep, StepCompensation } from './store/rows.js';
 export { ScheduleClient } from './engine/schedule-client.js';
 export type {
   ScheduleDefinition,

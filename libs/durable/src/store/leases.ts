@@ -1,13 +1,8 @@
 /** Leases: claiming runs, renewing the leases this worker holds, handing runs back, and sweeping expired leases. */
 import { statement } from './statement.js';
-import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep } from './rows.js';
-
-/** Recorded steps of a run, in seq order, as one json array (loaded once per execution). */
-const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
-    'output', s.output, 'error', s.error, 'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
-  FROM durable_steps s WHERE s.run_id = r.id)`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
