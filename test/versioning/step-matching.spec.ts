@@ -1,4 +1,4 @@
-import { DeterminismError, Durable, replayRun, type RecordedStep, type WorkflowDefinition } from 'nestjs-durable';
+import { DeterminismError, Durable, replayRun, Step, type RecordedStep, type WorkflowDefinition } from 'nestjs-durable';
 
 /**
  * The step-matching rule (workflow/step-matcher.ts) through replayRun: the engine-level replay that
@@ -13,6 +13,14 @@ describe('versioning: step matching on replay', () => {
   const replay = (body: () => Promise<unknown>, steps: RecordedStep[]) => replayRun(wf(body), { id: 'r1', input: null, steps });
 
   afterEach(() => expect(executed).toEqual([])); // a replay never runs a step body
+
+  class Declared {
+    @Step({ name: 'still-declared' }) async kept() {
+      executed.push('still-declared');
+      return 1;
+    }
+  }
+  void Declared;
 
   it('replays identical code to the end of the record, and stops at the first operation the run has not done', async () => {
     const r = await replay(async () => [await step('a'), await step('b'), await Durable.recv('paid'), await step('c')], rec('a', 'b'));
@@ -54,6 +62,27 @@ describe('versioning: step matching on replay', () => {
     const r = await replay(async () => [await step('a'), await step('c'), await step('b')], rec('a', 'b', 'c'));
     expect(r).toMatchObject({ verdict: 'nondeterministic', mismatch: { seq: 1, recorded: 'b', actual: 'c', kind: 'reordered' } });
     expect(r.error!.message).toMatch(/steps were reordered/);
+  });
+
+  it('skips steps recorded last that the code no longer declares: a run waiting right after a removed step', async () => {
+    const r = await replay(async () => [await step('a'), await Durable.recv('paid')], rec('a', 'removed-step'));
+    expect(r).toMatchObject({ verdict: 'ok', ended: 'frontier', frontier: { seq: 2, name: 'durable.recv:paid' } });
+  });
+
+  it('does not skip a step recorded last that is still a declared @Step(): an insertion before it is an error', async () => {
+    const r = await replay(
+      async () => [await step('a'), await Durable.recv('new'), await step('still-declared')],
+      rec('a', 'still-declared'),
+    );
+    expect(r).toMatchObject({
+      verdict: 'nondeterministic',
+      mismatch: { seq: 1, recorded: 'still-declared', actual: 'durable.recv:new', kind: 'changed' },
+    });
+  });
+
+  it('does not skip a wait recorded last (the run is in it): removing it is an error', async () => {
+    const r = await replay(async () => [await step('a'), await step('b')], rec('a', 'durable.sleep'));
+    expect(r).toMatchObject({ verdict: 'nondeterministic', mismatch: { seq: 1, recorded: 'durable.sleep', actual: 'b' } });
   });
 
   it('keeps a determinism error fatal when the workflow catches it', async () => {

@@ -1,9 +1,12 @@
 import { DeterminismError } from '../errors/index.js';
 import type { RecordedStep } from '../store/rows.js';
+import { isDeclaredStep } from '../definitions/step-methods.js';
 
 /** Step name of the marker Durable.patched(id) records. */
 export const patchStepName = (id: string): string => `durable.patch:${id}`;
 const isPatchMarker = (name: string): boolean => name.startsWith('durable.patch:');
+const isWait = (name: string): boolean =>
+  name === 'durable.sleep' || name.startsWith('durable.recv:') || name.startsWith('durable.result:');
 
 /** Where a durable operation of the code lands in the run: its position (step seq) and the checkpoint recorded there, if any. */
 export interface StepMatch {
@@ -22,8 +25,14 @@ export interface StepMatch {
  * - another step is recorded there, and the operation's name is recorded further on: the steps in
  *   between were removed from the code, and the run has passed them — they are skipped. Calling one
  *   of them later means they were moved, not removed: DeterminismError 'reordered';
- * - otherwise (the name is nowhere ahead): the step changed, or one was added where the run has
- *   already been without Durable.patched(): DeterminismError 'changed'.
+ * - the operation is a wait (recv, sleep, a child's result) that is nowhere ahead, and every step
+ *   recorded from here on is a step no @Step() method declares any more (or a patch marker): they
+ *   were removed after the run passed them, and the run waits right after them (e.g. suspended in a
+ *   recv); skipped, and the wait is new work;
+ * - otherwise: the step changed, or one was added where the run has already been without
+ *   Durable.patched(): DeterminismError 'changed'. (Only a wait may follow removed steps at the end
+ *   of a run's record: a new step there could be an insertion in front of the recorded one, and it
+ *   would run before the replay found out. Removing those needs Durable.patched().)
  *
  * So adding steps where a run has not been yet, adding steps anywhere behind Durable.patched(), and
  * removing steps a run has passed all replay; renaming, changing and reordering recorded steps do not.
@@ -76,13 +85,15 @@ export class StepMatcher {
       }
       this.throwIfSkipped(name);
       const ahead = this.ahead(name);
-      if (ahead === null) throw new DeterminismError(this.runId, r.seq, r.name, name, 'changed');
-      for (let s = this.cursor; s < ahead; s++) {
-        const gone = this.bySeq.get(s);
-        if (gone && !isPatchMarker(gone.name) && !this.skipped.has(gone.name)) this.skipped.set(gone.name, { step: gone, by: name });
+      if (ahead !== null) {
+        this.skip(ahead, name);
+        this.cursor = ahead + 1;
+        return { seq: ahead, recorded: this.bySeq.get(ahead) };
       }
-      this.cursor = ahead + 1;
-      return { seq: ahead, recorded: this.bySeq.get(ahead) };
+      if (!isWait(name) || !this.restRemoved()) throw new DeterminismError(this.runId, r.seq, r.name, name, 'changed');
+      this.skip(this.lastSeq + 1, name);
+      this.cursor = this.lastSeq + 1;
+      return { seq: this.cursor++, recorded: undefined };
     }
   }
 
@@ -102,6 +113,23 @@ export class StepMatcher {
   private ahead(name: string): number | null {
     for (let s = this.cursor + 1; s <= this.lastSeq; s++) if (this.bySeq.get(s)?.name === name) return s;
     return null;
+  }
+
+  /** Marks the recorded steps from the cursor up to `until` (excluded) as removed, skipped for `by`. */
+  private skip(until: number, by: string): void {
+    for (let s = this.cursor; s < until; s++) {
+      const gone = this.bySeq.get(s);
+      if (gone && !isPatchMarker(gone.name) && !this.skipped.has(gone.name)) this.skipped.set(gone.name, { step: gone, by });
+    }
+  }
+
+  /** Every step recorded from the cursor on is a patch marker or a step no @Step() method of the code declares (not a durable wait, send, …). */
+  private restRemoved(): boolean {
+    for (let s = this.cursor; s <= this.lastSeq; s++) {
+      const r = this.bySeq.get(s);
+      if (r && !isPatchMarker(r.name) && (r.name.startsWith('durable.') || isDeclaredStep(r.name) || r.status === 'WAITING')) return false;
+    }
+    return true;
   }
 
   private throwIfSkipped(name: string): void {
