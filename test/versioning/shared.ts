@@ -1,17 +1,6 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { PrismaPg } from '@prisma/adapter-pg';
-import { PrismaClient } from '../../src/generated/prisma/client.js';
+import { PrismaService } from '../support/worker-app.js';
 
-/** The two builds' PrismaClient (each build is its own process: DATABASE_URL from the environment). */
-@Injectable()
-export class PrismaService extends PrismaClient implements OnApplicationShutdown {
-  constructor() {
-    super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: 3, connectionTimeoutMillis: 10_000 }) });
-  }
-  async onApplicationShutdown() {
-    await this.$disconnect();
-  }
-}
+export { PrismaService };
 
 /** Engine settings both builds share (fast polls; long waits suspend at once). */
 export const fastDurable = {

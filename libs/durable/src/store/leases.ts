@@ -16,18 +16,16 @@ import type { ClaimedRun, HeldRun, RecordedStep } from './rows.js';
  * token of durable waits, see wait-sql.ts), and whether the run is to compensate and end CANCELLED
  * (cancel_requested_at). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
  */
-const CLAIM = statement(
-  'claim',
-  `
+const claimSql = (versions: string) => `
 WITH p AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions}
   ORDER BY priority, available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 w AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions}
   ORDER BY available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
@@ -41,12 +39,20 @@ u AS (
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
             r.cancel_requested_at IS NOT NULL AS cancelling, ${STEPS_OF_R} AS steps),
 hist AS (${history(
-    '$6',
-    `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
+  '$6',
+  `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
-  )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, steps FROM u`,
-);
+)})
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, steps FROM u`;
+const CLAIM = statement('claim', claimSql(''));
+
+/**
+ * CLAIM for a worker with the engine option runVersions: also $7 (text[]), the app versions whose
+ * runs it claims (runs recorded without a version too). A statement of its own, so the default
+ * claim keeps its text and plan; the version test filters rows the claim indexes found (no index
+ * of its own: during a deploy nearly every due run passes it).
+ */
+const CLAIM_VERSIONS = statement('claim_versions', claimSql(' AND (app_version IS NULL OR app_version = ANY($7::text[]))'));
 
 /**
  * Heartbeat: extend, in one statement, the leases this worker still holds. Rows are locked in id
@@ -114,7 +120,10 @@ SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
 );
 
-/** Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for. */
+/**
+ * Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for (and,
+ * given `versions`, among the runs those app versions started, or that carry no version).
+ */
 export async function claim(
   store: Store,
   queue: string,
@@ -122,8 +131,10 @@ export async function claim(
   owner: string,
   leaseMs: number,
   workflows: string[],
+  versions: string[] | null = null,
 ): Promise<ClaimedRun[]> {
-  const rows = await store.sql.query<Record<string, unknown>>(CLAIM, [queue, limit, owner, leaseMs, workflows, store.history]);
+  const params = [queue, limit, owner, leaseMs, workflows, store.history];
+  const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
   return rows.map((r) => ({
     id: r.id as string,
     workflowName: r.workflow_name as string,
