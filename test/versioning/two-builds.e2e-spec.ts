@@ -48,7 +48,10 @@ describe('versioning: two builds, verify, deploy', () => {
     stats = new pg.Client({ connectionString: urlFor('postgres') });
     await stats.connect();
   });
+  const databaseUrl = process.env.DATABASE_URL;
   afterAll(async () => {
+    if (databaseUrl === undefined) delete process.env.DATABASE_URL;
+    else process.env.DATABASE_URL = databaseUrl;
     for (const w of workers) await w.stop();
     await stats.end();
     await reads.end().catch(() => {});
@@ -150,7 +153,7 @@ describe('versioning: two builds, verify, deploy', () => {
   });
 
   it('verifyApp(): the same report from a test, in process', async () => {
-    process.env.DATABASE_URL = h.db.url; // what the app's DurableModule connects with
+    process.env.DATABASE_URL = h.db.url; // what the app's DurableModule connects with (restored in afterAll)
     const report = await verifyApp(BuildTwo, { logger: false });
     expect(report.workflows[0].failures.map((f) => [f.runId, f.seq, f.recorded, f.actual])).toEqual(
       predicted.workflows[0].failures.map((f) => [f.runId, f.seq, f.recorded, f.actual]),
@@ -180,5 +183,13 @@ describe('versioning: two builds, verify, deploy', () => {
       expect((run?.error as { message: string }).message).toBe(f.message);
       expect(await stepNames(f.runId)).toEqual(STEPS_V1_PAID); // nothing ran after the mismatch
     }
+  });
+
+  it('verify --finished-within: nothing is in flight now; of the runs finished in the last hour, the failed ones still do not replay', async () => {
+    const inFlight = await verifyApp(BuildTwo, { logger: false });
+    expect(inFlight).toMatchObject({ ok: true, checked: 0, failed: 0 });
+    const recent = await verifyApp(BuildTwo, { logger: false, finishedWithinMs: 3_600_000 });
+    expect(recent).toMatchObject({ ok: false, checked: 7, failed: 3 });
+    expect(recent.workflows[0].failures.map((f) => [f.runId, f.status, f.kind])).toEqual(B.map((id) => [id, 'FAILED', 'reordered']));
   });
 });
