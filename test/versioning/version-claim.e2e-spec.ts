@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pw from 'playwright-core';
 import request from 'supertest';
-import type { DurableEngine } from 'nestjs-durable';
+import { verifyRuns, WorkflowRegistry, type DurableEngine } from 'nestjs-durable';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 
@@ -51,6 +51,15 @@ describe('versioning: runVersions keeps runs on the build that started them', ()
     await sleep(500); // several polls of build 2
     expect(await statusOf(V1)).toEqual(['PENDING', 'PENDING', 'PENDING']);
     expect([...V2, ...NONE].map((id) => ran.get(id))).toEqual(['build-2', 'build-2', 'build-2', 'build-2']);
+  });
+
+  it('verify of a build without the workflow: every pending run of it would be stranded', async () => {
+    const report = await verifyRuns(new WorkflowRegistry(), h.db.url);
+    expect(report).toMatchObject({ ok: false, checked: 3, failed: 3 });
+    expect(report.workflows[0].failures.map((f) => [f.runId, f.kind, f.appVersion])).toEqual(V1.map((id) => [id, 'unknown-workflow', '1']));
+    expect(report.workflows[0].failures[0].message).toBe(
+      'this build has no workflow "job": no instance running it would ever execute the run',
+    );
   });
 
   it('the admin API and the dashboard show the versions with runs in flight', async () => {
