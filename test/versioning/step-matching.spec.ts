@@ -80,6 +80,18 @@ describe('versioning: step matching on replay', () => {
     });
   });
 
+  it('fails before new work starts while a skipped step is still a declared @Step() (it may have moved below)', async () => {
+    const r = await replay(
+      async () => [await step('a'), await step('c'), await step('new'), await step('still-declared')],
+      rec('a', 'still-declared', 'c'),
+    );
+    expect(r).toMatchObject({
+      verdict: 'nondeterministic',
+      mismatch: { seq: 1, recorded: 'still-declared', actual: 'c', kind: 'reordered' },
+    });
+    expect(r.frontier).toBeNull(); // caught before "new" would have run
+  });
+
   it('does not skip a wait recorded last (the run is in it): removing it is an error', async () => {
     const r = await replay(async () => [await step('a'), await step('b')], rec('a', 'durable.sleep'));
     expect(r).toMatchObject({ verdict: 'nondeterministic', mismatch: { seq: 1, recorded: 'durable.sleep', actual: 'b' } });

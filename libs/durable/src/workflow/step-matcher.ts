@@ -24,7 +24,9 @@ export interface StepMatch {
  * - a patch marker the code no longer asks for is passed over (a retired Durable.patched());
  * - another step is recorded there, and the operation's name is recorded further on: the steps in
  *   between were removed from the code, and the run has passed them — they are skipped. Calling one
- *   of them later means they were moved, not removed: DeterminismError 'reordered';
+ *   of them later means they were moved, not removed: DeterminismError 'reordered'; so does starting
+ *   new work past the record while a skipped step is still a @Step() method of the code (it could
+ *   be called after that work; a step removed from this workflow only needs Durable.patched());
  * - the operation is a wait (recv, sleep, a child's result) that is nowhere ahead, and every step
  *   recorded from here on is a step no @Step() method declares any more (or a patch marker): they
  *   were removed after the run passed them, and the run waits right after them (e.g. suspended in a
@@ -73,6 +75,7 @@ export class StepMatcher {
       const r = this.bySeq.get(this.cursor);
       if (!r) {
         this.throwIfSkipped(name);
+        if (this.cursor > this.lastSeq) this.throwIfSkippedStillDeclared();
         return { seq: this.cursor++, recorded: undefined };
       }
       if (r.name === name) {
@@ -130,6 +133,17 @@ export class StepMatcher {
       if (r && !isPatchMarker(r.name) && (r.name.startsWith('durable.') || isDeclaredStep(r.name) || r.status === 'WAITING')) return false;
     }
     return true;
+  }
+
+  /**
+   * New work is about to start past the record while a skipped step is still a @Step() of the code:
+   * it may have been moved below, not removed, and would then run again after the new work. Fail
+   * now, before any new work runs (and so that verify sees it).
+   */
+  private throwIfSkippedStillDeclared(): void {
+    for (const gone of this.skipped.values()) {
+      if (isDeclaredStep(gone.step.name)) throw new DeterminismError(this.runId, gone.step.seq, gone.step.name, gone.by, 'reordered');
+    }
   }
 
   private throwIfSkipped(name: string): void {
