@@ -61,9 +61,18 @@ const cases: Case[] = [
     make: () => [SQL.CLAIM, [QUEUE, 10, 'w', 30000, [WORKFLOW], history]],
   },
   {
+    // The claim of a worker with the engine option runVersions (a statement of its own: CLAIM is unchanged).
+    name: 'CLAIM_VERSIONS (limit 10, 1 due run of version 1)',
+    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`v${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, '1', history])),
+    make: () => [SQL.CLAIM_VERSIONS, [QUEUE, 10, 'w', 30000, [WORKFLOW], history, ['1']]],
+  },
+  {
     name: 'INSERT_STEPS (1 checkpoint)',
     prepare: (i) => setup(`b${i}`),
-    make: (i) => [SQL.INSERT_STEPS, [[`b${i}`], [1], [0], ['benchStep'], ['SUCCEEDED'], ['0'], [null], [1], [0.1], history]],
+    make: (i) => [
+      SQL.INSERT_STEPS,
+      [[`b${i}`], [1], [0], ['benchStep'], ['SUCCEEDED'], ['0'], [null], [1], [0.1], [null], [null], history],
+    ],
   },
   {
     name: 'FINISH_RUNS (1 run)',

@@ -25,8 +25,10 @@ describe('admin API OpenAPI description', () => {
       '/ops/durable/schedules/{id}/resume',
       '/ops/durable/schedules/{id}/trigger',
       '/ops/durable/stats',
+      '/ops/durable/versions',
       '/ops/durable/workflows',
     ]);
+    expect(JSON.stringify(paths['/ops/durable/versions'].get!.responses['200'])).toContain('VersionsDto');
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
@@ -54,7 +56,18 @@ describe('admin API OpenAPI description', () => {
     expect(JSON.stringify(fork.requestBody)).toContain('ForkBodyDto');
     expect(Object.keys(fork.responses).sort()).toEqual(['201', '400', '404', '409']);
     const schemas = doc.components!.schemas!;
-    for (const name of ['RunListDto', 'RunListItemDto', 'RunDetailDto', 'StepDto', 'StatsDto', 'WorkflowsDto', 'ForkBodyDto', 'ErrorDto'])
+    for (const name of [
+      'RunListDto',
+      'RunListItemDto',
+      'RunDetailDto',
+      'StepDto',
+      'StatsDto',
+      'WorkflowsDto',
+      'VersionsDto',
+      'VersionInFlightDto',
+      'ForkBodyDto',
+      'ErrorDto',
+    ])
       expect(schemas[name]).toBeDefined();
     expect(JSON.stringify(schemas.RunDetailDto)).toContain('StepDto');
     expect(JSON.parse(JSON.stringify(doc)).openapi).toMatch(/^3\./);

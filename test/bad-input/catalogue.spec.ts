@@ -1,6 +1,10 @@
 import {
   Durable,
+  DurableEngine,
   DurableError,
+  InvalidOptionsError,
+  verifyRuns,
+  WorkflowRegistry,
   NotInWorkflowError,
   PayloadTooLargeError,
   RunNotFoundError,
@@ -10,6 +14,7 @@ import {
   WorkflowFailedError,
 } from 'nestjs-durable';
 import { EngineHarness } from '../support/engine-harness.js';
+import { runVerify } from '../../libs/durable/src/cli/verify-command.js';
 
 /**
  * The bad-input catalogue: what a caller or a workflow can get wrong, and the typed error each
@@ -65,6 +70,7 @@ describe('bad input: the catalogue', () => {
         unknownChild: async () => (await Durable.startChild('noSuchWorkflow', {})).result(),
         hugeEvent: async () => Durable.setEvent('report', 'z'.repeat(LIMIT + 1)),
         recvInStep: async () => steps.recvInside(),
+        emptyPatchId: async () => Durable.patched(''),
       },
       { maxPayloadBytes: LIMIT },
     );
@@ -231,6 +237,7 @@ describe('bad input: the catalogue', () => {
       ['Durable.runId()', async () => Durable.runId()],
       ['Durable.signal()', async () => Durable.signal()],
       ['Durable.tx()', async () => Durable.tx()],
+      ['Durable.patched()', () => Durable.patched('fraud-check')],
     ])('%s → NotInWorkflowError saying where it may be called', async (api, call) => {
       const err = await call().then(
         () => null,
@@ -252,6 +259,58 @@ describe('bad input: the catalogue', () => {
         name: 'NotInWorkflowError',
         message: expect.stringContaining('not inside a step (step "recvInside"'),
       });
+    });
+  });
+
+  describe('versioning', () => {
+    const engineWith = (options: Record<string, unknown>) => () =>
+      new DurableEngine({ registry: new WorkflowRegistry(), connection: h.db.url, options: options as never });
+
+    it('runVersions without appVersion, or not a list of versions: InvalidOptionsError saying what to pass', () => {
+      expect(engineWith({ runVersions: 'own' })).toThrow(InvalidOptionsError);
+      expect(engineWith({ runVersions: ['1.4'] })).toThrow(/runVersions \["1.4"\] needs appVersion \(the version of this build/);
+      expect(engineWith({ appVersion: '2', runVersions: 'mine' })).toThrow(
+        /runVersions must be 'any', 'own' or a list of app versions \(non-empty strings\), got "mine"/,
+      );
+      expect(engineWith({ appVersion: '2', runVersions: ['1', ''] })).toThrow(/runVersions must be/);
+    });
+
+    it('Durable.patched() with an empty id: the run FAILED with InvalidArgumentError naming the id', async () => {
+      const { run } = await failedRun('emptyPatchId');
+      expect(run.error).toMatchObject({
+        name: 'InvalidArgumentError',
+        message: expect.stringContaining('Durable.patched(): the id must be a non-empty string'),
+      });
+    });
+
+    it('verify with a page size or window out of range: InvalidOptionsError, nothing read', async () => {
+      await expect(verifyRuns(new WorkflowRegistry(), h.db.url, { pageSize: 0 })).rejects.toThrow(
+        /pageSize must be an integer from 1 to 10000 \(got 0\)/,
+      );
+      await expect(verifyRuns(new WorkflowRegistry(), h.db.url, { finishedWithinMs: -5 })).rejects.toThrow(
+        /finishedWithinMs must be a number of ms/,
+      );
+    });
+
+    it('npx nestjs-durable verify without --module, with a missing file or a bad duration: exit 2 and what to pass', async () => {
+      const run = async (args: string[]) => {
+        let err = '';
+        const code = await runVerify(args, { cwd: process.cwd(), out: () => {}, err: (t) => (err += t) });
+        return { code, err };
+      };
+      expect(await run([])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('--module is required: the compiled root module of the app'),
+      });
+      expect(await run(['--module', 'dist/nowhere.module.js'])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('nowhere.module.js'),
+      });
+      expect(await run(['--module', 'x.js', '--finished-within', 'a week'])).toMatchObject({
+        code: 2,
+        err: expect.stringContaining('"a week" is not a duration (e.g. 30m, 24h, 7d)'),
+      });
+      expect(await run(['--nope'])).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--nope'") });
     });
   });
 

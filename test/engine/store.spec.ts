@@ -55,14 +55,26 @@ describe('store: claim, fencing, sweeper', () => {
     expect((await claim(sql, 'q', 10, 'old-instance', 10_000, ['wf'])).map((r) => r.id)).toEqual(['known']);
   });
 
-  it('uses the partial claim indexes, and sleeping runs cost an empty claim nothing', async () => {
+  it('claims only runs of the versions given (runVersions), and runs recorded without a version', async () => {
+    await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, app_version) VALUES
+      ('v1', 'wf', 'vq', '1'), ('v2', 'wf', 'vq', '2'), ('v3', 'wf', 'vq', '3'), ('none', 'wf', 'vq', NULL)`);
+    expect((await claim(sql, 'vq', 10, 'A', 10_000, ['wf'], ['2', '3'])).map((r) => r.id).sort()).toEqual(['none', 'v2', 'v3']);
+    expect((await claim(sql, 'vq', 10, 'A', 10_000, ['wf'])).map((r) => r.id)).toEqual(['v1']);
+  });
+
+  it.each([
+    ['durable_claim', []],
+    ['durable_claim_versions', ["ARRAY['1']"]],
+  ])('%s uses the partial claim indexes, and sleeping runs cost an empty claim nothing', async (name, extra) => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, status, available_at)
-                   SELECT 'sleeping-' || i, 'wf', 'q', 'WAITING', now() + interval '1 hour' FROM generate_series(1, 20000) i`);
+                   SELECT 'sleeping-' || i, 'wf', 'q', 'WAITING', now() + interval '1 hour' FROM generate_series(1, 20000) i
+                   ON CONFLICT DO NOTHING`);
     await h.query('ANALYZE durable_runs');
+    const params = ["'q'", '10', "'A'", '1000', "ARRAY['wf']", 'false', ...extra];
     const plan = await h.query(
       `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${engineStatements()
-        .get('durable_claim')!
-        .replace(/\$(\d)/g, (_, n) => ["'q'", '10', "'A'", '1000', "ARRAY['wf']", 'false'][Number(n) - 1])}`,
+        .get(name)!
+        .replace(/\$(\d)/g, (_, n) => params[Number(n) - 1])}`,
     );
     const text = JSON.stringify(plan);
     expect(text).toContain('durable_runs_claim_idx');

@@ -10,6 +10,18 @@ export type { CancelOptions, ControlOptions, ForkResult } from './engine/run-con
 export type { RunView } from './engine/run-view.js';
 export { RUN_EXPORT_FORMAT, type RunExport } from './engine/run-export.js';
 export { WorkflowRegistry } from './definitions/registry.js';
+export {
+  verifyRuns,
+  verifyReportText,
+  type VerifyOptions,
+  type VerifyProgress,
+  type VerifyReport,
+  type VerifyFailure,
+  type WorkflowVerifyReport,
+} from './engine/verify.js';
+export { isVerifyMode, VERIFY_MODE_ENV } from './config/limits.js';
+export { replayRun, type RecordedRun, type ReplayResult, type ReplayMismatch, type ReplayOptions } from './workflow/replay.js';
+export type { RecordedStep, StepCompensation } from './store/rows.js';
 export { ScheduleClient } from './engine/schedule-client.js';
 export type {
   ScheduleDefinition,

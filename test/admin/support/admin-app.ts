@@ -118,7 +118,7 @@ export interface AdminAppOptions {
   worker?: boolean;
   globalPrefix?: string;
   /** Engine options overriding the fast test defaults (e.g. a longer lease on a loaded machine). */
-  engine?: { leaseMs?: number; heartbeatMs?: number; history?: boolean };
+  engine?: { leaseMs?: number; heartbeatMs?: number; history?: boolean; appVersion?: string; runVersions?: 'any' | 'own' | string[] };
   /** Nest logger of the app (default: none). */
   logger?: LoggerService | false;
 }

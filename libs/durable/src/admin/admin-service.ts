@@ -3,6 +3,8 @@ import { RunNotFoundError } from '../errors/index.js';
 import { COUNT_CAP, countByStatus, listRuns } from '../store/admin-list.js';
 import { DETAIL_LIMITS, runDetail, runSummary } from '../store/admin-detail.js';
 import { stats, type StatsRows } from '../store/admin-stats.js';
+import { versionsInFlight } from '../store/admin-versions.js';
+import { assembleVersions } from './versions.js';
 import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
@@ -102,6 +104,11 @@ export class AdminService {
 
   async stats(windowMinutes: number) {
     return assembleStats(await stats(this.store, windowMinutes), windowMinutes);
+  }
+
+  /** App versions with runs in flight (to see when an old build has drained), and this instance's version and claim filter. */
+  async versions() {
+    return assembleVersions(await versionsInFlight(this.store), this.engine.options);
   }
 
   workflows() {

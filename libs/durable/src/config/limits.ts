@@ -55,3 +55,12 @@ export const SCHEDULE_FIRE_CONCURRENCY = 2;
 export const MAX_SCHEDULES_PER_PAGE = 500;
 /** Most recent runs of a schedule shown (admin API). */
 export const MAX_SCHEDULE_RUNS = 100;
+
+/**
+ * Set (to "1") while `npx nestjs-durable verify` or verifyApp() boots the app: DurableModule then
+ * registers the workflows and starts nothing (no worker, scheduler, schedule sync or sweeper).
+ * App code with its own boot-time writes can check it too.
+ */
+export const VERIFY_MODE_ENV = 'NESTJS_DURABLE_VERIFY';
+/** True while the app is booted by `verify` (see VERIFY_MODE_ENV). */
+export const isVerifyMode = (): boolean => process.env[VERIFY_MODE_ENV] === '1';

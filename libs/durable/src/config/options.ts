@@ -43,8 +43,20 @@ export interface EngineOptions {
   retentionMs?: number | null;
   /** Largest serialized input/output/step result, in bytes. Default 1 MiB. */
   maxPayloadBytes?: number;
-  /** Recorded on each run (app_version); useful when deploying workflow changes. */
+  /**
+   * The version of this build (e.g. a release tag or git sha), recorded on every run it starts
+   * (app_version): the admin API and dashboard show which versions have runs in flight, and
+   * `runVersions` can keep runs on the build that started them.
+   */
   appVersion?: string | null;
+  /**
+   * Which runs this worker claims, by the app version that started them: `'any'` (default: every
+   * run, whatever its version); `'own'` (only runs of this `appVersion`); or a list of versions
+   * whose runs this build replays correctly (`appVersion` is always included). Runs recorded
+   * without a version are claimed by every worker. For rolling deploys of workflow changes that are
+   * not replay-safe: old and new builds run side by side, each finishing its own runs. Needs `appVersion`.
+   */
+  runVersions?: 'any' | 'own' | readonly string[];
   /** Default retry policy of steps (each @Step may override). */
   stepRetries?: RetryPolicy;
   /** A run claimed more often than this without finishing is failed (it keeps killing its worker). Default 50. */
@@ -92,10 +104,12 @@ export interface EngineOptions {
   logger?: DurableLogger;
 }
 
-export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion'>> & {
+export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion' | 'runVersions'>> & {
   queues: Record<string, QueueOptions>;
   retentionMs: number | null;
   appVersion: string | null;
+  /** The app versions whose runs this worker claims (runs without a version too); null: every run. */
+  runVersions: string[] | null;
 };
 
 const DAY = 24 * 3600_000;
@@ -119,6 +133,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     retentionMs: o.retentionMs === undefined ? 14 * DAY : o.retentionMs,
     maxPayloadBytes: o.maxPayloadBytes ?? 1024 * 1024,
     appVersion: o.appVersion ?? null,
+    runVersions: null,
     stepRetries: o.stepRetries ?? {},
     maxRecoveryAttempts: o.maxRecoveryAttempts ?? 50,
     inMemoryWaitMaxMs: o.inMemoryWaitMaxMs ?? 5_000,
@@ -150,6 +165,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   int('suspendGraceMs', r.suspendGraceMs, 0);
   int('waitRecheckMs', r.waitRecheckMs, 100);
   problems.push(...retryProblems('stepRetries', r.stepRetries));
+  r.runVersions = resolveRunVersions(o, problems);
   if (typeof r.cancelChildren !== 'boolean') problems.push('cancelChildren must be true or false');
   if (typeof r.history !== 'boolean') problems.push('history must be true or false');
   if (typeof r.schedules !== 'boolean') problems.push('schedules must be true or false');
@@ -163,4 +179,22 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   for (const [name, q] of Object.entries(r.queues)) int(`queues.${name}.concurrency`, q?.concurrency, 1, 10_000);
   if (problems.length) throw new InvalidOptionsError(`Invalid nestjs-durable options: ${problems.join('; ')}.`);
   return r;
+}
+
+/** runVersions → the versions a claim accepts (null: any); problems listed in `problems`. */
+function resolveRunVersions(o: EngineOptions, problems: string[]): string[] | null {
+  const v = o.runVersions ?? 'any';
+  if (v === 'any') return null;
+  const app = o.appVersion;
+  if (v !== 'own' && !(Array.isArray(v) && v.every((x) => typeof x === 'string' && x))) {
+    problems.push(`runVersions must be 'any', 'own' or a list of app versions (non-empty strings), got ${JSON.stringify(v)}`);
+    return null;
+  }
+  if (typeof app !== 'string' || !app) {
+    problems.push(
+      `runVersions ${JSON.stringify(v)} needs appVersion (the version of this build, e.g. process.env.APP_VERSION), got ${JSON.stringify(app)}`,
+    );
+    return null;
+  }
+  return [...new Set([app, ...(v === 'own' ? [] : v)])];
 }

@@ -6,8 +6,17 @@ import type { StepDefinition } from './definitions.js';
  */
 const methods = new WeakMap<object, { def: StepDefinition; original: (...args: unknown[]) => unknown }>();
 
+/** Names of every @Step() method declared in the code loaded (a step no longer declared was removed). */
+const declaredNames = new Set<string>();
+
 export function registerStepMethod(wrapped: object, def: StepDefinition, original: (...args: unknown[]) => unknown): void {
   methods.set(wrapped, { def, original });
+  declaredNames.add(def.name);
+}
+
+/** True when some @Step() method of the code loaded has this step name. */
+export function isDeclaredStep(name: string): boolean {
+  return declaredNames.has(name);
 }
 
 /** The definition and undecorated code of a method @Step() wrapped; undefined for any other function. */

@@ -12,6 +12,8 @@ export interface EngineConnections {
   store: Store;
   /** Set when the engine created the pool from a URL (it closes it at stop). */
   ownedPool: Pool | null;
+  /** The engine's pool (its own, or the one it was given); null when statements go through Prisma. */
+  pool: Pool | null;
   notifier: Notifier | null;
   /** The store on the LISTEN session while it is up (the lease heartbeat uses it), else null. */
   leaseStore: (() => Store | null) | undefined;
@@ -46,6 +48,7 @@ export function connect(
   return {
     store,
     ownedPool: typeof cfg.connection === 'string' ? pool : null,
+    pool,
     notifier,
     leaseStore: notifier ? sessionStore(notifier, prepared, history) : undefined,
   };

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
+import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
@@ -25,6 +26,7 @@ import type { RunView } from './run-view.js';
 import { ScheduleClient } from './schedule-client.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
+import { verifyRuns, type VerifyOptions, type VerifyReport } from './verify.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -55,6 +57,7 @@ export class DurableEngine implements HandleBackend {
   readonly registry: WorkflowRegistry;
   private readonly store: Store;
   private readonly ownedPool: Pool | null;
+  private readonly pool: Pool | null;
   private readonly worker: Worker;
   private readonly sweeper: Sweeper;
   private readonly scheduler: Scheduler | null;
@@ -82,6 +85,7 @@ export class DurableEngine implements HandleBackend {
     });
     this.store = conn.store;
     this.ownedPool = conn.ownedPool;
+    this.pool = conn.pool;
     this.notifier = conn.notifier;
     const services: ExecutionServices = {
       store: this.store,
@@ -234,6 +238,18 @@ export class DurableEngine implements HandleBackend {
     this.worker.timeMoved();
     if (opts.sweep !== false) await this.sweeper.sweepOnce();
     this.worker.wakeAll();
+  }
+
+  /**
+   * Replays the unfinished runs (optionally recently finished ones too) against this engine's
+   * workflows, reading inside one READ ONLY transaction on the engine's connection; reports the runs
+   * the code would fail (see verify.ts). Works without start(): a build about to be deployed checks
+   * the runs in the database before any of its instances executes one.
+   */
+  verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
+    if (!this.pool)
+      throw new InvalidOptionsError("verify reads through the engine's own connection: pass `connection` (a Postgres URL or pg Pool).");
+    return verifyRuns(this.registry, this.pool, opts);
   }
 
   /** The store the engine sends its statements through, for the library's own tools (the admin API). */

@@ -1,7 +1,7 @@
 export { DurableError, type DurableErrorCode } from './durable-error.js';
 export { CompensationFailedError } from './compensation-failed-error.js';
 export { DeadlineExceededError } from './deadline-exceeded-error.js';
-export { DeterminismError } from './determinism-error.js';
+export { DeterminismError, type DeterminismKind } from './determinism-error.js';
 export { DuplicateWorkflowError } from './duplicate-workflow-error.js';
 export { IdempotencyConflictError } from './idempotency-conflict-error.js';
 export { IllegalTransitionError } from './illegal-transition-error.js';

@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { InvalidOptionsError, NotReadyError } from '../errors/index.js';
 import { DurableEngine } from '../engine/durable-engine.js';
 import { silentLogger } from '../config/options.js';
+import { isVerifyMode } from '../config/limits.js';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { isTransactionalPrisma, type TransactionalPrisma } from '../workflow/execution-services.js';
 import { WorkflowExplorer } from './workflow-explorer.js';
@@ -50,13 +51,19 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
       connection: url || undefined,
       poolSize,
       preparedStatements,
-      options: { ...engineOptions, logger: logging === false ? silentLogger : new Logger('Durable') },
+      options: {
+        ...engineOptions,
+        logger: logging === false ? silentLogger : new Logger('Durable'),
+        // Booted by `verify`: this instance only replays; it executes and schedules nothing.
+        ...(isVerifyMode() ? { worker: false, schedules: false } : {}),
+      },
     });
   }
 
   async onApplicationBootstrap(): Promise<void> {
     try {
       this.explorer.explore(this.registry);
+      if (isVerifyMode()) return; // `verify`: the workflows are all it needs; nothing starts, nothing is written
       await this.engine.start();
     } catch (err) {
       await this.current?.stop(); // close the engine's connections: the app will not start

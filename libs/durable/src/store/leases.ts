@@ -1,13 +1,8 @@
 /** Leases: claiming runs, renewing the leases this worker holds, handing runs back, and sweeping expired leases. */
 import { statement } from './statement.js';
-import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
-
-/** Recorded steps of a run, in seq order, as one json array (loaded once per execution). */
-const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
-    'output', s.output, 'error', s.error, 'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
-  FROM durable_steps s WHERE s.run_id = r.id)`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
@@ -22,18 +17,16 @@ const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'n
  * (cancel_requested_at), and the error of a run that is failing (an active run with an error: it
  * passed its deadline, see SWEEP_DEADLINES; it compensates and ends FAILED with it). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
  */
-const CLAIM = statement(
-  'claim',
-  `
+const claimSql = (versions: string) => `
 WITH p AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions}
   ORDER BY priority, available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 w AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions}
   ORDER BY available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
@@ -47,12 +40,20 @@ u AS (
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
             r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, ${STEPS_OF_R} AS steps),
 hist AS (${history(
-    '$6',
-    `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
+  '$6',
+  `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
-  )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, steps FROM u`,
-);
+)})
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, steps FROM u`;
+const CLAIM = statement('claim', claimSql(''));
+
+/**
+ * CLAIM for a worker with the engine option runVersions: also $7 (text[]), the app versions whose
+ * runs it claims (runs recorded without a version too). A statement of its own, so the default
+ * claim keeps its text and plan; the version test filters rows the claim indexes found (no index
+ * of its own: during a deploy nearly every due run passes it).
+ */
+const CLAIM_VERSIONS = statement('claim_versions', claimSql(' AND (app_version IS NULL OR app_version = ANY($7::text[]))'));
 
 /**
  * Heartbeat: extend, in one statement, the leases this worker still holds. Rows are locked in id
@@ -120,7 +121,10 @@ SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
 );
 
-/** Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for. */
+/**
+ * Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for (and,
+ * given `versions`, among the runs those app versions started, or that carry no version).
+ */
 export async function claim(
   store: Store,
   queue: string,
@@ -128,8 +132,10 @@ export async function claim(
   owner: string,
   leaseMs: number,
   workflows: string[],
+  versions: string[] | null = null,
 ): Promise<ClaimedRun[]> {
-  const rows = await store.sql.query<Record<string, unknown>>(CLAIM, [queue, limit, owner, leaseMs, workflows, store.history]);
+  const params = [queue, limit, owner, leaseMs, workflows, store.history];
+  const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
   return rows.map((r) => ({
     id: r.id as string,
     workflowName: r.workflow_name as string,

@@ -5,6 +5,11 @@
  * from the database clock (now()), never from the app's.
  */
 
+/** Recorded steps of run `r`, in seq order, as one json array (loaded once per execution; index: durable_steps' primary key). */
+export const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
+    'output', s.output, 'error', s.error, 'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
+  FROM durable_steps s WHERE s.run_id = r.id)`;
+
 /** Channel of wake-up hints; the payload is the queue name. Polling remains the truth. */
 export const WAKEUP_CHANNEL = 'durable_wakeup';
 /** Channel telling the executing worker that a run was cancelled; the payload is the run id. */

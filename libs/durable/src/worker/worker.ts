@@ -189,7 +189,7 @@ export class Worker {
     q.claiming = true;
     const want = q.concurrency - q.busy;
     q.busy += want; // hold the slots while the claim is in flight
-    claim(this.services.store, q.name, want, this.id, this.services.options.leaseMs, this.workflowNames)
+    claim(this.services.store, q.name, want, this.id, this.services.options.leaseMs, this.workflowNames, this.services.options.runVersions)
       .then(
         (runs) => {
           q.outage.ok();

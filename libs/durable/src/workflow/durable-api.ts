@@ -10,6 +10,7 @@ import { startChild, type ChildOptions, type ChildWorkflowHandle } from './child
 import { setEvent } from './events.js';
 import { durableSend } from './messages.js';
 import { durableRecv, durableSleep } from './waits.js';
+import { patched } from './patches.js';
 
 /** Options of Durable.step(): those of @Step(), with a compensation that is a function of the step's result. */
 export interface InlineStepOptions<T = unknown> extends Omit<StepOptions, 'name' | 'compensate'> {
@@ -93,6 +94,20 @@ export const Durable = {
     } catch (err) {
       return Promise.reject(err);
     }
+  },
+
+  /**
+   * A patch marker, for changing a workflow while runs are in flight: true for a run that reaches
+   * this point with this code (new runs, and old runs that had not got this far), false for a run
+   * that went past this point before the patch existed. Recorded like a step, so every replay of a
+   * run gets the same answer. `if (await Durable.patched('fraud-check')) await this.fraudCheck(order)`
+   * adds a step only for the runs that can take it; the else branch keeps an old path for the others.
+   * Retire a patch by deleting the call (keep the new path) once `npx nestjs-durable verify` finds no
+   * run that still needs the old one: recorded markers the code no longer asks for are passed over.
+   * Workflow code only; await it before starting the operations it decides.
+   */
+  patched(id: string): Promise<boolean> {
+    return patched(id);
   },
 
   /** Current time in ms, recorded on first execution and replayed identically. */

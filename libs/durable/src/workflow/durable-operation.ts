@@ -18,9 +18,10 @@ export interface Operation {
 
 /**
  * The primitive every durable helper is built on (@Step methods, sleep, recv, send, setEvent,
- * startChild, now/random/uuid): take the next position in the run — synchronously, at call time,
- * so parallel calls (Promise.all) get the same positions on every replay — check that a
- * checkpoint recorded there has the same name, and hand the operation to `body`, which replays
+ * startChild, now/random/uuid): take the operation's position in the run — synchronously, at call
+ * time, so parallel calls (Promise.all) get the same positions on every replay — matching it to the
+ * run's checkpoints (step-matcher.ts: removed steps are skipped, changed or reordered ones are a
+ * DeterminismError), and hand the operation to `body`, which replays
  * the recorded result or does the work and records it. Outside workflow code (no run in scope, or
  * inside a step, which may run more than once) it throws NotInWorkflowError naming `api`.
  * While the run is being cancelled with compensation, an operation of the workflow (`kind`
@@ -36,10 +37,11 @@ export function durableOperation<T>(
 ): Promise<T> {
   try {
     const ctx = workflowContext(api);
-    const seq = ctx.takeSeq();
+    const { seq, recorded } = matched(ctx, name);
     ctx.throwIfStopped();
-    const recorded = recordedAt(ctx, seq, name);
     if (kind === 'forward' && ctx.cancelling && (!recorded || recorded.status === 'WAITING')) throw ctx.cancelledError();
+    // Replay only: an operation the run has not completed is where the replay ends.
+    if (ctx.replayOnly && (!recorded || recorded.status === 'WAITING')) return ctx.reachFrontier<T>(seq, name);
     return Promise.resolve(body({ ctx, seq, name, recorded }));
   } catch (err) {
     return Promise.reject(err);
@@ -47,7 +49,7 @@ export function durableOperation<T>(
 }
 
 /** The run context of workflow code; inside a step (which may run more than once) a durable operation cannot be recorded. */
-function workflowContext(api: string): RunContext {
+export function workflowContext(api: string): RunContext {
   const scope = currentScope();
   if (!scope) throw new NotInWorkflowError(api);
   if (scope.step) {
@@ -59,14 +61,14 @@ function workflowContext(api: string): RunContext {
   return scope.run;
 }
 
-/** The recorded step at `seq`, if any; one of another name is a determinism error that fails the run even if caught. */
-function recordedAt(ctx: RunContext, seq: number, name: string): RecordedStep | undefined {
-  const r = ctx.recordedStep(seq);
-  if (r && r.name !== name) {
-    ctx.fatal = new DeterminismError(ctx.runId, seq, r.name, name);
-    throw ctx.fatal;
+/** The operation's position and checkpoint; a determinism error fails the run even if the workflow catches it. */
+function matched(ctx: RunContext, name: string): { seq: number; recorded: RecordedStep | undefined } {
+  try {
+    return ctx.match(name);
+  } catch (err) {
+    if (err instanceof DeterminismError) ctx.fatal ??= err;
+    throw err;
   }
-  return r;
 }
 
 /**

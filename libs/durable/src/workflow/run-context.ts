@@ -4,6 +4,7 @@ import type { RecordedStep } from '../store/rows.js';
 import type { StepDefinition } from '../definitions/definitions.js';
 import type { ExecutionServices } from './execution-services.js';
 import { recordRunEvent } from './run-history.js';
+import { StepMatcher, type StepMatch } from './step-matcher.js';
 
 /** The compensation of a completed step, ready to run as a durable step of the run. */
 export interface PendingCompensation {
@@ -33,8 +34,7 @@ export class ExecutionStopped extends Error {
 
 /** State of one execution of one run (one claim). */
 export class RunContext {
-  private nextSeq = 0;
-  private readonly recorded: Map<number, RecordedStep>;
+  private readonly matcher: StepMatcher;
   /** Set once: the reason the execution stopped; no write is made after it. */
   stopped: StopReason | null = null;
   /** An error that must fail the run even if workflow code catches it (e.g. non-determinism). */
@@ -74,13 +74,25 @@ export class RunContext {
   /** Writes in flight that may give the lease up (the run's end, a suspension); see releasing(). */
   private releasingCount = 0;
 
+  /**
+   * Replay only (verify, replayRun): durable operations return what the run recorded; one that would
+   * do work (a step's code, a write, a wait) never settles instead, and the first such is `frontier`.
+   */
+  readonly replayOnly: boolean;
+  /** Replay only: where the replay reached the end of what the run recorded (the first operation that would do work). */
+  frontier: { seq: number; name: string } | null = null;
+  /** Durable operations taken so far (replay only watches it to tell when the workflow has stopped moving). */
+  operations = 0;
+
   constructor(
     readonly runId: string,
     readonly epoch: number,
     steps: RecordedStep[],
     readonly services: ExecutionServices,
+    opts: { replayOnly?: boolean } = {},
   ) {
-    this.recorded = new Map(steps.map((s) => [s.seq, s]));
+    this.matcher = new StepMatcher(runId, steps);
+    this.replayOnly = opts.replayOnly === true;
   }
 
   /** Step progress reporter of this execution (created on first Durable.progress(); see progress.ts). */
@@ -106,23 +118,40 @@ export class RunContext {
     while (this.started.size) await Promise.allSettled([...this.started]);
   }
 
-  /** The next step sequence number; assigned synchronously at call time, so Promise.all is deterministic. */
-  takeSeq(): number {
-    return this.nextSeq++;
+  /**
+   * The position of the next durable operation, called `name`, and its checkpoint: taken synchronously
+   * at call time, so Promise.all is deterministic; matched to the record by the rule of StepMatcher
+   * (DeterminismError when the code departs from it).
+   */
+  match(name: string): StepMatch {
+    this.operations++;
+    return this.matcher.take(name);
   }
 
-  /** The sequence number the next durable operation will take. */
+  /** Durable.patched(): the marker's position and checkpoint, or null when the run passed this point before the patch existed. */
+  matchPatch(name: string): StepMatch | null {
+    this.operations++;
+    return this.matcher.takePatch(name);
+  }
+
+  /** Replay only: an operation that would do work; it never settles (the replay has reached the run's frontier). */
+  reachFrontier<T>(seq: number, name: string): Promise<T> {
+    this.frontier ??= { seq, name };
+    return new Promise<T>(() => {});
+  }
+
+  /** The sequence number the next durable operation will take (if it matches the record). */
   get position(): number {
-    return this.nextSeq;
+    return this.matcher.position;
   }
 
   /** Every step recorded when this execution began (replay), in seq order. */
   recordedSteps(): RecordedStep[] {
-    return [...this.recorded.values()].sort((a, b) => a.seq - b.seq);
+    return this.matcher.recordedSteps();
   }
 
   recordedStep(seq: number): RecordedStep | undefined {
-    return this.recorded.get(seq);
+    return this.matcher.recordedStep(seq);
   }
 
   stop(reason: StopReason): void {

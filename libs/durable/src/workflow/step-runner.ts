@@ -169,7 +169,10 @@ async function executeStep(
         });
         continue;
       }
-      await checkpoint(ctx, checkpointOf(a, 'FAILED', null, JSON.stringify(errorToJson(err, { step: def.name, seq, attempts: attempt }))));
+      await recordCheckpoint(
+        ctx,
+        checkpointOf(a, 'FAILED', null, JSON.stringify(errorToJson(err, { step: def.name, seq, attempts: attempt }))),
+      );
       throw err;
     }
   }
@@ -230,7 +233,7 @@ async function executePlain(a: StepAttempt): Promise<string> {
     s.done();
   }
   const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
-  await checkpoint(ctx, checkpointOf(a, 'SUCCEEDED', encoded, null));
+  await recordCheckpoint(ctx, checkpointOf(a, 'SUCCEEDED', encoded, null));
   return encoded;
 }
 
@@ -301,7 +304,7 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
 }
 
 /** A finished attempt's checkpoint, batched with other executions' (group commit); a dropped connection retries the write, not the step. */
-async function checkpoint(ctx: RunContext, s: StepCheckpoint): Promise<void> {
+export async function recordCheckpoint(ctx: RunContext, s: StepCheckpoint): Promise<void> {
   const written = await retryingWrite(ctx, () => ctx.services.writes.step(s));
   if (!written) throw ctx.leaseLost();
 }

@@ -67,6 +67,8 @@ export class WaitSet {
 
   /** Registers a wait; the promise settles when it ends (or rejects with ExecutionStopped). */
   wait<T>(spec: WaitSpec, settle: (output: unknown) => T): Promise<T> {
+    // Replay only (verify): a wait that has not ended (e.g. a sleep not due yet) is where the replay ends.
+    if (this.ctx.replayOnly) return this.ctx.reachFrontier<T>(spec.seq, spec.name);
     if (this.ctx.stopped) return Promise.reject(new ExecutionStopped(this.ctx.stopped));
     if (this.ctx.cancelling) return Promise.reject(this.ctx.cancelledError());
     const p = new Promise<T>((resolve, reject) => {

@@ -34,6 +34,7 @@ import {
   ScheduleListDto,
   StatsDto,
   TriggerResultDto,
+  VersionsDto,
   WorkflowsDto,
 } from './dto.js';
 import {
@@ -252,6 +253,18 @@ export class AdminApiController implements OnModuleInit {
   triggerSchedule(@Param('id') id: unknown, @Query() query: unknown) {
     onlyKnown(query, []);
     return this.admin.triggerSchedule(scheduleId(id));
+  }
+
+  @Get('versions')
+  @ApiOperation({
+    summary: "App versions with runs in flight (PENDING, RUNNING, WAITING), oldest first; this instance's appVersion and runVersions",
+    description: 'During a rolling deploy: an old build can stop once its version has no run in flight.',
+  })
+  @ApiOkResponse({ type: VersionsDto })
+  @errors(400)
+  versions(@Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.versions();
   }
 
   @Get('workflows')

@@ -41,6 +41,11 @@ export class DashboardPageController {
     this.send(res, 'run-export.js');
   }
 
+  @Get('assets/versions.js')
+  versions(@Res() res: unknown): void {
+    this.send(res, 'versions.js');
+  }
+
   @Get('assets/dashboard.css')
   stylesheet(@Res() res: unknown): void {
     this.send(res, 'dashboard.css');

@@ -266,6 +266,28 @@ export class WorkflowsDto {
   @ApiProperty({ type: [QueueInfoDto] }) queues!: QueueInfoDto[];
 }
 
+export class VersionWorkflowDto {
+  @ApiProperty({ type: String }) workflow!: string;
+  @ApiProperty({ type: Number }) inFlight!: number;
+}
+
+export class VersionInFlightDto {
+  @ApiProperty({ type: String, nullable: true, description: 'null: runs started without an app version' }) appVersion!: string | null;
+  @ApiProperty({ type: Number }) inFlight!: number;
+  @ApiProperty({ type: Number }) pending!: number;
+  @ApiProperty({ type: Number }) running!: number;
+  @ApiProperty({ type: Number }) waiting!: number;
+  @ApiProperty({ type: [VersionWorkflowDto] }) workflows!: VersionWorkflowDto[];
+  @ApiProperty({ type: String, format: 'date-time' }) oldestCreatedAt!: string;
+}
+
+export class VersionsDto {
+  @ApiProperty({ type: String, nullable: true, description: "This instance's appVersion" }) appVersion!: string | null;
+  @ApiProperty({ type: [String], nullable: true, description: 'Versions whose runs this instance claims (runVersions); null: every run' })
+  claims!: string[] | null;
+  @ApiProperty({ type: [VersionInFlightDto] }) versions!: VersionInFlightDto[];
+}
+
 export class ScheduleDto {
   @ApiProperty({ type: String }) id!: string;
   @ApiProperty({ type: String }) workflowName!: string;

@@ -1,0 +1,33 @@
+/** The admin API's view of app versions: which versions started the runs still in flight. */
+import { iso, type Store } from './store.js';
+import type { RunStatus } from './rows.js';
+
+/**
+ * Unfinished runs per app version (app_version, null for runs started without one), workflow and
+ * status, with the oldest one's creation time. Index: durable_runs_status_created_idx (status =
+ * ANY: a bitmap scan of the unfinished rows only, however many finished rows the table holds).
+ */
+export const VERSIONS_IN_FLIGHT = `
+SELECT app_version, workflow_name, status, count(*)::float8 AS n, min(created_at) AS oldest
+FROM durable_runs
+WHERE status = ANY(ARRAY['PENDING','RUNNING','WAITING'])
+GROUP BY app_version, workflow_name, status`;
+
+export interface VersionInFlightRow {
+  appVersion: string | null;
+  workflow: string;
+  status: RunStatus;
+  n: number;
+  oldest: string;
+}
+
+export async function versionsInFlight(store: Store): Promise<VersionInFlightRow[]> {
+  const rows = await store.sql.query<Record<string, unknown>>(VERSIONS_IN_FLIGHT);
+  return rows.map((r) => ({
+    appVersion: (r.app_version as string | null) ?? null,
+    workflow: r.workflow_name as string,
+    status: r.status as RunStatus,
+    n: Number(r.n),
+    oldest: iso(r.oldest)!,
+  }));
+}

@@ -1,0 +1,121 @@
+import { EngineClock } from '../config/clock.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { DeterminismError, type DeterminismKind } from '../errors/index.js';
+import { decode } from '../codec/codec.js';
+import { resolveEngineOptions } from '../config/options.js';
+import type { WorkflowDefinition } from '../definitions/definitions.js';
+import type { RecordedStep } from '../store/rows.js';
+import type { ExecutionServices } from './execution-services.js';
+import { durableScope, RunContext } from './run-context.js';
+
+/** A run as recorded: what a replay needs (e.g. a row of durable_runs with its durable_steps, or a run's JSON). */
+export interface RecordedRun {
+  id: string;
+  /** The run's input as stored (codec form: durable_runs.input). */
+  input: unknown;
+  /** Its checkpoints (durable_steps rows: seq, name, status, output, error). */
+  steps: readonly RecordedStep[];
+}
+
+/** Where and how a replay found the code departing from the run's checkpoints. */
+export interface ReplayMismatch {
+  /** The position (step seq) where the run recorded `recorded`. */
+  seq: number;
+  recorded: string;
+  /** The step the code calls there. */
+  actual: string;
+  kind: DeterminismKind;
+}
+
+/** What replaying a run's checkpoints against a workflow's code showed. */
+export interface ReplayResult {
+  runId: string;
+  /**
+   * `ok`: the code replays every checkpoint it reached; `nondeterministic`: it departs from them
+   * (`mismatch` says where); `error`: the workflow threw during the replay (`error`), which a real
+   * execution would too.
+   */
+  verdict: 'ok' | 'nondeterministic' | 'error';
+  /**
+   * How the replay ended: the workflow `returned` or `threw`; it reached work the run has not done
+   * yet (`frontier`: the first operation that would run a step, write or wait); or it stopped
+   * moving elsewhere (`stalled`: awaiting something that is not a durable operation).
+   */
+  ended: 'returned' | 'threw' | 'frontier' | 'stalled';
+  /** The first operation the replay did not have a completed checkpoint for. */
+  frontier: { seq: number; name: string } | null;
+  mismatch: ReplayMismatch | null;
+  error: Error | null;
+}
+
+export interface ReplayOptions {
+  /** Event-loop turns without a new durable operation after which the replay counts as ended. Default 3. */
+  idleTurns?: number;
+}
+
+const REPLAY_OPTIONS = resolveEngineOptions({ worker: false, schedules: false });
+
+/**
+ * Replays a recorded run against a workflow's code, and nothing else: the workflow body runs (it is
+ * deterministic by contract) with every durable operation answered from the run's checkpoints, by
+ * the same matching rule as a real execution (step-matcher.ts); no step body runs, no statement is
+ * sent, no wait starts — an operation the run has not completed never settles, and ends the replay.
+ * Engine-level and database-free: `verify` feeds it runs from the database, a test can feed it a
+ * run's JSON.
+ */
+export async function replayRun(def: WorkflowDefinition, run: RecordedRun, opts: ReplayOptions = {}): Promise<ReplayResult> {
+  const ctx = new RunContext(run.id, 0, [...run.steps], replayServices(run.id), { replayOnly: true });
+  let ended: ReplayResult['ended'] | null = null;
+  let thrown: unknown = null;
+  void durableScope
+    .run({ run: ctx }, () => def.run(decode(run.input)))
+    .then(
+      () => (ended = 'returned'),
+      (err: unknown) => {
+        ended = 'threw';
+        thrown = err;
+      },
+    );
+  const idleTurns = opts.idleTurns ?? 3;
+  let idle = 0;
+  let seen = -1;
+  while (ended === null && !ctx.fatal) {
+    await nextTurn();
+    if (ctx.operations !== seen) {
+      seen = ctx.operations;
+      idle = 0;
+    } else if (++idle >= idleTurns) ended = ctx.frontier ? 'frontier' : 'stalled';
+  }
+  ctx.stop('shutdown');
+  const how = ended as ReplayResult['ended'] | null; // set by the callbacks above
+  const fatal = ctx.fatal ?? (thrown instanceof DeterminismError ? thrown : null);
+  if (fatal instanceof DeterminismError) {
+    const { seq, recorded, actual, kind } = fatal;
+    return {
+      runId: run.id,
+      verdict: 'nondeterministic',
+      ended: how ?? 'threw',
+      frontier: ctx.frontier,
+      mismatch: { seq, recorded, actual, kind },
+      error: fatal,
+    };
+  }
+  const error = how === 'threw' ? (thrown instanceof Error ? thrown : new Error(String(thrown))) : null;
+  return { runId: run.id, verdict: error ? 'error' : 'ok', ended: how!, frontier: ctx.frontier, mismatch: null, error };
+}
+
+/** What a replay's run context gets from the engine: nothing that can reach a database or start work. */
+function replayServices(runId: string): ExecutionServices {
+  const refuse = (): never => {
+    throw new Error(`replay of run ${runId}: a replay sends no statement and starts no work (this is a bug in nestjs-durable)`);
+  };
+  return {
+    store: { sql: { query: async () => refuse() }, history: false },
+    prisma: null,
+    options: REPLAY_OPTIONS,
+    clock: new EngineClock(),
+    stepHooks: {},
+    writes: { step: async () => refuse(), end: async () => refuse() },
+    newRun: refuse,
+  };
+}
