@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { runCompensations } from '../workflow/compensation.js';
 import type { ExecutionServices } from '../workflow/execution-services.js';
 import { durableScope, ExecutionStopped, RunContext } from '../workflow/run-context.js';
+import type { StepMatch } from '../workflow/step-matcher.js';
 import { WorkflowExplorer } from '../nest/workflow-explorer.js';
 
 /** What replayRun() found: the current code agrees with the recording up to `replayed` positions. */
@@ -30,17 +31,29 @@ export interface ReplayResult {
 /** Where the workflows' current code comes from: a booted kit, a compiled (not initialised) Nest testing module, or a registry. */
 export type ReplaySource = { engine: { registry: WorkflowRegistry } } | TestingModule | WorkflowRegistry;
 
-/** The recording is over: a position with no checkpoint (or a wait still pending) ends the replay there. */
+/**
+ * The recording is over: an operation with no checkpoint at its position (or a wait still pending)
+ * ends the replay there. Positions come from the engine's own matching rule (step-matcher.ts).
+ */
 class ReplayContext extends RunContext {
   consumed = 0;
+  override match(name: string): StepMatch {
+    return this.consume(super.match(name));
+  }
+  override matchPatch(name: string): StepMatch | null {
+    const m = super.matchPatch(name);
+    return m && this.consume(m);
+  }
   override recordedStep(seq: number): RecordedStep | undefined {
-    const r = super.recordedStep(seq);
-    if (!r || r.status === 'WAITING') {
+    return this.consume({ seq, recorded: super.recordedStep(seq) }).recorded;
+  }
+  private consume(m: StepMatch): StepMatch {
+    if (!m.recorded || m.recorded.status === 'WAITING') {
       this.stop('suspended');
       throw new ExecutionStopped('suspended');
     }
-    this.consumed = Math.max(this.consumed, seq + 1);
-    return r;
+    this.consumed = Math.max(this.consumed, m.seq + 1);
+    return m;
   }
 }
 
