@@ -1,6 +1,7 @@
 /** Leases: claiming runs, renewing the leases this worker holds, handing runs back, and sweeping expired leases. */
 import { statement } from './statement.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { HAS_LIMIT } from './flow-limits.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep } from './rows.js';
 
@@ -8,6 +9,32 @@ import type { ClaimedRun, HeldRun, RecordedStep } from './rows.js';
 const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status,
     'output', s.output, 'error', s.error, 'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
   FROM durable_steps s WHERE s.run_id = r.id)`;
+
+/**
+ * The end of both claims: a CTE c (id, prev status) of the runs chosen → leased to worker $3 for $4 ms
+ * (epoch + 1, attempt + 1), with their recorded steps; $6 history ('claimed', or 'woken' for a WAITING run).
+ */
+export const CLAIM_UPDATE = `u AS (
+  UPDATE durable_runs r
+  SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
+      lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+      started_at = coalesce(r.started_at, now()), updated_at = now()
+  FROM c WHERE r.id = c.id
+  RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
+            r.cancel_requested_at IS NOT NULL AS cancelling, ${STEPS_OF_R} AS steps),
+hist AS (${history(
+  '$6',
+  `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
+  jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
+)})
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, steps FROM u`;
+
+/**
+ * A queue with cluster-wide limits is claimed by CLAIM_LIMITED only (store/flow-claim.ts). This guard
+ * (one primary-key probe, evaluated once per statement, before any row is read or locked) keeps an
+ * instance that has not heard of a new limit yet from claiming around it.
+ */
+const UNLIMITED = `NOT EXISTS (SELECT 1 FROM durable_queue_limits WHERE queue = $1 AND ${HAS_LIMIT})`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
@@ -20,37 +47,25 @@ const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'n
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
  * token of durable waits, see wait-sql.ts), and whether the run is to compensate and end CANCELLED
  * (cancel_requested_at). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
+ * Claims nothing from a queue that has limits (UNLIMITED).
  */
 const CLAIM = statement(
   'claim',
   `
 WITH p AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[]) AND ${UNLIMITED}
   ORDER BY priority, available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 w AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[]) AND ${UNLIMITED}
   ORDER BY available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY priority, available_at LIMIT $2),
-u AS (
-  UPDATE durable_runs r
-  SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
-      lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-      started_at = coalesce(r.started_at, now()), updated_at = now()
-  FROM c WHERE r.id = c.id
-  RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
-            r.cancel_requested_at IS NOT NULL AS cancelling, ${STEPS_OF_R} AS steps),
-hist AS (${history(
-    '$6',
-    `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
-  jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
-  )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, steps FROM u`,
+${CLAIM_UPDATE}`,
 );
 
 /**
@@ -129,7 +144,12 @@ export async function claim(
   workflows: string[],
 ): Promise<ClaimedRun[]> {
   const rows = await store.sql.query<Record<string, unknown>>(CLAIM, [queue, limit, owner, leaseMs, workflows, store.history]);
-  return rows.map((r) => ({
+  return rows.map(claimedRun);
+}
+
+/** A row of CLAIM_UPDATE as a ClaimedRun. */
+export function claimedRun(r: Record<string, unknown>): ClaimedRun {
+  return {
     id: r.id as string,
     workflowName: r.workflow_name as string,
     input: r.input,
@@ -140,7 +160,7 @@ export async function claim(
     availableAt: toDate(r.available_at),
     cancelRequested: r.cancelling === true,
     steps: parsed<RecordedStep[]>(r.steps),
-  }));
+  };
 }
 
 /** Extends the leases still held; returns their ids, each with whether it was asked to cancel with compensation. */
