@@ -10,6 +10,14 @@ export type { CancelOptions, ForkResult } from './engine/run-control.js';
 export type { RunView } from './engine/run-view.js';
 export { WorkflowRegistry } from './definitions/registry.js';
 export { ScheduleClient } from './engine/schedule-client.js';
+export {
+  FlowControlClient,
+  type QueueLimits,
+  type QueueLimitsView,
+  type QueueLimitsUsage,
+  type KeyUsage,
+  type StartBlockers,
+} from './engine/flow-control.js';
 export type {
   ScheduleDefinition,
   ScheduleChanges,

@@ -8,8 +8,8 @@ import {
   runBlockers,
   setQueueLimits,
   syncDeclaredLimits,
-  type QueueLimitsRow,
-  type QueueLimitsUsageRow,
+  type QueueLimitsView,
+  type QueueLimitsUsage,
 } from '../store/flow-limits.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -21,10 +21,7 @@ export interface QueueLimits {
   keyConcurrency?: number | null;
 }
 
-/** A queue's limits as stored: declared in the options (synced at boot) or set at runtime. */
-export type QueueLimitsView = QueueLimitsRow;
-/** A queue's limits with its runs executing now and its due runs waiting to be claimed. */
-export type QueueLimitsUsage = QueueLimitsUsageRow;
+export type { QueueLimitsView, QueueLimitsUsage };
 
 /** Runs of one concurrency key: executing now, and due but waiting. */
 export interface KeyUsage {
@@ -107,7 +104,7 @@ export function listLimits(e: EngineContext): Promise<QueueLimitsUsage[]> {
 }
 
 /** The busiest concurrency keys of a queue (most executing first), at most `limit` (default 50, at most 1000). */
-export function keysOf(e: EngineContext, queue: string, limit = 50): Promise<KeyUsage[]> {
+export async function keysOf(e: EngineContext, queue: string, limit = 50): Promise<KeyUsage[]> {
   checkQueue('keyUsage', queue);
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
     throw new InvalidArgumentError(`keyUsage: limit must be an integer between 1 and 1000 (got ${JSON.stringify(limit)}).`, 'limit');

@@ -3,8 +3,8 @@ import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
 import { iso, type Store } from './store.js';
 
-/** A queue's cluster-wide limits as stored. */
-export interface QueueLimitsRow {
+/** A queue's cluster-wide limits as stored: declared in the options (synced at boot) or set at runtime. */
+export interface QueueLimitsView {
   queue: string;
   globalConcurrency: number | null;
   keyConcurrency: number | null;
@@ -118,7 +118,7 @@ FROM durable_runs r LEFT JOIN durable_queue_limits l ON l.queue = r.queue
 WHERE r.id = $1`,
 );
 
-const toLimits = (r: Record<string, unknown>): QueueLimitsRow => ({
+const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
   queue: r.queue as string,
   globalConcurrency: (r.global_concurrency as number | null) ?? null,
   keyConcurrency: (r.key_concurrency as number | null) ?? null,
@@ -126,7 +126,7 @@ const toLimits = (r: Record<string, unknown>): QueueLimitsRow => ({
   updatedAt: iso(r.updated_at),
 });
 
-export async function setQueueLimits(store: Store, queue: string, g: number | null, k: number | null): Promise<QueueLimitsRow> {
+export async function setQueueLimits(store: Store, queue: string, g: number | null, k: number | null): Promise<QueueLimitsView> {
   const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, g, k]);
   return toLimits(row);
 }
@@ -153,13 +153,13 @@ export async function limitedQueues(store: Store): Promise<Set<string>> {
   return new Set((await store.sql.query<{ queue: string }>(SELECT_LIMITED_QUEUES)).map((r) => r.queue));
 }
 
-/** A queue's limits with its executing and due runs. */
-export interface QueueLimitsUsageRow extends QueueLimitsRow {
+/** A queue's limits with its runs executing now and its due runs waiting to be claimed. */
+export interface QueueLimitsUsage extends QueueLimitsView {
   running: number;
   due: number;
 }
 
-export async function listQueueLimits(store: Store): Promise<QueueLimitsUsageRow[]> {
+export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_QUEUE_LIMITS);
   return rows.map((r) => ({ ...toLimits(r), running: Number(r.running), due: Number(r.due) }));
 }
