@@ -13,8 +13,13 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/flow',
+      '/ops/durable/flow/queues/{queue}/keys',
+      '/ops/durable/flow/queues/{queue}/limits',
+      '/ops/durable/flow/queues/{queue}/reset',
       '/ops/durable/runs',
       '/ops/durable/runs/{id}',
+      '/ops/durable/runs/{id}/blockers',
       '/ops/durable/runs/{id}/cancel',
       '/ops/durable/runs/{id}/fork',
       '/ops/durable/runs/{id}/resume',
@@ -56,6 +61,9 @@ describe('admin API OpenAPI description', () => {
     for (const name of ['RunListDto', 'RunListItemDto', 'RunDetailDto', 'StepDto', 'StatsDto', 'WorkflowsDto', 'ForkBodyDto', 'ErrorDto'])
       expect(schemas[name]).toBeDefined();
     expect(JSON.stringify(schemas.RunDetailDto)).toContain('StepDto');
+    expect(JSON.stringify(schemas.RunDetailDto)).toContain('StartBlockersDto');
+    expect(JSON.stringify(paths['/ops/durable/flow/queues/{queue}/limits'].post!.requestBody)).toContain('QueueLimitsBodyDto');
+    expect(JSON.stringify(paths['/ops/durable/flow'].get!.responses['200'])).toContain('FlowDto');
     expect(JSON.parse(JSON.stringify(doc)).openapi).toMatch(/^3\./);
   });
 });

@@ -11,6 +11,7 @@ import {
   type QueueLimitsView,
   type QueueLimitsUsage,
 } from '../store/flow-limits.js';
+import type { Store } from '../store/store.js';
 import type { EngineContext } from './engine-context.js';
 
 /** Cluster-wide limits of a queue (null or absent = no such limit). */
@@ -113,8 +114,8 @@ export async function keysOf(e: EngineContext, queue: string, limit = 50): Promi
 }
 
 /** Why run `runId` has not started: not due yet, its queue's limit, its concurrency key's limit; null if there is no such run. */
-export async function whyNotStarted(e: EngineContext, runId: string): Promise<StartBlockers | null> {
-  const b = await runBlockers(e.store, runId);
+export async function whyNotStarted(store: Store, runId: string): Promise<StartBlockers | null> {
+  const b = await runBlockers(store, runId);
   if (!b) return null;
   const reasons: string[] = [];
   const waiting = b.status === 'PENDING' || b.status === 'WAITING';
@@ -176,6 +177,6 @@ export class FlowControlClient {
 
   /** Why a run has not started ("concurrency key tenant-a: 5/5", "not due until …"). */
   whyNotStarted(runId: string): Promise<StartBlockers | null> {
-    return whyNotStarted(this.context(), runId);
+    return whyNotStarted(this.context().store, runId);
   }
 }
