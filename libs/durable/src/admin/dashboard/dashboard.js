@@ -406,12 +406,16 @@
         el('button', { type: 'button', id: 'btn-fork', class: 'ghost', onclick: function () { confirmAction('fork', r); } }, 'Fork…'),
         el('button', { type: 'button', class: 'ghost', onclick: function () { copy(r.id); } }, 'Copy id')),
       facts(r),
+      runExtras.map(function (render) { return render(r); }),
       r.error ? errorBox(r.error) : null,
       tabs(r),
     ]);
     if (!first) pane.scrollTop = scroll;
     else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches) pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
   }
+
+  /** Renderers other panels add to a run's detail (flow.js: why it has not started). */
+  var runExtras = [];
 
   function facts(r) {
     var dl = el('dl', { class: 'facts' });
@@ -762,7 +766,7 @@
   }
 
   // The helpers other views of the page (schedules.js) build on.
-  window.DurableDashboard = { api: api, el: el, clear: clear, qs: qs, badge: badge, toast: toast, fail: fail, fmtTime: fmtTime, ago: ago, openRun: openRun };
+  window.DurableDashboard = { api: api, el: el, clear: clear, qs: qs, badge: badge, toast: toast, fail: fail, fmtTime: fmtTime, ago: ago, openRun: openRun, runExtras: runExtras };
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
   else init();

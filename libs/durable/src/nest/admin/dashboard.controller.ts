@@ -35,6 +35,11 @@ export class DashboardPageController {
     this.send(res, 'schedules.js');
   }
 
+  @Get('assets/flow.js')
+  flow(@Res() res: unknown): void {
+    this.send(res, 'flow.js');
+  }
+
   @Get('assets/dashboard.css')
   stylesheet(@Res() res: unknown): void {
     this.send(res, 'dashboard.css');
