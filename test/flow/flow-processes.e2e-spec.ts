@@ -118,6 +118,42 @@ describe('flow control: three worker processes', () => {
     expect(maxOverlap(await intervals(ids))).toBe(2);
   }, 60_000);
 
+  it("fairness: key A floods the queue, then keys B and C start 20 runs each: all of theirs finish before 20 % of A's", async () => {
+    // FLOW_FAIRNESS_RUNS=5000 runs the issue's full size (minutes); CI runs 600.
+    const A = Number(process.env.FLOW_FAIRNESS_RUNS ?? 600);
+    await client.flowControl.setQueueLimits('flow', { globalConcurrency: 6, keyConcurrency: null });
+    for (let i = 0; i < A; i += 1000) {
+      await client.startMany(
+        Array.from({ length: Math.min(1000, A - i) }, (_, j) => ({
+          workflow: 'limited',
+          input: { ms: 20 },
+          options: { id: `fa-A-${i + j}`, queue: 'flow', concurrencyKey: 'A' },
+        })),
+      );
+    }
+    const others = ['B', 'C'].flatMap((k) =>
+      Array.from({ length: 20 }, (_, j) => ({
+        workflow: 'limited',
+        input: { ms: 20 },
+        options: { id: `fa-${k}-${j}`, queue: 'flow', concurrencyKey: k },
+      })),
+    );
+    await client.startMany(others);
+    const ids = others.map((o) => o.options.id);
+    await allDone(ids);
+    const [{ last }] = await q<{ last: Date }>(`SELECT max(finished_at) AS last FROM durable_runs WHERE id = ANY($1)`, [ids]);
+    const [{ n }] = await q<{ n: number }>(
+      `SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'fa-A-%' AND status = 'SUCCEEDED' AND finished_at <= $1`,
+      [last],
+    );
+    expect(n).toBeLessThan(0.2 * A);
+    // and the queue-wide limit still held while keys took turns
+    const xs = await intervals([...ids, ...Array.from({ length: 200 }, (_, i) => `fa-A-${i}`)]);
+    expect(maxOverlap(xs)).toBeLessThanOrEqual(6);
+    // A drains afterwards
+    await allDone(Array.from({ length: A }, (_, i) => `fa-A-${i}`));
+  }, 180_000);
+
   it('a worker SIGKILLed while it holds the only slot of a key: the slot comes back when its lease expires', async () => {
     await client.flowControl.setQueueLimits('flow', { globalConcurrency: null, keyConcurrency: 1 });
     await client.startRun('limited', { ms: 60_000, holdFirst: true }, { id: 'hold', queue: 'flow', concurrencyKey: 'K' });

@@ -125,6 +125,7 @@ CREATE TABLE "durable_queue_limits" (
     "key_concurrency" INTEGER,
     "source" TEXT NOT NULL DEFAULT 'runtime',
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "rr_key" TEXT,
 
     CONSTRAINT "durable_queue_limits_pkey" PRIMARY KEY ("queue")
 );
@@ -140,6 +141,9 @@ CREATE INDEX "durable_runs_lease_idx" ON "durable_runs"("lease_expires_at") WHER
 
 -- CreateIndex
 CREATE INDEX "durable_runs_running_idx" ON "durable_runs"("queue", "concurrency_key") WHERE (status = 'RUNNING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key", "priority", "available_at") WHERE (status = 'PENDING' AND concurrency_key IS NOT NULL);
 
 -- CreateIndex
 CREATE INDEX "durable_runs_deadline_idx" ON "durable_runs"("deadline_at") WHERE (deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING'));

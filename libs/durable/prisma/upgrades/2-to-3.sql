@@ -46,6 +46,7 @@ CREATE TABLE "durable_queue_limits" (
     "key_concurrency" INTEGER,
     "source" TEXT NOT NULL DEFAULT 'runtime',
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "rr_key" TEXT,
 
     CONSTRAINT "durable_queue_limits_pkey" PRIMARY KEY ("queue")
 );
@@ -61,6 +62,9 @@ CREATE INDEX "durable_schedules_workflow_idx" ON "durable_schedules"("workflow_n
 
 -- CreateIndex
 CREATE INDEX "durable_runs_running_idx" ON "durable_runs"("queue", "concurrency_key") WHERE (status = 'RUNNING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key", "priority", "available_at") WHERE (status = 'PENDING' AND concurrency_key IS NOT NULL);
 
 -- CreateIndex
 CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);
