@@ -31,10 +31,11 @@ SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, a
 
 /**
  * A queue with cluster-wide limits is claimed by CLAIM_LIMITED only (store/flow-claim.ts). This guard
- * (one primary-key probe, evaluated once per statement, before any row is read or locked) keeps an
- * instance that has not heard of a new limit yet from claiming around it.
+ * (one primary-key probe of durable_queue_limits, a CTE evaluated once per statement, before any run
+ * is read or locked) keeps an instance that has not heard of a new limit yet from claiming around it.
  */
-const UNLIMITED = `NOT EXISTS (SELECT 1 FROM durable_queue_limits WHERE queue = $1 AND ${HAS_LIMIT})`;
+const LIMITED = `limited AS (SELECT 1 FROM durable_queue_limits WHERE queue = $1 AND ${HAS_LIMIT})`;
+const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
@@ -52,7 +53,8 @@ const UNLIMITED = `NOT EXISTS (SELECT 1 FROM durable_queue_limits WHERE queue = 
 const CLAIM = statement(
   'claim',
   `
-WITH p AS (
+WITH ${LIMITED},
+p AS (
   SELECT id, status AS prev, priority, available_at FROM durable_runs
   WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[]) AND ${UNLIMITED}
   ORDER BY priority, available_at
