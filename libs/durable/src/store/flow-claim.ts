@@ -86,7 +86,9 @@ heads AS (
     WHERE r.queue = $1 AND r.status = 'PENDING' AND r.concurrency_key = s.k AND r.available_at <= ${DUE_BY}
       AND r.workflow_name = ANY($5::text[])
     ORDER BY r.priority, r.available_at
-    LIMIT least((SELECT n FROM room), coalesce($8::int - coalesce((SELECT n FROM running WHERE running.k = s.k), 0), (SELECT n FROM room)))
+    -- its free slots (never negative: a limit lowered below what runs leaves none)
+    LIMIT greatest(0, least((SELECT n FROM room),
+                            coalesce($8::int - coalesce((SELECT n FROM running WHERE running.k = s.k), 0), (SELECT n FROM room))))
     FOR UPDATE SKIP LOCKED) h
   WHERE s.k NOT IN (SELECT k FROM full_keys)),
 p AS (
