@@ -1,4 +1,5 @@
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
+import { EngineHarness, eventually, FAST, sleep } from '../support/engine-harness.js';
 
 /**
  * Flow control inside one process: limits declared in the queues option are synced at boot and
@@ -102,5 +103,32 @@ describe('flow control: limits, keys, and why a run has not started', () => {
     const [fast] = await h.query(`SELECT status, started_at = created_at AS in_process FROM durable_runs WHERE id = 'fast'`);
     expect(fast).toEqual({ status: 'RUNNING', in_process: true });
     for (const id of ['b1', 'c1', 'a3', 'fast']) release.get(id)?.();
+  });
+
+  it('without a connection of its own (every statement through Prisma) the limited claim runs in a Prisma transaction', async () => {
+    const registry = new WorkflowRegistry();
+    let running = 0;
+    let most = 0;
+    registry.register({
+      name: 'viaPrisma',
+      queue: 'prisma-q',
+      options: {},
+      run: async () => {
+        most = Math.max(most, ++running);
+        await sleep(50);
+        running--;
+        return 'ok';
+      },
+    });
+    const e = new DurableEngine({
+      registry,
+      prisma: h.prisma as never,
+      options: { ...FAST, concurrency: 5, queues: { 'prisma-q': { globalConcurrency: 2 } } },
+    });
+    h.engines.push(e);
+    await e.start();
+    const handles = await e.startMany(Array.from({ length: 10 }, (_, i) => ({ workflow: 'viaPrisma', input: i })));
+    await Promise.all(handles.map((x) => x.result({ timeoutMs: 20_000 })));
+    expect(most).toBe(2);
   });
 });
