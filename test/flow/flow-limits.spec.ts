@@ -98,11 +98,21 @@ describe('flow control: limits, keys, and why a run has not started', () => {
 
     // limits removed at runtime: a new start takes the in-process path again
     await e.flowControl.setQueueLimits('jobs', { globalConcurrency: null, keyConcurrency: null });
-    await sleep(300); // the claim the change woke holds this process's free slots while it is in flight
-    await e.startRun('tenantJob', { tenant: 'a', id: 'fast' }, { id: 'fast' });
-    const [fast] = await h.query(`SELECT status, started_at = created_at AS in_process FROM durable_runs WHERE id = 'fast'`);
-    expect(fast).toEqual({ status: 'RUNNING', in_process: true });
-    for (const id of ['b1', 'c1', 'a3', 'fast']) release.get(id)?.();
+    // (A start finds this process's free slots held while a claim is in flight, e.g. the one the
+    // change woke: it then goes through the claim. So: start until one takes the in-process path.)
+    let n = 0;
+    const fast = await eventually(
+      async () => {
+        const id = `fast-${n++}`;
+        await e.startRun('tenantJob', { tenant: 'a', id }, { id });
+        const [r] = await h.query(`SELECT started_at = created_at AS in_process FROM durable_runs WHERE id = $1`, [id]);
+        return r.in_process === true ? id : null;
+      },
+      10_000,
+      'a start on the in-process path',
+    );
+    expect(await status(fast)).toBe('RUNNING');
+    for (const r of release.values()) r();
   });
 
   it('without a connection of its own (every statement through Prisma) the limited claim runs in a Prisma transaction', async () => {
