@@ -111,7 +111,7 @@ describe('flow control: limits, keys, and why a run has not started', () => {
       10_000,
       'a start on the in-process path',
     );
-    expect(await status(fast)).toBe('RUNNING');
+    expect(await status(fast!)).toBe('RUNNING');
     for (const r of release.values()) r();
   });
 
