@@ -41,6 +41,7 @@ const { values: a } = parseArgs({
     'bulk-runs': { type: 'string', default: '10000' },
     'cpu-prof': { type: 'boolean', default: false },
     'ours-prepared': { type: 'boolean', default: false },
+    'ours-limits': { type: 'string' },
     'skip-scale': { type: 'boolean', default: false },
     'scale-finished': { type: 'string', default: '1000000' },
     'scale-waiting': { type: 'string', default: '100000' },
@@ -62,6 +63,7 @@ if (a.help) {
     'usage: npm run bench -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C[,C2...]] [--db-write]\n' +
       '       [--processes P] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
+      '       [--ours-limits G[,K]]   (flow control: queue-wide limit G and per-key limit K on the bench queue)\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
@@ -92,6 +94,12 @@ const base: Omit<RunOpts, 'databaseUrl'> = {
 const workers = Math.max(1, int('processes', a.processes ?? a.workers ?? '1'));
 if (!['on', 'off'].includes(a['ours-history']!)) throw new Error(`--ours-history must be on or off, got ${a['ours-history']}`);
 const oursHistory = a['ours-history'] === 'on';
+/** --ours-limits G[,K]: cluster-wide limits on the bench queue (the flow-controlled claim path). */
+const oursLimits = a['ours-limits']
+  ? (([g, k]) => ({ globalConcurrency: int('ours-limits', g), keyConcurrency: k === undefined ? null : int('ours-limits', k) }))(
+      a['ours-limits'].split(','),
+    )
+  : undefined;
 const oursPollMs = a['ours-poll-ms'] === undefined ? undefined : int('ours-poll-ms', a['ours-poll-ms']);
 const bulkRuns = int('bulk-runs', a['bulk-runs']);
 const cpuProfDir = a['cpu-prof'] ? fileURLToPath(new URL('../results/cpu-prof', import.meta.url)) : undefined;
@@ -158,6 +166,7 @@ for (const concurrency of levels) {
         bulkRuns,
         cpuProfDir,
         prepared: a['ours-prepared'],
+        limits: oursLimits,
         log: (m) => log(`[ours${at}] ${m}`),
       });
       level.ours = r.figures;

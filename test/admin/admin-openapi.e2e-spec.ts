@@ -13,8 +13,13 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/flow',
+      '/ops/durable/flow/queues/{queue}/keys',
+      '/ops/durable/flow/queues/{queue}/limits',
+      '/ops/durable/flow/queues/{queue}/reset',
       '/ops/durable/runs',
       '/ops/durable/runs/{id}',
+      '/ops/durable/runs/{id}/blockers',
       '/ops/durable/runs/{id}/cancel',
       '/ops/durable/runs/{id}/export',
       '/ops/durable/runs/{id}/fork',
@@ -70,6 +75,9 @@ describe('admin API OpenAPI description', () => {
     ])
       expect(schemas[name]).toBeDefined();
     expect(JSON.stringify(schemas.RunDetailDto)).toContain('StepDto');
+    expect(JSON.stringify(schemas.RunDetailDto)).toContain('StartBlockersDto');
+    expect(JSON.stringify(paths['/ops/durable/flow/queues/{queue}/limits'].post!.requestBody)).toContain('QueueLimitsBodyDto');
+    expect(JSON.stringify(paths['/ops/durable/flow'].get!.responses['200'])).toContain('FlowDto');
     expect(JSON.parse(JSON.stringify(doc)).openapi).toMatch(/^3\./);
   });
 });

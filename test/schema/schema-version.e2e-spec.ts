@@ -37,6 +37,8 @@ describe('schema version check', () => {
         'index durable_runs_wake_idx',
         'table durable_schema',
         'table durable_schedules',
+        'table durable_queue_limits',
+        'index durable_runs_running_idx',
       ],
     });
     const err = await checkSchemaVersion(db.client).catch((e) => e);

@@ -41,6 +41,8 @@ import {
 import { Child, startWorkers, type WorkerSet } from './ours-workers.js';
 
 export interface OursOpts extends RunOpts {
+  /** Flow control: a durable_queue_limits row on the bench queue, so every claim takes the limited path. */
+  limits?: { globalConcurrency: number; keyConcurrency: number | null };
   /** Worker processes (1 = in this process). */
   workers: number;
   idleRuns?: number;
@@ -229,6 +231,16 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   log(`recreating database ${dbName} (schema: prisma/migrations)`);
   await recreateDatabase(url);
   await createSchema(url);
+  if (opts.limits) {
+    const { globalConcurrency: g, keyConcurrency: k } = opts.limits;
+    await withClient(url, (c) =>
+      c.query(`INSERT INTO durable_queue_limits (queue, global_concurrency, key_concurrency) VALUES ($1, $2, $3)`, [QUEUE, g, k]),
+    );
+    notes.push(
+      `flow control: queue "${QUEUE}" limited (globalConcurrency ${g}, keyConcurrency ${k ?? 'none'}): every claim is the limited one ` +
+        `(a transaction: LOCK_QUEUE_LIMITS + CLAIM_LIMITED, not in the statement counts) and no start takes the in-process path`,
+    );
+  }
 
   // ---- A: warm-up and idle probe (enqueued from another process) ----
   log(

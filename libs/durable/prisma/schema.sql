@@ -29,6 +29,7 @@ CREATE TABLE "durable_runs" (
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "cancel_requested_at" TIMESTAMPTZ(3),
     "progress" JSONB,
+    "concurrency_key" TEXT,
 
     CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
 );
@@ -117,6 +118,18 @@ CREATE TABLE "durable_schedules" (
     CONSTRAINT "durable_schedules_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "durable_queue_limits" (
+    "queue" TEXT NOT NULL,
+    "global_concurrency" INTEGER,
+    "key_concurrency" INTEGER,
+    "source" TEXT NOT NULL DEFAULT 'runtime',
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "rr_key" TEXT,
+
+    CONSTRAINT "durable_queue_limits_pkey" PRIMARY KEY ("queue")
+);
+
 -- CreateIndex
 CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "available_at") WHERE (status = 'PENDING');
 
@@ -125,6 +138,12 @@ CREATE INDEX "durable_runs_wake_idx" ON "durable_runs"("queue", "available_at") 
 
 -- CreateIndex
 CREATE INDEX "durable_runs_lease_idx" ON "durable_runs"("lease_expires_at") WHERE (status = 'RUNNING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_running_idx" ON "durable_runs"("queue", "concurrency_key") WHERE (status = 'RUNNING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key", "priority", "available_at") WHERE (status = 'PENDING' AND concurrency_key IS NOT NULL);
 
 -- CreateIndex
 CREATE INDEX "durable_runs_deadline_idx" ON "durable_runs"("deadline_at") WHERE (deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING'));

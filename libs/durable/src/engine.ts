@@ -23,6 +23,14 @@ export { isVerifyMode, VERIFY_MODE_ENV } from './config/limits.js';
 export { replayRun, type RecordedRun, type ReplayResult, type ReplayMismatch, type ReplayOptions } from './workflow/replay.js';
 export type { RecordedStep, StepCompensation } from './store/rows.js';
 export { ScheduleClient } from './engine/schedule-client.js';
+export {
+  FlowControlClient,
+  type QueueLimits,
+  type QueueLimitsView,
+  type QueueLimitsUsage,
+  type KeyUsage,
+  type StartBlockers,
+} from './engine/flow-control.js';
 export type {
   ScheduleDefinition,
   ScheduleChanges,

@@ -3,6 +3,7 @@
 
 -- AlterTable
 ALTER TABLE "durable_runs" ADD COLUMN     "cancel_requested_at" TIMESTAMPTZ(3),
+ADD COLUMN     "concurrency_key" TEXT,
 ADD COLUMN     "progress" JSONB,
 ADD COLUMN     "schedule_id" TEXT;
 
@@ -38,6 +39,18 @@ CREATE TABLE "durable_schedules" (
     CONSTRAINT "durable_schedules_pkey" PRIMARY KEY ("id")
 );
 
+-- CreateTable
+CREATE TABLE "durable_queue_limits" (
+    "queue" TEXT NOT NULL,
+    "global_concurrency" INTEGER,
+    "key_concurrency" INTEGER,
+    "source" TEXT NOT NULL DEFAULT 'runtime',
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "rr_key" TEXT,
+
+    CONSTRAINT "durable_queue_limits_pkey" PRIMARY KEY ("queue")
+);
+
 -- CreateIndex
 CREATE INDEX "durable_schedules_due_idx" ON "durable_schedules"("next_fire_at", "id") WHERE (NOT paused);
 
@@ -46,6 +59,12 @@ CREATE INDEX "durable_schedules_buffered_idx" ON "durable_schedules"("id") WHERE
 
 -- CreateIndex
 CREATE INDEX "durable_schedules_workflow_idx" ON "durable_schedules"("workflow_name", "id");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_running_idx" ON "durable_runs"("queue", "concurrency_key") WHERE (status = 'RUNNING');
+
+-- CreateIndex
+CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key", "priority", "available_at") WHERE (status = 'PENDING' AND concurrency_key IS NOT NULL);
 
 -- CreateIndex
 CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);

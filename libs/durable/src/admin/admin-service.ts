@@ -13,6 +13,8 @@ import type { ListQuery, ScheduleListQuery } from './params.js';
 import { CronClock } from '../definitions/schedule.js';
 import { ScheduleNotFoundError } from '../errors/index.js';
 import { getSchedule, listSchedules, scheduleRuns, type ScheduleRow } from '../store/schedules.js';
+import { keyUsage, listQueueLimits } from '../store/flow-limits.js';
+import { whyNotStarted, type QueueLimits } from '../engine/flow-control.js';
 
 type Counts = Record<RunStatus, number>;
 const zeroCounts = (): Counts => Object.fromEntries(RUN_STATUSES.map((s) => [s, 0])) as Counts;
@@ -72,7 +74,37 @@ export class AdminService {
     const detail = await runDetail(this.store, id);
     if (!detail) throw new RunNotFoundError(id);
     const { run, steps, messages, events, history, children, totals, dbNow } = detail;
-    return { ...run, steps, messages, events, history, children, totals, limits: DETAIL_LIMITS, now: dbNow };
+    // Not started (or suspended): what holds it back, e.g. "concurrency key tenant-a: 5/5" (one more query).
+    const waiting = run.status === 'PENDING' || run.status === 'WAITING';
+    const startBlockers = waiting ? await whyNotStarted(this.store, id) : null;
+    return { ...run, steps, messages, events, history, children, totals, limits: DETAIL_LIMITS, now: dbNow, startBlockers };
+  }
+
+  /** Why a run has not started: not due yet, its queue's limit, its concurrency key's limit. */
+  async runBlockers(id: string) {
+    const b = await whyNotStarted(this.store, id);
+    if (!b) throw new RunNotFoundError(id);
+    return b;
+  }
+
+  /** Flow control: every queue with cluster-wide limits, with its executing and due runs. */
+  async flow() {
+    return { queues: await listQueueLimits(this.store) };
+  }
+
+  /** The busiest concurrency keys of a queue: executing and due runs per key. */
+  async flowKeys(queue: string, limit: number) {
+    return { queue, keys: await keyUsage(this.store, queue, limit) };
+  }
+
+  /** Sets a queue's limits at runtime (every instance follows at once). */
+  async setQueueLimits(queue: string, limits: QueueLimits) {
+    return this.engine.flowControl.setQueueLimits(queue, limits);
+  }
+
+  /** Drops a runtime limit: back to what the options declare (limits null: none). */
+  async resetQueueLimits(queue: string) {
+    return { queue, limits: await this.engine.flowControl.resetQueueLimits(queue) };
   }
 
   /** The run and its checkpoints as stored, for replay in a test (replayRun of nestjs-durable/testing). */

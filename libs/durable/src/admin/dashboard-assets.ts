@@ -7,6 +7,7 @@ export const DASHBOARD_FILES = {
   'schedules.js': 'text/javascript; charset=utf-8',
   'run-export.js': 'text/javascript; charset=utf-8',
   'versions.js': 'text/javascript; charset=utf-8',
+  'flow.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
 } as const;
 

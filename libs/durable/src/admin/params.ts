@@ -227,3 +227,34 @@ export function parseScheduleDetailQuery(raw: unknown): { runs: number } {
   const q = onlyKnown(raw, ['runs']);
   return { runs: intParam(q, 'runs', 1, 100, 20) };
 }
+
+/** A queue name in a path (flow control routes). */
+export const queueName = (v: unknown) => text('queue', v);
+
+/** Query of GET flow/queues/:queue/keys: `limit` 1..1000 (default 50). */
+export function parseFlowKeysQuery(raw: unknown): { limit: number } {
+  const q = onlyKnown(raw, ['limit']);
+  return { limit: intParam(q, 'limit', 1, 1000, 50) };
+}
+
+/**
+ * Body of POST flow/queues/:queue/limits: `{ "globalConcurrency": n | null, "keyConcurrency": n | null }`
+ * (an absent limit is null: no such limit). The engine checks the values (400 with what to send).
+ */
+export function parseLimitsBody(body: unknown): { globalConcurrency: number | null; keyConcurrency: number | null } {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new AdminParamError(
+      'body',
+      'required: send a JSON object { "globalConcurrency": <n or null>, "keyConcurrency": <n or null> } with Content-Type: application/json',
+    );
+  }
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b)) {
+    if (key !== 'globalConcurrency' && key !== 'keyConcurrency')
+      throw new AdminParamError(
+        key.slice(0, 64),
+        'unknown field; the body is { "globalConcurrency": <n or null>, "keyConcurrency": <n or null> }',
+      );
+  }
+  return { globalConcurrency: (b.globalConcurrency ?? null) as number | null, keyConcurrency: (b.keyConcurrency ?? null) as number | null };
+}

@@ -110,6 +110,38 @@ function compensateProblems(c: unknown, form: 'decorator' | 'inline'): string[] 
   ];
 }
 
+/** Largest cluster-wide limit of a queue or a concurrency key. */
+export const MAX_FLOW_LIMIT = 1_000_000;
+const QUEUE_KEYS = ['concurrency', 'globalConcurrency', 'keyConcurrency'];
+
+/** Problems of one entry of the `queues` option. [] when it is fine. */
+export function queueProblems(name: string, q: unknown): string[] {
+  if (!q || typeof q !== 'object' || Array.isArray(q))
+    return [`${name} must be an object { concurrency?, globalConcurrency?, keyConcurrency? } (got ${show(q)})`];
+  const o = q as Record<string, unknown>;
+  const out: string[] = [];
+  for (const k of Object.keys(o))
+    if (!QUEUE_KEYS.includes(k)) out.push(`${name} has no option "${k}" (a queue has ${QUEUE_KEYS.join(', ')})`);
+  if (o.concurrency !== undefined && !isInt(o.concurrency, 1, 10_000))
+    out.push(`${name}.concurrency must be an integer between 1 and 10000: runs at once in this process (got ${show(o.concurrency)})`);
+  out.push(...flowLimitProblems(name, o));
+  return out;
+}
+
+/** Problems of cluster-wide limits { globalConcurrency?, keyConcurrency? } (null or undefined = no limit). */
+export function flowLimitProblems(name: string, o: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const k of ['globalConcurrency', 'keyConcurrency']) {
+    const v = o[k];
+    if (v !== undefined && v !== null && !isInt(v, 1, MAX_FLOW_LIMIT)) {
+      out.push(
+        `${name}.${k} must be an integer between 1 and ${MAX_FLOW_LIMIT} (runs at once across all instances${k === 'keyConcurrency' ? ' per concurrency key' : ''}), or null for no limit (got ${show(v)})`,
+      );
+    }
+  }
+  return out;
+}
+
 /** @Workflow() options (also checked when a workflow is registered without Nest). */
 export function checkWorkflowOptions(where: string, o: unknown): void {
   if (o === undefined) return;
@@ -125,6 +157,11 @@ export function checkWorkflowOptions(where: string, o: unknown): void {
   if (w.priority !== undefined && !isInt(w.priority, -MAX_PRIORITY, MAX_PRIORITY)) {
     problems.push(
       `priority must be a whole number between -${MAX_PRIORITY} and ${MAX_PRIORITY}, lower runs first (got ${show(w.priority)})`,
+    );
+  }
+  if (w.concurrencyKey !== undefined && typeof w.concurrencyKey !== 'function') {
+    problems.push(
+      `concurrencyKey must be a function (input) => string | null that derives the run's concurrency key from its input (got ${show(w.concurrencyKey)}); a fixed key goes in the start option concurrencyKey`,
     );
   }
   if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);

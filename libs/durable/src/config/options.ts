@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { retryProblems } from './option-checks.js';
+import { queueProblems, retryProblems } from './option-checks.js';
 
 /** What the engine logs through; Nest's Logger fits, so does console. */
 export interface DurableLogger {
@@ -13,8 +13,18 @@ export interface DurableLogger {
 }
 
 export interface QueueOptions {
-  /** Runs of this queue executed at once by one process. */
-  concurrency: number;
+  /** Runs of this queue executed at once by one process. Default: the engine's `concurrency`. */
+  concurrency?: number;
+  /**
+   * Flow control, across all instances: at most this many runs of the queue execute at once.
+   * Synced to durable_queue_limits at boot unless a limit was set at runtime (setQueueLimits).
+   */
+  globalConcurrency?: number | null;
+  /**
+   * Flow control, across all instances: at most this many runs of one concurrency key (start option
+   * `concurrencyKey`, or the workflow's `concurrencyKey(input)`) execute at once. Synced like globalConcurrency.
+   */
+  keyConcurrency?: number | null;
 }
 
 /** Engine settings. Every field has a default; see resolveEngineOptions. */
@@ -176,7 +186,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   if (typeof r.heartbeatMs === 'number' && typeof r.leaseMs === 'number' && r.heartbeatMs >= r.leaseMs) {
     problems.push(`heartbeatMs (${r.heartbeatMs}) must be below leaseMs (${r.leaseMs}); a third of it is a good value`);
   }
-  for (const [name, q] of Object.entries(r.queues)) int(`queues.${name}.concurrency`, q?.concurrency, 1, 10_000);
+  for (const [name, q] of Object.entries(r.queues)) problems.push(...queueProblems(`queues.${name}`, q));
   if (problems.length) throw new InvalidOptionsError(`Invalid nestjs-durable options: ${problems.join('; ')}.`);
   return r;
 }

@@ -12,6 +12,13 @@ export interface WorkflowOptions {
   /** Claim order within a queue: lower runs first. Default 0. */
   priority?: number;
   /**
+   * Flow control: the concurrency key of a run, derived from its input (e.g. `(o) => o.tenantId`);
+   * a start's `concurrencyKey` option overrides it. At most the queue's `keyConcurrency` runs of one
+   * key execute at once across all instances (queue option or WorkflowClient.setQueueLimits).
+   * Return null or undefined for no key. Must be deterministic and cheap: it runs at every start.
+   */
+  concurrencyKey?: (input: any) => string | null | undefined;
+  /**
    * Start this workflow on a cron schedule, once per slot across all instances (the schedule's id
    * is the workflow's name; each run gets a ScheduledInput). Synced at boot; a pause made at
    * runtime is kept. See WorkflowScheduleOptions.

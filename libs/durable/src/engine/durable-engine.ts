@@ -23,6 +23,7 @@ import { getEvent, getRun, getRunEvents, send, type SendOptions } from './querie
 import { exportRun, type RunExport } from './run-export.js';
 import { cancel, fork, resume, type CancelOptions, type ControlOptions, type ForkResult } from './run-control.js';
 import type { RunView } from './run-view.js';
+import { FlowControlClient, syncLimits } from './flow-control.js';
 import { ScheduleClient } from './schedule-client.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
@@ -71,6 +72,8 @@ export class DurableEngine implements HandleBackend {
   readonly stepHooks: StepAttemptHooks = {};
   /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
   readonly schedules = new ScheduleClient(() => this.context);
+  /** Flow control at runtime: queue limits (set, reset, list), key usage, why a run has not started. */
+  readonly flowControl = new FlowControlClient(() => this.context);
 
   constructor(config: DurableEngineConfig) {
     this.options = resolveEngineOptions(config.options);
@@ -81,7 +84,11 @@ export class DurableEngine implements HandleBackend {
       cancelled: (runId) => this.worker.cancelled(runId),
       cancelRequested: (runId) => this.worker.cancelRequested(runId),
       signal: (runId) => this.worker.signal(runId),
-      reconnected: () => this.worker.wakeAll(),
+      limitsChanged: () => void this.worker.flow.refresh(),
+      reconnected: () => {
+        void this.worker.flow.refresh();
+        this.worker.wakeAll();
+      },
     });
     this.store = conn.store;
     this.ownedPool = conn.ownedPool;
@@ -118,6 +125,8 @@ export class DurableEngine implements HandleBackend {
   async start(): Promise<void> {
     if (this.started) return;
     await this.checkSchema();
+    const limits = await syncLimits(this.context);
+    if (limits.length) this.options.logger.log(`declared queue limits synced: ${limits.join(', ')}`);
     if (this.scheduler) {
       const synced = await syncDeclaredSchedules(this.context);
       for (const [what, ids] of Object.entries(synced)) {
@@ -129,6 +138,7 @@ export class DurableEngine implements HandleBackend {
     if (!this.options.worker) return;
     if (this.notifier) await this.notifier.start();
     else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
+    await this.worker.flow.start();
     this.worker.start();
     this.sweeper.start();
     this.options.logger.log(

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/index.js';
 import { CENTURY_MS, MAX_ID_LENGTH, MAX_PRIORITY } from '../config/limits.js';
+import { errorText } from '../errors/error-text.js';
 import type { NewRun } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { encode } from '../codec/codec.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
+import type { WorkflowDefinition } from '../definitions/definitions.js';
 
 /** Options of start(). */
 export interface StartOptions {
@@ -23,6 +25,11 @@ export interface StartOptions {
   priority?: number;
   /** Overrides the workflow's timeoutMs (deadline from now); null = no deadline. */
   timeoutMs?: number | null;
+  /**
+   * Flow control: the run's concurrency key (overrides the workflow's `concurrencyKey(input)`; null =
+   * none). At most the queue's keyConcurrency runs of one key execute at once across all instances.
+   */
+  concurrencyKey?: string | null;
 }
 
 /**
@@ -62,6 +69,7 @@ export function buildNewRun(
   }
   return {
     id,
+    concurrencyKey: concurrencyKeyOf(def, input, opts),
     workflowName: def.name,
     queue: opts.queue ?? def.queue,
     input: encode(input, { where: `input of workflow "${def.name}"`, maxBytes: options.maxPayloadBytes }),
@@ -73,6 +81,28 @@ export function buildNewRun(
     appVersion: options.appVersion,
   };
 }
+/** The start option, else the workflow's concurrencyKey(input); a non-empty string of at most MAX_ID_LENGTH, or null. */
+function concurrencyKeyOf(def: WorkflowDefinition, input: unknown, opts: StartOptions): string | null {
+  let key: unknown = opts.concurrencyKey;
+  let from = 'the start option concurrencyKey';
+  if (key === undefined && def.options.concurrencyKey) {
+    from = `concurrencyKey(input) of workflow "${def.name}"`;
+    try {
+      key = def.options.concurrencyKey(input);
+    } catch (err) {
+      throw new InvalidArgumentError(`${from} threw: ${errorText(err)}. It must return a string (or null for no key).`, 'concurrencyKey');
+    }
+  }
+  if (key === undefined || key === null) return null;
+  if (typeof key !== 'string' || !key || key.length > MAX_ID_LENGTH) {
+    throw new InvalidArgumentError(
+      `${from} must be a non-empty string of at most ${MAX_ID_LENGTH} characters, or null for no key (got ${JSON.stringify(key)?.slice(0, 80) ?? String(key)}).`,
+      'concurrencyKey',
+    );
+  }
+  return key;
+}
+
 function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (v === null) return;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {

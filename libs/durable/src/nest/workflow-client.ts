@@ -8,6 +8,7 @@ import type { StartManyItem } from '../engine/start-runs.js';
 import type { StartOptions } from '../engine/new-run.js';
 import type { WorkflowHandle } from '../engine/handle.js';
 import type { ScheduleClient } from '../engine/schedule-client.js';
+import type { FlowControlClient } from '../engine/flow-control.js';
 import type { RunEvent } from '../store/history.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { WORKFLOW_METADATA } from '../decorators/metadata.js';
@@ -35,6 +36,14 @@ export class WorkflowClient {
    */
   get schedules(): ScheduleClient {
     return this.runtime.engine.schedules;
+  }
+
+  /**
+   * Flow control at runtime: set or reset a queue's cluster-wide limits (globalConcurrency,
+   * keyConcurrency), list them with their usage, the busiest concurrency keys, and why a run has not started.
+   */
+  get flowControl(): FlowControlClient {
+    return this.runtime.engine.flowControl;
   }
 
   /**

@@ -130,7 +130,7 @@ FROM durable_runs r WHERE r.id = $1`,
 );
 
 /**
- * Fork: a new PENDING run ($2) of the same workflow, queue, priority and input as run $1, with
+ * Fork: a new PENDING run ($2) of the same workflow, queue, priority, concurrency key and input as run $1, with
  * copies of its checkpoints whose seq < $3, so it replays those and executes from step $3 on.
  * The deadline keeps the source's timeout length, counted from now; $4 is this app's version.
  * The history of the new run records where it came from and $6, the actor (unless $5, history, is false); a
@@ -142,9 +142,10 @@ const FORK_RUN = statement(
   `
 WITH src AS (SELECT * FROM durable_runs WHERE id = $1),
 ins AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version)
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version,
+                            concurrency_key)
   SELECT $2, src.workflow_name, src.queue, 'PENDING', src.input, src.priority, now(),
-         now() + (src.deadline_at - src.created_at), $4
+         now() + (src.deadline_at - src.created_at), $4, src.concurrency_key
   FROM src
   RETURNING id, queue),
 copied AS (

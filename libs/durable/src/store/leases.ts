@@ -1,37 +1,15 @@
 /** Leases: claiming runs, renewing the leases this worker holds, handing runs back, and sweeping expired leases. */
 import { statement } from './statement.js';
 import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { HAS_LIMIT } from './flow-limits.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
 
 /**
- * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
- * (lowest number) and oldest first, among the workflows $5 this worker has code for (during a
- * rolling deploy an older instance leaves newer workflows to the instances that know them).
- * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
- * Indexes: durable_runs_claim_idx (PENDING) and durable_runs_wake_idx (WAITING, by wake-up time),
- * both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
- * CTE but left out of the final LIMIT are released at commit.
- * Returns the recorded steps too, so an execution needs no other read, and available_at (the
- * token of durable waits, see wait-sql.ts), whether the run is to compensate and end CANCELLED
- * (cancel_requested_at), and the error of a run that is failing (an active run with an error: it
- * passed its deadline, see SWEEP_DEADLINES; it compensates and ends FAILED with it). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
+ * The end of both claims: a CTE c (id, prev status) of the runs chosen → leased to worker $3 for $4 ms
+ * (epoch + 1, attempt + 1), with their recorded steps; $6 history ('claimed', or 'woken' for a WAITING run).
  */
-const claimSql = (versions: string) => `
-WITH p AS (
-  SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions}
-  ORDER BY priority, available_at
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED),
-w AS (
-  SELECT id, status AS prev, priority, available_at FROM durable_runs
-  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions}
-  ORDER BY available_at
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED),
-c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY priority, available_at LIMIT $2),
-u AS (
+export const CLAIM_UPDATE = `u AS (
   UPDATE durable_runs r
   SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
       lease_expires_at = now() + $4::float8 * interval '1 millisecond',
@@ -45,6 +23,45 @@ hist AS (${history(
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
 )})
 SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, steps FROM u`;
+
+/**
+ * A queue with cluster-wide limits is claimed by CLAIM_LIMITED only (store/flow-claim.ts). This guard
+ * (one primary-key probe of durable_queue_limits, a CTE evaluated once per statement, before any run
+ * is read or locked) keeps an instance that has not heard of a new limit yet from claiming around it.
+ */
+const LIMITED = `limited AS (SELECT 1 FROM durable_queue_limits WHERE queue = $1 AND ${HAS_LIMIT})`;
+const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
+
+/**
+ * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
+ * (lowest number) and oldest first, among the workflows $5 this worker has code for (during a
+ * rolling deploy an older instance leaves newer workflows to the instances that know them).
+ * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
+ * Indexes: durable_runs_claim_idx (PENDING) and durable_runs_wake_idx (WAITING, by wake-up time),
+ * both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
+ * CTE but left out of the final LIMIT are released at commit.
+ * Returns the recorded steps too, so an execution needs no other read, and available_at (the
+ * token of durable waits, see wait-sql.ts), whether the run is to compensate and end CANCELLED
+ * (cancel_requested_at), and the error of a run that is failing (an active run with an error: it
+ * passed its deadline, see SWEEP_DEADLINES; it compensates and ends FAILED with it). $6 history: a
+ * 'claimed' row, or 'woken' for a WAITING run. Claims nothing from a queue that has limits (UNLIMITED).
+ */
+const claimSql = (versions: string) => `
+WITH ${LIMITED},
+p AS (
+  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions} AND ${UNLIMITED}
+  ORDER BY priority, available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED),
+w AS (
+  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions} AND ${UNLIMITED}
+  ORDER BY available_at
+  LIMIT $2
+  FOR UPDATE SKIP LOCKED),
+c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY priority, available_at LIMIT $2),
+${CLAIM_UPDATE}`;
 const CLAIM = statement('claim', claimSql(''));
 
 /**
@@ -136,7 +153,12 @@ export async function claim(
 ): Promise<ClaimedRun[]> {
   const params = [queue, limit, owner, leaseMs, workflows, store.history];
   const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
-  return rows.map((r) => ({
+  return rows.map(claimedRun);
+}
+
+/** A row of CLAIM_UPDATE as a ClaimedRun. */
+export function claimedRun(r: Record<string, unknown>): ClaimedRun {
+  return {
     id: r.id as string,
     workflowName: r.workflow_name as string,
     input: r.input,
@@ -148,7 +170,7 @@ export async function claim(
     cancelRequested: r.cancelling === true,
     failing: r.failing == null ? null : parsed<RunFailure>(r.failing),
     steps: parsed<RecordedStep[]>(r.steps),
-  }));
+  };
 }
 
 /** Extends the leases still held; returns their ids, each with whether it was asked to cancel with compensation. */

@@ -62,6 +62,8 @@ export interface NewRun {
   timeoutMs: number | null;
   parentId: string | null;
   appVersion: string | null;
+  /** Flow control: the run's concurrency key (null: none). */
+  concurrencyKey: string | null;
 }
 
 /** A finished step to checkpoint (output/error as JSON text). */

@@ -8,6 +8,11 @@ import type { Statement } from './statement.js';
  */
 export interface SqlClient {
   query<T = Record<string, unknown>>(statement: Statement | string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Runs `fn` in one transaction on one connection (committed when it resolves, rolled back when
+   * it throws). Only the flow-controlled claim needs one (store/flow-claim.ts).
+   */
+  transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -17,6 +22,23 @@ export interface SqlClient {
  */
 export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: boolean }): SqlClient {
   return {
+    async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
+      const isPool = 'totalCount' in pool;
+      const client = isPool ? await (pool as Pool).connect() : (pool as PoolClient | Client);
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(pgSqlClient(client, opts));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        throw err;
+      } finally {
+        // A connection that could not even roll back is discarded, not handed to the next statement.
+        if (isPool) (client as PoolClient).release(broken);
+      }
+    },
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
       const values = params as unknown[];
       const res =
@@ -35,12 +57,23 @@ export interface PrismaLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
 }
 
+/** A PrismaClient (not a transaction client): it can open an interactive transaction. */
+interface PrismaWithTransactions extends PrismaLike {
+  $transaction<T>(fn: (tx: PrismaLike) => Promise<T>): Promise<T>;
+}
+
 /**
  * Statements sent through Prisma: writes that must join the caller's Prisma transaction (start in
  * a tx, transactional-step checkpoints), and everything when the engine has no connection of its own.
  */
 export function prismaSqlClient(prisma: PrismaLike): SqlClient {
   return {
+    async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
+      const p = prisma as Partial<PrismaWithTransactions>;
+      // A transaction client (a caller's tx) is one transaction already: run inside it.
+      if (typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma));
+      return (prisma as PrismaWithTransactions).$transaction((tx) => fn(prismaSqlClient(tx)));
+    },
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
       return (await prisma.$queryRawUnsafe<T[]>(typeof s === 'string' ? s : s.text, ...params)) ?? [];
     },

@@ -19,6 +19,8 @@ export const CANCEL_CHANNEL = 'durable_cancel';
  * the run id). A hint: the heartbeat reports the request too (cancel_requested_at).
  */
 export const COMPENSATE_CHANNEL = 'durable_compensate';
+/** Channel telling every instance that a queue's cluster-wide limits changed; the payload is the queue. */
+export const FLOW_LIMITS_CHANNEL = 'durable_flow_limits';
 /**
  * Channel telling the worker executing a RUNNING run that something it may wait for arrived
  * (a message, a child finished); the payload is the run id. A hint, like the wake-ups.

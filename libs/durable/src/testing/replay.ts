@@ -77,6 +77,7 @@ const noDatabase: Store = {
   history: false,
   sql: {
     query: () => Promise.reject(new ExecutionStopped('suspended')),
+    transaction: () => Promise.reject(new ExecutionStopped('suspended')),
   },
 };
 

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
+import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, FLOW_LIMITS_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
 import type { DurableLogger } from '../config/options.js';
 import { OutageLog } from '../retry/outage-log.js';
 
@@ -10,6 +10,8 @@ export interface NotifierHandlers {
   cancelRequested?(runId: string): void;
   /** Something a RUNNING run may wait for arrived (a message, a finished child). */
   signal?(runId: string): void;
+  /** A queue's cluster-wide limits changed (payload: the queue). */
+  limitsChanged?(queue: string): void;
   /** After (re)connecting: hints may have been missed meanwhile. */
   reconnected(): void;
 }
@@ -47,10 +49,13 @@ export class Notifier {
       else if (msg.channel === CANCEL_CHANNEL && msg.payload) this.handlers.cancelled(msg.payload);
       else if (msg.channel === SIGNAL_CHANNEL && msg.payload) this.handlers.signal?.(msg.payload);
       else if (msg.channel === COMPENSATE_CHANNEL && msg.payload) this.handlers.cancelRequested?.(msg.payload);
+      else if (msg.channel === FLOW_LIMITS_CHANNEL && msg.payload) this.handlers.limitsChanged?.(msg.payload);
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${SIGNAL_CHANNEL}; LISTEN ${COMPENSATE_CHANNEL}`);
+      await client.query(
+        `LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${SIGNAL_CHANNEL}; LISTEN ${COMPENSATE_CHANNEL}; LISTEN ${FLOW_LIMITS_CHANNEL}`,
+      );
       if (this.stopped) {
         await client.end().catch(() => {});
         return;

@@ -1,11 +1,12 @@
 import { errorText } from '../errors/error-text.js';
-import { claim, releaseRuns } from '../store/leases.js';
+import { releaseRuns } from '../store/leases.js';
 import type { ClaimedRun, HeldRun } from '../store/rows.js';
 import { OutageLog } from '../retry/outage-log.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import { RunContext, type StopReason } from '../workflow/run-context.js';
 import type { ExecutionServices } from '../workflow/execution-services.js';
 import { executeRun, type ExecutionOutcome } from './executor.js';
+import { FlowGate } from './flow-gate.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
 interface QueueState {
@@ -47,11 +48,14 @@ export class Worker {
   private readonly finishedListeners = new Set<(runId: string, outcome: ExecutionOutcome) => void>();
   /** Local wake-ups of runs this worker suspended until a near time (polling is the fallback). */
   private readonly wakeTimers = new Set<NodeJS.Timeout>();
+  /** Which queues have cluster-wide limits (claimed under their limits row's lock). */
+  readonly flow: FlowGate;
 
   constructor(
     private readonly registry: WorkflowRegistry,
     private readonly services: ExecutionServices,
   ) {
+    this.flow = new FlowGate(services.store, services.options, (queues) => queues.forEach((q) => this.wake(q)));
     this.leases = new LeaseKeeper(
       {
         held: () => [...this.active.values()].map((a) => ({ id: a.run.id, epoch: a.run.epoch })),
@@ -144,10 +148,10 @@ export class Worker {
     this.active.get(runId)?.ctx.waits?.signal();
   }
 
-  /** Reserves a slot for a run this process is about to insert already claimed. */
+  /** Reserves a slot for a run this process is about to insert already claimed (never in a queue with cluster-wide limits). */
   reserveSlot(queue: string): boolean {
     const q = this.queues.get(queue);
-    if (!this.running || !q || q.busy >= q.concurrency) return false;
+    if (!this.running || !q || q.busy >= q.concurrency || this.flow.isLimited(queue)) return false;
     q.busy++;
     return true;
   }
@@ -189,7 +193,8 @@ export class Worker {
     q.claiming = true;
     const want = q.concurrency - q.busy;
     q.busy += want; // hold the slots while the claim is in flight
-    claim(this.services.store, q.name, want, this.id, this.services.options.leaseMs, this.workflowNames, this.services.options.runVersions)
+    this.flow
+      .claim(q.name, want, this.id, this.workflowNames)
       .then(
         (runs) => {
           q.outage.ok();
@@ -259,6 +264,7 @@ export class Worker {
     this.running = false;
     for (const q of this.queues.values()) clearTimeout(q.pollTimer);
     this.leases.stop();
+    this.flow.stop();
     for (const t of this.wakeTimers) clearTimeout(t);
     this.wakeTimers.clear();
     // Runs that only wait suspend now (WAITING, exact wake time) instead of holding up the drain.

@@ -110,7 +110,7 @@ function replayServices(runId: string): ExecutionServices {
     throw new Error(`replay of run ${runId}: a replay sends no statement and starts no work (this is a bug in nestjs-durable)`);
   };
   return {
-    store: { sql: { query: async () => refuse() }, history: false },
+    store: { sql: { query: async () => refuse(), transaction: async () => refuse() }, history: false },
     prisma: null,
     options: REPLAY_OPTIONS,
     clock: new EngineClock(),

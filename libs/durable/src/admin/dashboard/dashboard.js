@@ -687,6 +687,7 @@
         ),
       ),
       facts(r),
+      runExtras.map(function (render) { return render(r); }),
       r.error ? errorBox(r.error) : null,
       tabs(r),
     ]);
@@ -694,6 +695,9 @@
     else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches)
       pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
   }
+
+  /** Renderers other panels add to a run's detail (flow.js: why it has not started). */
+  var runExtras = [];
 
   function facts(r) {
     var dl = el('dl', { class: 'facts' });
@@ -1335,6 +1339,7 @@
     fmtTime: fmtTime,
     ago: ago,
     openRun: openRun,
+    runExtras: runExtras,
   };
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

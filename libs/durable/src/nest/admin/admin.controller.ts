@@ -37,8 +37,12 @@ import {
   VersionsDto,
   WorkflowsDto,
 } from './dto.js';
+import { FlowDto, FlowKeysDto, QueueLimitsBodyDto, QueueLimitsDto, QueueLimitsResetDto, StartBlockersDto } from './flow-dto.js';
 import {
   onlyKnown,
+  parseFlowKeysQuery,
+  parseLimitsBody,
+  queueName,
   parseCancelBody,
   parseForkBody,
   parseListQuery,
@@ -67,6 +71,7 @@ const errors =
     for (const status of codes) ApiResponse({ status, type: ErrorDto })(target, key, desc);
   };
 const idParam = ApiParam({ name: 'id', description: 'Run id' });
+const queueParam = ApiParam({ name: 'queue', description: 'Queue name' });
 const scheduleParam = ApiParam({ name: 'id', description: 'Schedule id (a declared schedule: the workflow name)' });
 
 /**
@@ -265,6 +270,60 @@ export class AdminApiController implements OnModuleInit {
   versions(@Query() query: unknown) {
     onlyKnown(query, []);
     return this.admin.versions();
+  }
+
+  @Get('runs/:id/blockers')
+  @ApiOperation({ summary: "Why a run has not started: not due yet, its queue's limit, its concurrency key's limit" })
+  @idParam
+  @ApiOkResponse({ type: StartBlockersDto })
+  @errors(400, 404)
+  runBlockers(@Param('id') id: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.runBlockers(runId(id));
+  }
+
+  @Get('flow')
+  @ApiOperation({ summary: 'Flow control: every queue with cluster-wide limits, its executing and due runs' })
+  @ApiOkResponse({ type: FlowDto })
+  @errors(400)
+  flow(@Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.flow();
+  }
+
+  @Get('flow/queues/:queue/keys')
+  @ApiOperation({ summary: 'The busiest concurrency keys of a queue: executing and due runs per key, most executing first' })
+  @queueParam
+  @ApiQuery({ name: 'limit', required: false, description: '1..1000, default 50' })
+  @ApiOkResponse({ type: FlowKeysDto })
+  @errors(400)
+  flowKeys(@Param('queue') queue: unknown, @Query() query: unknown) {
+    return this.admin.flowKeys(queueName(queue), parseFlowKeysQuery(query).limit);
+  }
+
+  @Post('flow/queues/:queue/limits')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: "Set a queue's cluster-wide limits at runtime (kept across restarts until reset); every instance follows at once",
+  })
+  @queueParam
+  @ApiBody({ type: QueueLimitsBodyDto })
+  @ApiOkResponse({ type: QueueLimitsDto })
+  @errors(400)
+  setQueueLimits(@Param('queue') queue: unknown, @Body() body: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.setQueueLimits(queueName(queue), parseLimitsBody(body));
+  }
+
+  @Post('flow/queues/:queue/reset')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Drop a runtime limit: the queue goes back to the limits its options declare' })
+  @queueParam
+  @ApiOkResponse({ type: QueueLimitsResetDto })
+  @errors(400)
+  resetQueueLimits(@Param('queue') queue: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.resetQueueLimits(queueName(queue));
   }
 
   @Get('workflows')

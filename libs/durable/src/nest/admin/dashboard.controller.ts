@@ -46,6 +46,11 @@ export class DashboardPageController {
     this.send(res, 'versions.js');
   }
 
+  @Get('assets/flow.js')
+  flow(@Res() res: unknown): void {
+    this.send(res, 'flow.js');
+  }
+
   @Get('assets/dashboard.css')
   stylesheet(@Res() res: unknown): void {
     this.send(res, 'dashboard.css');

@@ -5,6 +5,7 @@
  */
 import { RUN_STATUSES } from '../../store/rows.js';
 import { ApiProperty, ApiPropertyOptional } from './swagger.js';
+import { StartBlockersDto } from './flow-dto.js';
 
 const statuses = [...RUN_STATUSES];
 const json = { description: 'Stored JSON (values JSON cannot hold are tagged: { "$durable": "Date", "v": … })', nullable: true };
@@ -151,6 +152,9 @@ export class RunDetailDto {
   @ApiProperty({ type: [ChildDto], description: 'Child runs (first 500)' }) children!: ChildDto[];
   @ApiProperty({ type: Object, description: 'Row counts of steps, messages, events, history, children' }) totals!: Record<string, number>;
   @ApiProperty({ type: String, format: 'date-time', description: 'Database clock' }) now!: string;
+  @ApiProperty({ type: String, nullable: true, description: "Flow control: the run's concurrency key" }) concurrencyKey!: string | null;
+  @ApiProperty({ type: StartBlockersDto, nullable: true, description: 'PENDING or WAITING: why it has not started' })
+  startBlockers!: StartBlockersDto | null;
 }
 
 export class RunSummaryDto {

@@ -18,7 +18,10 @@ export class StatementGate {
 
   /** `sql` with every statement passing through the gate. */
   wrap(sql: SqlClient): SqlClient {
-    return { query: (statement, params) => this.run(() => sql.query(statement, params)) };
+    return {
+      query: (statement, params) => this.run(() => sql.query(statement, params)),
+      transaction: (fn) => this.run(() => sql.transaction(fn)),
+    };
   }
 
   async run<T>(fn: () => Promise<T>): Promise<T> {

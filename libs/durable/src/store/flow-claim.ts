@@ -1,0 +1,165 @@
+/**
+ * Flow control: the claim of a queue with cluster-wide limits (durable_queue_limits). Queues
+ * without a limits row keep the plain CLAIM (store/leases.ts), which is unchanged but for a guard.
+ *
+ * Why a lock and a second statement: under READ COMMITTED every statement reads one snapshot, taken
+ * when it starts. A claim that counted the executing runs in the same statement that waits for a
+ * lock would count with a snapshot older than the lock, and miss what the previous holder claimed:
+ * two instances claiming at once would both see a free slot. So the claim is one short transaction:
+ * LOCK_QUEUE_LIMITS locks the queue's limits row (claims of a limited queue take turns, across all
+ * instances), then CLAIM_LIMITED starts with a snapshot taken after the lock was granted, in which
+ * every earlier claim of the queue has committed: its counts are exact. Runs leave RUNNING without
+ * the lock (they end, suspend, are swept or released): that only frees slots, so a count can be
+ * too high for an instant, never too low. No counter to keep in step: a run holds a slot exactly
+ * while it is RUNNING, so a run whose worker was SIGKILLed frees its slots when the sweeper hands
+ * its expired lease on.
+ */
+import { statement } from './statement.js';
+import { DUE_BY } from './sql-fragments.js';
+import { CLAIM_UPDATE, claim, claimedRun } from './leases.js';
+import type { Store } from './store.js';
+import type { ClaimedRun } from './rows.js';
+
+/**
+ * The limits row of queue $1, locked until the claim's transaction ends (FOR UPDATE waits: claims of
+ * one limited queue take turns; a claim holds it for one statement). Index: durable_queue_limits_pkey.
+ */
+const LOCK_QUEUE_LIMITS = statement(
+  'lock_queue_limits',
+  `SELECT global_concurrency, key_concurrency, rr_key FROM durable_queue_limits WHERE queue = $1 FOR UPDATE`,
+);
+
+/**
+ * How many runs past the free room the claim reads from the head of the queue (runs without a key,
+ * and woken runs), and so how many rows it may lock and release.
+ */
+const WINDOW = 4;
+
+/** The next key after `after` that has PENDING runs in queue $1 (one probe of durable_runs_key_idx). */
+const nextKey = (after: string, upTo = '') => `(SELECT concurrency_key FROM durable_runs
+    WHERE queue = $1 AND status = 'PENDING' AND concurrency_key IS NOT NULL AND concurrency_key > ${after}${upTo}
+    ORDER BY concurrency_key LIMIT 1)`;
+
+/**
+ * Claim of a limited queue (run after LOCK_QUEUE_LIMITS, in its transaction). Parameters as CLAIM
+ * ($1 queue, $2 free slots of this worker, $3 worker, $4 lease ms, $5 workflows, $6 history), plus
+ * $7 globalConcurrency and $8 keyConcurrency (null = no such limit) and $9 the round-robin cursor,
+ * all read under the lock, and $10 the app versions whose runs this worker claims (engine option
+ * runVersions; null = any, as CLAIM_VERSIONS).
+ * - running: the queue's RUNNING runs per concurrency key (durable_runs_running_idx, partial: only
+ *   executing rows); room: what the queue-wide limit and the worker's free slots leave.
+ * - Keys take turns (fairness): the keys with PENDING runs are read in key order starting after the
+ *   cursor and wrapping around (a loose index scan of durable_runs_key_idx: one probe per key), at
+ *   most room + (keys at their limit) + 1 of them; each key not at its limit offers its oldest due
+ *   runs, up to its free slots. The runs are taken by priority, then round by round (every key's
+ *   first run, then every key's second, …), keys in scan order. Runs without a key are one more
+ *   "key", read from the head of the queue (durable_runs_claim_idx); woken WAITING runs go first
+ *   within their key (durable_runs_wake_idx). The cursor moves to the last key served (or the last
+ *   key read, if the room was not filled), so a queue with more keys than room serves them all in turn.
+ * Rows: candidates are locked FOR UPDATE SKIP LOCKED (a sweep or cancel holding one is passed over);
+ * those not taken are released at commit. Ends like CLAIM (CLAIM_UPDATE).
+ */
+const CLAIM_LIMITED = statement(
+  'claim_limited',
+  `
+WITH RECURSIVE running AS (
+  SELECT concurrency_key AS k, count(*)::int AS n FROM durable_runs
+  WHERE queue = $1 AND status = 'RUNNING' GROUP BY concurrency_key),
+room AS (
+  SELECT CASE WHEN $7::int IS NULL THEN $2::int
+              ELSE greatest(0, least($2::int, $7::int - (SELECT coalesce(sum(n), 0)::int FROM running))) END AS n),
+full_keys AS (SELECT k FROM running WHERE k IS NOT NULL AND n >= $8::int),
+budget AS (SELECT (SELECT n FROM room) + (SELECT count(*) FROM full_keys)::int + 1 AS n),
+after_cur(k, pos) AS (
+  SELECT ${nextKey(`coalesce($9::text, '')`)}, 1 WHERE (SELECT n FROM room) > 0
+  UNION ALL
+  SELECT ${nextKey('a.k')}, a.pos + 1 FROM after_cur a WHERE a.k IS NOT NULL AND a.pos < (SELECT n FROM budget)),
+wrapped(k, pos) AS (
+  SELECT ${nextKey(`''`, ' AND concurrency_key <= $9::text')}, (SELECT count(k) FROM after_cur)::int + 1
+  WHERE $9::text IS NOT NULL AND (SELECT n FROM room) > 0 AND (SELECT count(k) FROM after_cur) < (SELECT n FROM budget)
+  UNION ALL
+  SELECT ${nextKey('w.k', ' AND concurrency_key <= $9::text')}, w.pos + 1
+  FROM wrapped w WHERE w.k IS NOT NULL AND w.pos < (SELECT n FROM budget)),
+scanned AS (SELECT k, pos FROM after_cur WHERE k IS NOT NULL UNION ALL SELECT k, pos FROM wrapped WHERE k IS NOT NULL),
+heads AS (
+  SELECT h.*, s.pos FROM scanned s CROSS JOIN LATERAL (
+    SELECT r.id, r.status AS prev, r.priority, r.available_at, r.concurrency_key FROM durable_runs r
+    WHERE r.queue = $1 AND r.status = 'PENDING' AND r.concurrency_key = s.k AND r.available_at <= ${DUE_BY}
+      AND r.workflow_name = ANY($5::text[])
+      AND ($10::text[] IS NULL OR r.app_version IS NULL OR r.app_version = ANY($10::text[]))
+    ORDER BY r.priority, r.available_at
+    -- its free slots (never negative: a limit lowered below what runs leaves none)
+    LIMIT greatest(0, least((SELECT n FROM room),
+                            coalesce($8::int - coalesce((SELECT n FROM running WHERE running.k = s.k), 0), (SELECT n FROM room))))
+    FOR UPDATE SKIP LOCKED) h
+  WHERE s.k NOT IN (SELECT k FROM full_keys)),
+p AS (
+  SELECT x.*, 0 AS pos FROM (
+    SELECT id, status AS prev, priority, available_at, concurrency_key FROM durable_runs
+    WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+      AND ($10::text[] IS NULL OR app_version IS NULL OR app_version = ANY($10::text[]))
+    ORDER BY priority, available_at
+    LIMIT (SELECT n FROM room) * ${WINDOW}
+    FOR UPDATE SKIP LOCKED) x
+  WHERE x.concurrency_key IS NULL),
+w AS (
+  SELECT id, status AS prev, priority, available_at, concurrency_key, 0 AS pos FROM durable_runs
+  WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
+    AND ($10::text[] IS NULL OR app_version IS NULL OR app_version = ANY($10::text[]))
+    AND (concurrency_key IS NULL OR concurrency_key NOT IN (SELECT k FROM full_keys))
+  ORDER BY available_at
+  LIMIT (SELECT n FROM room) * ${WINDOW}
+  FOR UPDATE SKIP LOCKED),
+ranked AS (
+  SELECT d.*, row_number() OVER (PARTITION BY d.concurrency_key ORDER BY d.prev DESC, d.priority, d.available_at) AS rn
+  FROM (SELECT * FROM heads UNION ALL SELECT * FROM p UNION ALL SELECT * FROM w) d),
+c AS (
+  SELECT ranked.id, ranked.prev, ranked.concurrency_key, ranked.pos FROM ranked LEFT JOIN running ON running.k = ranked.concurrency_key
+  WHERE ranked.concurrency_key IS NULL OR $8::int IS NULL OR ranked.rn <= $8::int - coalesce(running.n, 0)
+  ORDER BY ranked.priority, ranked.rn, ranked.pos
+  LIMIT (SELECT n FROM room)),
+cur AS (
+  UPDATE durable_queue_limits SET rr_key = coalesce(
+    CASE WHEN (SELECT count(*) FROM c) < (SELECT n FROM room) THEN (SELECT k FROM scanned ORDER BY pos DESC LIMIT 1)
+         ELSE (SELECT concurrency_key FROM c WHERE concurrency_key IS NOT NULL ORDER BY pos DESC LIMIT 1) END, rr_key)
+  WHERE queue = $1),
+${CLAIM_UPDATE}`,
+);
+
+/**
+ * Claims up to `limit` due runs of a queue that has (or had) cluster-wide limits, within them. If
+ * the limits were removed meanwhile, claims as the plain claim does (in the same transaction).
+ */
+export async function claimLimited(
+  store: Store,
+  queue: string,
+  limit: number,
+  owner: string,
+  leaseMs: number,
+  workflows: string[],
+  versions: string[] | null = null,
+): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
+  return store.sql.transaction(async (sql) => {
+    const tx: Store = { sql, history: store.history };
+    const [row] = await sql.query<{ global_concurrency: number | null; key_concurrency: number | null; rr_key: string | null }>(
+      LOCK_QUEUE_LIMITS,
+      [queue],
+    );
+    if (!row || (row.global_concurrency === null && row.key_concurrency === null)) {
+      return { runs: await claim(tx, queue, limit, owner, leaseMs, workflows, versions), limited: false };
+    }
+    const rows = await sql.query<Record<string, unknown>>(CLAIM_LIMITED, [
+      queue,
+      limit,
+      owner,
+      leaseMs,
+      workflows,
+      store.history,
+      row.global_concurrency,
+      row.key_concurrency,
+      row.rr_key,
+      versions,
+    ]);
+    return { runs: rows.map(claimedRun), limited: true };
+  });
+}

@@ -1,0 +1,61 @@
+// A worker process for the flow-control tests: `node --import tsx test/flow/flow-worker.ts` with
+// DATABASE_URL set. A plain DurableEngine serving queue "flow" (10 slots per process); the limits
+// come from durable_queue_limits (set by the test at runtime). Each run records the interval it
+// executes in (test_ledger rows 'start' and 'end', database clock) and holds its slot `ms` in
+// between; with `holdFirst`, only its first execution holds (a recovery after a kill goes fast).
+import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable';
+import pg from 'pg';
+
+const url = process.env.DATABASE_URL!;
+const pool = new pg.Pool({ connectionString: url, max: 4 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Input {
+  key?: string;
+  ms: number;
+  holdFirst?: boolean;
+}
+
+const registry = new WorkflowRegistry();
+registry.register({
+  name: 'limited',
+  queue: 'flow',
+  options: { concurrencyKey: (i: Input) => i.key ?? null },
+  run: async (input) => {
+    const { ms, holdFirst } = input as Input;
+    const id = Durable.runId();
+    await Durable.step('work', async () => {
+      const { rows } = await pool.query(
+        `WITH prev AS (SELECT count(*)::int AS n FROM test_ledger WHERE run_id = $1 AND step = 'start')
+         INSERT INTO test_ledger (run_id, step, pid, at) SELECT $1, 'start', $2, clock_timestamp() FROM prev RETURNING (SELECT n FROM prev)`,
+        [id, process.pid],
+      );
+      if (!holdFirst || rows[0].n === 0) await sleep(ms);
+      await pool.query(`INSERT INTO test_ledger (run_id, step, pid, at) VALUES ($1, 'end', $2, clock_timestamp())`, [id, process.pid]);
+    });
+    return process.pid;
+  },
+});
+
+const engine = new DurableEngine({
+  registry,
+  connection: url,
+  options: {
+    concurrency: 10,
+    leaseMs: 2_000,
+    heartbeatMs: 400,
+    pollIntervalMs: 200,
+    sweepIntervalMs: 300,
+    shutdownGraceMs: 1_000,
+    logger: { log() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+  },
+});
+
+await engine.start();
+process.on('SIGTERM', () => {
+  void engine
+    .stop()
+    .then(() => pool.end())
+    .then(() => process.exit(0));
+});
+process.stdout.write('ready\n');
