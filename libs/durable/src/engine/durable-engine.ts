@@ -5,7 +5,9 @@ import type { RunEvent } from '../store/history.js';
 import { getResult } from '../store/runs.js';
 import { readSchemaState, schemaStateError } from '../store/schema-version.js';
 import type { PrismaLike } from '../store/sql-client.js';
+import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
+import { Telemetry } from '../telemetry/telemetry.js';
 import type { Notifier } from '../worker/notifier.js';
 import { Scheduler } from '../worker/scheduler.js';
 import { Sweeper } from '../worker/sweeper.js';
@@ -59,6 +61,7 @@ export class DurableEngine implements HandleBackend {
   private readonly notifier: Notifier | null;
   private readonly local = new LocalResults();
   private readonly context: EngineContext;
+  private readonly telemetry: Telemetry;
   private started = false;
   /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
   readonly schedules = new ScheduleClient(() => this.context);
@@ -77,18 +80,22 @@ export class DurableEngine implements HandleBackend {
     this.store = conn.store;
     this.ownedPool = conn.ownedPool;
     this.notifier = conn.notifier;
+    this.telemetry = new Telemetry(this.options.telemetry);
     const services: ExecutionServices = {
       store: this.store,
       prisma,
       options: this.options,
       writes: groupedWrites(this.store),
+      telemetry: this.telemetry,
       leaseStore: conn.leaseStore,
       newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
     };
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.local.resolve(id));
     this.sweeper = new Sweeper(this.store, this.options);
-    this.scheduler = this.options.schedules ? new Scheduler(this.store, this.registry, this.options) : null;
+    this.scheduler = this.options.schedules
+      ? new Scheduler(this.store, this.registry, this.options, (n) => this.telemetry.metrics.schedulesFired(n))
+      : null;
     this.context = {
       registry: this.registry,
       options: this.options,
@@ -96,6 +103,7 @@ export class DurableEngine implements HandleBackend {
       worker: this.worker,
       local: this.local,
       scheduler: this.scheduler,
+      telemetry: this.telemetry,
     };
   }
 
@@ -106,6 +114,10 @@ export class DurableEngine implements HandleBackend {
   async start(): Promise<void> {
     if (this.started) return;
     await this.checkSchema();
+    await this.telemetry.load(
+      { figures: () => queueFigures(this.store), activeRuns: () => this.worker.activeByQueue() },
+      this.options.logger,
+    );
     if (this.scheduler) {
       const synced = await syncDeclaredSchedules(this.context);
       for (const [what, ids] of Object.entries(synced)) {

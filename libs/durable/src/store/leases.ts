@@ -19,7 +19,8 @@ const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'n
  * CTE but left out of the final LIMIT are released at commit.
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
  * token of durable waits, see wait-sql.ts), and whether the run is to compensate and end CANCELLED
- * (cancel_requested_at). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
+ * (cancel_requested_at), and the trace context it was started in (traceparent).
+ * $6 history: a 'claimed' row, or 'woken' for a WAITING run.
  */
 const CLAIM = statement(
   'claim',
@@ -44,13 +45,13 @@ u AS (
       started_at = coalesce(r.started_at, now()), updated_at = now()
   FROM c WHERE r.id = c.id
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
-            r.cancel_requested_at IS NOT NULL AS cancelling, ${STEPS_OF_R} AS steps),
+            r.cancel_requested_at IS NOT NULL AS cancelling, r.traceparent, ${STEPS_OF_R} AS steps),
 hist AS (${history(
     '$6',
     `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
   )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, steps FROM u`,
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, traceparent, steps FROM u`,
 );
 
 /**
@@ -139,6 +140,7 @@ export async function claim(
     deadlineAt: toDate(r.deadline_at),
     availableAt: toDate(r.available_at),
     cancelRequested: r.cancelling === true,
+    traceparent: (r.traceparent as string | null) ?? null,
     steps: parsed<RecordedStep[]>(r.steps),
   }));
 }

@@ -38,6 +38,8 @@ export interface ClaimedRun {
   availableAt?: Date | null;
   /** cancel(id, { compensate: true }) was asked: this execution undoes what the run did, then ends it CANCELLED. */
   cancelRequested?: boolean;
+  /** The trace context the run was started in (W3C traceparent), if any: its execution spans continue that trace. */
+  traceparent?: string | null;
   steps: RecordedStep[];
 }
 
@@ -53,6 +55,8 @@ export interface NewRun {
   timeoutMs: number | null;
   parentId: string | null;
   appVersion: string | null;
+  /** W3C traceparent of the span active at start() (telemetry); null or absent without one. */
+  traceparent?: string | null;
 }
 
 /** A finished step to checkpoint (output/error as JSON text). */
@@ -106,6 +110,7 @@ export interface RunRow {
   updated_at: Date;
   cancel_requested_at: Date | null;
   progress: unknown;
+  traceparent: string | null;
   steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
 }
 

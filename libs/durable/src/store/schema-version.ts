@@ -23,6 +23,7 @@ const REQUIRED = {
   wake_idx: 'index durable_runs_wake_idx',
   version_table: 'table durable_schema',
   schedules: 'table durable_schedules',
+  hook_cursors: 'table durable_hook_cursors',
 } as const;
 type Required = keyof typeof REQUIRED;
 
@@ -40,6 +41,7 @@ SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_ste
        to_regclass('durable_runs_wake_idx') IS NOT NULL AS wake_idx,
        to_regclass('durable_schema') IS NOT NULL AS version_table,
        to_regclass('durable_schedules') IS NOT NULL AS schedules,
+       to_regclass('durable_hook_cursors') IS NOT NULL AS hook_cursors,
        (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
           JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
          WHERE d.adrelid = to_regclass('durable_schema') AND a.attname = 'version') AS version_default`;

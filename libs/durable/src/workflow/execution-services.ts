@@ -2,6 +2,7 @@ import type { EndResult } from '../store/checkpoints.js';
 import type { NewRun, RunEnd, StepCheckpoint } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { StepTransactionOptions } from '../definitions/definitions.js';
 
@@ -23,6 +24,8 @@ export interface ExecutionServices {
   options: ResolvedEngineOptions;
   /** Step checkpoints and run ends, fenced, with group commit across concurrent executions. */
   writes: ExecutionWrites;
+  /** Spans of executions and steps, and the engine's metrics (no-ops without OpenTelemetry). */
+  telemetry: Telemetry;
   /** The store on a connection kept for lease renewal (the LISTEN session) while it is up; the heartbeat falls back to `store`. */
   leaseStore?: () => Store | null;
   /**
