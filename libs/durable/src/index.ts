@@ -9,3 +9,4 @@ export { DurableRuntime } from './nest/durable-runtime.js';
 export { Workflow } from './decorators/workflow.decorator.js';
 export { Step } from './decorators/step.decorator.js';
 export { DurableCron, type DurableCronOptions } from './decorators/durable-cron.decorator.js';
+export { OnDurableEvent } from './decorators/on-durable-event.decorator.js';

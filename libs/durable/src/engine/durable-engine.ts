@@ -12,6 +12,16 @@ import type { Notifier } from '../worker/notifier.js';
 import { Scheduler } from '../worker/scheduler.js';
 import { Sweeper } from '../worker/sweeper.js';
 import { Worker } from '../worker/worker.js';
+import { HookDispatcher } from '../worker/hook-dispatcher.js';
+import {
+  hookConsumer,
+  type DurableEventHandler,
+  type DurableEventType,
+  type HookConsumer,
+  type OnEventOptions,
+} from '../definitions/hooks.js';
+import { listHookCursors, type HookCursorRow } from '../store/hook-cursors.js';
+import { InvalidOptionsError } from '../errors/index.js';
 import { groupedWrites } from '../worker/write-batcher.js';
 import type { ExecutionServices, TransactionalPrisma } from '../workflow/execution-services.js';
 import { connect } from './connections.js';
@@ -62,6 +72,8 @@ export class DurableEngine implements HandleBackend {
   private readonly local = new LocalResults();
   private readonly context: EngineContext;
   private readonly telemetry: Telemetry;
+  private readonly hookConsumers: HookConsumer[] = [];
+  private hooks: HookDispatcher | null = null;
   private started = false;
   /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
   readonly schedules = new ScheduleClient(() => this.context);
@@ -131,6 +143,8 @@ export class DurableEngine implements HandleBackend {
     else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
     this.worker.start();
     this.sweeper.start();
+    this.hooks = new HookDispatcher(this.store, this.options, this.hookConsumers);
+    this.hooks.start();
     this.options.logger.log(
       `worker ${this.options.workerId} serving ${
         this.worker
@@ -159,11 +173,37 @@ export class DurableEngine implements HandleBackend {
     if (this.started) {
       this.started = false;
       await this.scheduler?.stop();
+      await this.hooks?.stop();
       await this.worker.stop(this.options.shutdownGraceMs);
       await this.sweeper.stop();
       if (this.notifier) await this.notifier.stop();
     }
     await this.ownedPool?.end().catch(() => {});
+  }
+
+  /**
+   * A lifecycle hook: `handler` gets every event of the given types (run.succeeded, run.failed,
+   * run.cancelled, step.retried, lease.lost) after it committed, at least once (a crash or a throw
+   * delivers it again; `event.id` tells a redelivery), in history order, from one instance at a
+   * time. Read from the run history (`history: true`) by instances with a worker; `consumer` names
+   * its durable cursor. Register before start(). The engine never waits for handlers.
+   */
+  onEvent(types: DurableEventType | DurableEventType[], handler: DurableEventHandler, opts: OnEventOptions): void {
+    const c = hookConsumer(types, handler, opts);
+    if (this.started)
+      throw new InvalidOptionsError(`onEvent("${c.consumer}") after start(): register lifecycle hooks before the engine starts.`);
+    if (!this.options.history) {
+      throw new InvalidOptionsError(`onEvent("${c.consumer}"): lifecycle hooks read the run history; set the engine option history: true.`);
+    }
+    if (this.hookConsumers.some((h) => h.consumer === c.consumer)) {
+      throw new InvalidOptionsError(`onEvent: the consumer "${c.consumer}" is registered twice; each consumer needs a name of its own.`);
+    }
+    this.hookConsumers.push(c);
+  }
+
+  /** Every lifecycle-hook consumer known to the database: its cursor, lease holder, and events still to read (up to 10 000). */
+  hookCursors(): Promise<HookCursorRow[]> {
+    return listHookCursors(this.store, 10_000);
   }
 
   /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */

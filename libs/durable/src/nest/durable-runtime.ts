@@ -57,6 +57,7 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
   async onApplicationBootstrap(): Promise<void> {
     try {
       this.explorer.explore(this.registry);
+      this.explorer.exploreHooks(this.engine);
       await this.engine.start();
     } catch (err) {
       await this.current?.stop(); // close the engine's connections: the app will not start
