@@ -13,6 +13,7 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/hooks',
       '/ops/durable/runs',
       '/ops/durable/runs/{id}',
       '/ops/durable/runs/{id}/cancel',
@@ -27,6 +28,7 @@ describe('admin API OpenAPI description', () => {
       '/ops/durable/workflows',
     ]);
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
+    expect(JSON.stringify(paths['/ops/durable/hooks'].get!.responses['200'])).toContain('HookCursorsDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);

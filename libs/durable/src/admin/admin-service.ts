@@ -94,6 +94,18 @@ export class AdminService {
     return assembleStats(await stats(this.store, windowMinutes), windowMinutes);
   }
 
+  /** Lifecycle-hook consumers: where each is in the run history, who delivers to it, how far behind it is. */
+  async hooks() {
+    const rows = await this.engine.hookCursors();
+    return {
+      consumers: rows.map((c) => ({
+        ...c,
+        leaseExpiresAt: c.leaseExpiresAt?.toISOString() ?? null,
+        updatedAt: c.updatedAt.toISOString(),
+      })),
+    };
+  }
+
   workflows() {
     const { concurrency, queues } = this.engine.options;
     const concurrencyOf = (q: string) => queues[q]?.concurrency ?? concurrency;

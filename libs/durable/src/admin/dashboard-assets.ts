@@ -5,6 +5,7 @@ export const DASHBOARD_FILES = {
   'index.html': 'text/html; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
   'schedules.js': 'text/javascript; charset=utf-8',
+  'hooks.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
 } as const;
 

@@ -431,6 +431,7 @@
     if (r.status === 'PENDING' || r.status === 'WAITING') f('Available at', fmtTime(r.availableAt), r.availableAt);
     if (r.parentId) f('Parent', el('a', { class: 'mono', onclick: function () { openRun(r.parentId); } }, r.parentId), r.parentId);
     if (r.appVersion) f('App version', r.appVersion);
+    if (r.traceId) f('Trace id', el('span', { class: 'mono', text: r.traceId }), r.traceparent);
     return dl;
   }
 

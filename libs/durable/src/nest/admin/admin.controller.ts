@@ -30,6 +30,7 @@ import {
   StatsDto,
   TriggerResultDto,
   WorkflowsDto,
+  HookCursorsDto,
 } from './dto.js';
 import {
   onlyKnown,
@@ -230,6 +231,15 @@ export class AdminApiController implements OnModuleInit {
   triggerSchedule(@Param('id') id: unknown, @Query() query: unknown) {
     onlyKnown(query, []);
     return this.admin.triggerSchedule(scheduleId(id));
+  }
+
+  @Get('hooks')
+  @ApiOperation({ summary: 'Lifecycle-hook consumers: cursor in the run history, lease holder, backlog' })
+  @ApiOkResponse({ type: HookCursorsDto })
+  @errors(400)
+  hooks(@Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.hooks();
   }
 
   @Get('workflows')
