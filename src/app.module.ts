@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { PrismaModule } from './prisma/prisma.module.js';
 import { PrismaService } from './prisma/prisma.service.js';
+import { TelemetryModule } from './telemetry/telemetry.module.js';
 
 /** The example shop. `AppModule.forRoot()` reads the environment; tests pass their own config. */
 @Module({})
@@ -33,6 +34,7 @@ export class AppModule {
           }),
         }),
         OrdersModule,
+        TelemetryModule,
       ],
     };
   }

@@ -14,10 +14,16 @@ import { runOurs } from './peers/ours.js';
 import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type LevelReport, type Report } from './report.js';
 import { runSchedulesBench } from './schedules.js';
+import { runTelemetryBench } from './telemetry.js';
 
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
 if (process.argv[2] === 'schedules') {
   await runSchedulesBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
+if (process.argv[2] === 'telemetry') {
+  await runTelemetryBench(process.argv.slice(3));
   process.exit(0);
 }
 
@@ -58,7 +64,8 @@ if (a.help) {
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
-      '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n',
+      '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
+      '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
   );
   process.exit(0);
 }

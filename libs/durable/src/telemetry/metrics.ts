@@ -108,7 +108,12 @@ export class DurableMetrics {
         logger.debug?.(`metrics: could not read the queue figures (${errorText(err)})`);
         return;
       }
-      const lagByQueue = new Map<string, number>();
+      // The queues this process serves are always reported (0 when empty), so an alert sees 0, not "no data".
+      const lagByQueue = new Map<string, number>([...sources.activeRuns().keys()].map((q) => [q, 0]));
+      const seen = new Set(f.queues.map((q) => q.queue));
+      for (const queue of lagByQueue.keys()) {
+        if (!seen.has(queue)) result.observe(depth, 0, { [ATTR.queue]: queue, 'durable.state': 'due' });
+      }
       for (const q of f.queues) {
         result.observe(depth, q.count, { [ATTR.queue]: q.queue, 'durable.state': q.state });
         if (q.state === 'due') lagByQueue.set(q.queue, q.oldestDueSeconds ?? 0);

@@ -41,6 +41,8 @@ export interface RunSpanInput {
 export class Tracing {
   private api: OtelApi | null = null;
   private tracer: Tracer | null = null;
+  /** The context holding each execution's span, made once per execution (its steps' parent). */
+  private readonly parents = new WeakMap<EngineSpan, Context>();
 
   /** Turns tracing on (the API is installed and the `traces` option is not false). */
   enable(api: OtelApi): void {
@@ -106,8 +108,14 @@ export class Tracing {
           [ATTR.attempt]: attrs.attempt,
         },
       },
-      this.api.trace.setSpan(this.api.context.active(), parent),
+      this.contextOf(parent),
     );
+  }
+
+  private contextOf(span: EngineSpan): Context {
+    let c = this.parents.get(span);
+    if (!c) this.parents.set(span, (c = this.api!.trace.setSpan(this.api!.ROOT_CONTEXT, span)));
+    return c;
   }
 
   /** Runs `fn` with `span` as the active span (spans the user's code makes become its children). */

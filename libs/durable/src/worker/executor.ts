@@ -130,7 +130,9 @@ async function finish(
   if (end === 'cancelling') return 'cancelling';
   if (end === 'lost') {
     ctx.stop('lease-lost');
-    services.options.logger.warn(`run ${run.id}: lease lost before it could be marked ${status}; its new owner decides`);
+    services.options.logger.warn(
+      `run ${run.id} (${run.workflowName}): lease lost before it could be marked ${status}; its new owner decides`,
+    );
     return 'stopped';
   }
   if (status === 'FAILED') services.options.logger.warn(`run ${run.id} (${run.workflowName}) FAILED: ${JSON.parse(error!).message}`);
