@@ -1,6 +1,6 @@
 /**
  * npm run bench -- telemetry [--workflows 2000] [--steps 3] [--callers 20] [--concurrency 50] [--rounds 3]
- *                            [--starts 2000] [--sdk traces|metrics|both] [--pg-url URL] [--out FILE]
+ *                            [--starts 2000] [--sdk traces|metrics|both] [--sample 1] [--pg-url URL] [--out FILE]
  * The cost of OpenTelemetry: the same workload with no SDK registered ("off": the engine's
  * telemetry calls meet the API's no-ops) and with the official SDK registered the way an app does
  * it ("on": a BatchSpanProcessor whose exporter drops the spans after counting them, standing in
@@ -14,6 +14,8 @@
  * start: `--starts` sequential startRun calls onto a queue nobody serves (the insert path alone,
  *   in a span when "on"): calls/s and p50/p99.
  * --sdk traces|metrics|both (default both): which half of the SDK "on" registers, to see what each costs.
+ * --sample R (default 1): the ratio of requests traced (ParentBased(TraceIdRatioBased(R)), as production
+ * setups sample); the runs and steps of an unsampled request make no recording span.
  * Uses the database bench_telemetry (dropped at the end).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -23,7 +25,13 @@ import { parseArgs } from 'node:util';
 import { context, metrics, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema, OursHost, UNSERVED_QUEUE, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
@@ -53,9 +61,13 @@ class CountingExporter {
 }
 
 /** Registers the SDK globally (mode on); returns how to take it down again. */
-function registerSdk(parts: Parts): { counts: CountingExporter; shutdown: () => Promise<void> } {
+function registerSdk(parts: Parts, sample: number): { counts: CountingExporter; shutdown: () => Promise<void> } {
   const counts = new CountingExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(counts.spanExporter)] });
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(counts.spanExporter)],
+    // The usual production setup: a ratio of the root spans (the requests), their children follow.
+    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(sample) }),
+  });
   const meterProvider = new MeterProvider({
     readers: [new PeriodicExportingMetricReader({ exporter: counts.metricExporter, exportIntervalMillis: 1_000 })],
   });
@@ -97,6 +109,7 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
       rounds: { type: 'string', default: '3' },
       starts: { type: 'string', default: '2000' },
       sdk: { type: 'string', default: 'both' },
+      sample: { type: 'string', default: '1' },
       'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
       out: { type: 'string', default: fileURLToPath(new URL('../results/telemetry.json', import.meta.url)) },
       help: { type: 'boolean', short: 'h', default: false },
@@ -121,7 +134,9 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
     rounds: int('rounds', a.rounds),
     starts: int('starts', a.starts),
     sdk: a.sdk as Parts,
+    sample: Number(a.sample),
   };
+  if (!(o.sample > 0 && o.sample <= 1)) throw new Error(`--sample must be a ratio in (0, 1], got ${a.sample}`);
   if (!['traces', 'metrics', 'both'].includes(o.sdk)) throw new Error(`--sdk must be traces, metrics or both, got ${a.sdk}`);
   const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_telemetry`;
   await recreateDatabase(url);
@@ -151,10 +166,10 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
 async function runRound(
   url: string,
   mode: Mode,
-  o: { workflows: number; steps: number; callers: number; concurrency: number; starts: number; sdk: Parts },
+  o: { workflows: number; steps: number; callers: number; concurrency: number; starts: number; sdk: Parts; sample: number },
 ): Promise<Round> {
   await withClient(url, (c) => c.query('TRUNCATE durable_runs, durable_steps, durable_run_events CASCADE'));
-  const sdk = mode === 'on' ? registerSdk(o.sdk) : null;
+  const sdk = mode === 'on' ? registerSdk(o.sdk, o.sample) : null;
   let done = 0;
   let allDone!: () => void;
   const finished = new Promise<void>((r) => (allDone = r));

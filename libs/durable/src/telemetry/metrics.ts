@@ -59,7 +59,7 @@ export class DurableMetrics {
     return this.i !== null;
   }
 
-  /** Creates the instruments on the global MeterProvider (the API's no-op one until an SDK registers). */
+  /** Creates the instruments on the global MeterProvider (the API's no-op one until an SDK registers). @internal */
   enable(api: OtelApi, sources: MetricSources, logger: DurableLogger): void {
     const meter: Meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
     const seconds = { unit: 's', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } };

@@ -4,7 +4,7 @@
  * the run was started in (its stored traceparent). Without `@opentelemetry/api` every method is a
  * no-op; with it but without an SDK, the API's no-op tracer answers.
  */
-import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
 import type { OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
@@ -25,8 +25,16 @@ export const ATTR = {
   parentRunId: 'durable.parent_run_id',
 } as const;
 
-/** A span of the engine (the API's Span); null when tracing is off. */
-export type EngineSpan = Span;
+/**
+ * A span of the engine: the API's Span, kept opaque in the library's signatures so that its type
+ * declarations never need `@opentelemetry/api` (an optional peer) to compile.
+ */
+export interface EngineSpan {
+  end(): void;
+}
+/** Span attributes, as the engine sets them (a subset of the API's Attributes). */
+export type SpanAttributes = Record<string, string | number | boolean>;
+const otel = (span: EngineSpan): Span => span as unknown as Span;
 
 /** What a run attempt's span is made of. */
 export interface RunSpanInput {
@@ -44,7 +52,7 @@ export class Tracing {
   /** The context holding each execution's span, made once per execution (its steps' parent). */
   private readonly parents = new WeakMap<EngineSpan, Context>();
 
-  /** Turns tracing on (the API is installed and the `traces` option is not false). */
+  /** Turns tracing on (the API is installed and the `traces` option is not false). @internal */
   enable(api: OtelApi): void {
     this.api = api;
     this.tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
@@ -67,14 +75,14 @@ export class Tracing {
   /** The traceparent naming `span` as the parent, or null for an invalid (no-op) span. */
   traceparentOf(span: EngineSpan | null): string | null {
     if (!span || !this.api) return null;
-    const sc = span.spanContext();
+    const sc = otel(span).spanContext();
     return this.api.isSpanContextValid(sc) ? formatTraceparent(sc) : null;
   }
 
   /** Starts the span of one execution of a run: a child of the context it was started in (if stored). */
   startRun(run: RunSpanInput, queue: string, worker: string): EngineSpan | null {
     if (!this.tracer || !this.api) return null;
-    const attributes: Attributes = {
+    const attributes: SpanAttributes = {
       [ATTR.workflow]: run.workflowName,
       [ATTR.runId]: run.id,
       [ATTR.queue]: queue,
@@ -114,38 +122,40 @@ export class Tracing {
 
   private contextOf(span: EngineSpan): Context {
     let c = this.parents.get(span);
-    if (!c) this.parents.set(span, (c = this.api!.trace.setSpan(this.api!.ROOT_CONTEXT, span)));
+    if (!c) this.parents.set(span, (c = this.api!.trace.setSpan(this.api!.ROOT_CONTEXT, otel(span))));
     return c;
   }
 
   /** Runs `fn` with `span` as the active span (spans the user's code makes become its children). */
   within<T>(span: EngineSpan | null, fn: () => T): T {
     if (!span || !this.api) return fn();
-    return this.api.context.with(this.api.trace.setSpan(this.api.context.active(), span), fn);
+    return this.api.context.with(this.api.trace.setSpan(this.api.context.active(), otel(span)), fn);
   }
 
-  /** Ends a span that went well (attributes added first). */
-  ok(span: EngineSpan | null, attributes?: Attributes): void {
-    if (!span || !this.api) return;
-    if (attributes) span.setAttributes(attributes);
-    span.setStatus({ code: this.api.SpanStatusCode.OK });
+  /**
+   * Ends a span that went well (attributes added first). Its status stays UNSET: OpenTelemetry
+   * leaves OK to the application, instrumentation only marks errors.
+   */
+  ok(span: EngineSpan | null, attributes?: SpanAttributes): void {
+    if (!span) return;
+    if (attributes) otel(span).setAttributes(attributes);
     span.end();
   }
 
   /** Ends a span with an error: recorded as an exception event, status ERROR. */
-  failed(span: EngineSpan | null, err: unknown, attributes?: Attributes): void {
+  failed(span: EngineSpan | null, err: unknown, attributes?: SpanAttributes): void {
     if (!span || !this.api) return;
-    if (attributes) span.setAttributes(attributes);
+    if (attributes) otel(span).setAttributes(attributes);
     const e = err instanceof Error ? err : new Error(String(err));
-    span.recordException(e);
-    span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: e.message });
+    otel(span).recordException(e);
+    otel(span).setStatus({ code: this.api.SpanStatusCode.ERROR, message: e.message });
     span.end();
   }
 
   /** Ends a span neither ok nor failed (an execution that stopped: suspended, lease lost, shut down). */
-  end(span: EngineSpan | null, attributes?: Attributes): void {
+  end(span: EngineSpan | null, attributes?: SpanAttributes): void {
     if (!span) return;
-    if (attributes) span.setAttributes(attributes);
+    if (attributes) otel(span).setAttributes(attributes);
     span.end();
   }
 
