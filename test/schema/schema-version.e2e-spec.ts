@@ -37,6 +37,7 @@ describe('schema version check', () => {
         'index durable_runs_wake_idx',
         'table durable_schema',
         'table durable_schedules',
+        'table durable_hook_cursors',
       ],
     });
     const err = await checkSchemaVersion(db.client).catch((e) => e);
