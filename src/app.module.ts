@@ -7,6 +7,7 @@ import { OrdersModule } from './orders/orders.module.js';
 import { PrismaModule } from './prisma/prisma.module.js';
 import { PrismaService } from './prisma/prisma.service.js';
 import { ReportsModule } from './reports/reports.module.js';
+import { TelemetryModule } from './telemetry/telemetry.module.js';
 
 /** The example shop. `AppModule.forRoot()` reads the environment; tests pass their own config. */
 @Module({})
@@ -35,6 +36,7 @@ export class AppModule {
         }),
         OrdersModule,
         ReportsModule,
+        TelemetryModule,
       ],
     };
   }

@@ -7,6 +7,7 @@ import { AppModule } from './app.module.js';
 import { appConfigFromEnv } from './config/app-config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from 'nestjs-durable/embedded-postgres';
 import { closeOnSignal } from './shutdown.js';
+import { startTelemetry, type TraceExport } from './telemetry/otel.js';
 
 const log = new Logger('Main');
 
@@ -24,6 +25,8 @@ if (!process.env.DATABASE_URL) {
   process.env.DATABASE_URL = embedded.url; // for anything else that reads it
 }
 const config = appConfigFromEnv(process.env);
+// OpenTelemetry before the app: traces (OTEL_TRACES=memory|console|off) and metrics at /metrics.
+if (process.env.OTEL_SDK_DISABLED !== 'true') startTelemetry((process.env.OTEL_TRACES as TraceExport | undefined) ?? 'memory');
 
 const app = await NestFactory.create(AppModule.forRoot(config));
 if (embedded) {
@@ -39,6 +42,7 @@ log.log(`example shop on ${url}  (${embedded ? `embedded Postgres, data in ${emb
 log.log(
   `admin dashboard: ${url}/durable/  (token: ${config.adminToken}${process.env.ADMIN_TOKEN ? ' from ADMIN_TOKEN' : ', made up for this run: set ADMIN_TOKEN to choose one'})`,
 );
+log.log(`metrics: ${url}/metrics (Prometheus)  traces: ${url}/traces/<traceId> (the trace id is in the run detail of the dashboard)`);
 log.log(
   `place an order: curl -s -X POST ${url}/orders -H 'content-type: application/json' -d '{"customer":"Ada","email":"ada@example.com","sku":"grinder","quantity":1}'`,
 );

@@ -15,6 +15,7 @@ import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type LevelReport, type Report } from './report.js';
 import { runSchedulesBench } from './schedules.js';
 import { runVerifyBench } from './verify-bench.js';
+import { runTelemetryBench } from './telemetry.js';
 
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
 if (process.argv[2] === 'schedules') {
@@ -25,6 +26,11 @@ if (process.argv[2] === 'schedules') {
 if (process.argv[2] === 'verify') {
   await runVerifyBench(process.argv.slice(3));
   process.exit();
+}
+// `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
+if (process.argv[2] === 'telemetry') {
+  await runTelemetryBench(process.argv.slice(3));
+  process.exit(0);
 }
 
 const { values: a } = parseArgs({
@@ -67,7 +73,8 @@ if (a.help) {
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
-      '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n',
+      '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
+      '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
   );
   process.exit(0);
 }

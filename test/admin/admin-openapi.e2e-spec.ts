@@ -17,6 +17,7 @@ describe('admin API OpenAPI description', () => {
       '/ops/durable/flow/queues/{queue}/keys',
       '/ops/durable/flow/queues/{queue}/limits',
       '/ops/durable/flow/queues/{queue}/reset',
+      '/ops/durable/hooks',
       '/ops/durable/runs',
       '/ops/durable/runs/{id}',
       '/ops/durable/runs/{id}/blockers',
@@ -35,6 +36,7 @@ describe('admin API OpenAPI description', () => {
     ]);
     expect(JSON.stringify(paths['/ops/durable/versions'].get!.responses['200'])).toContain('VersionsDto');
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
+    expect(JSON.stringify(paths['/ops/durable/hooks'].get!.responses['200'])).toContain('HookCursorsDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);

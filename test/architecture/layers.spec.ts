@@ -13,6 +13,7 @@ const LAYERS: Record<string, number> = {
   retry: 2,
   store: 2,
   definitions: 2,
+  telemetry: 2,
   workflow: 3,
   decorators: 4,
   worker: 4,

@@ -39,6 +39,7 @@ describe('schema version check', () => {
         'table durable_schedules',
         'table durable_queue_limits',
         'index durable_runs_running_idx',
+        'table durable_hook_cursors',
       ],
     });
     const err = await checkSchemaVersion(db.client).catch((e) => e);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableModule, Step, Workflow } from 'nestjs-durable';
+import { Durable, DurableModule, OnDurableEvent, Step, Workflow, type DurableLifecycleEvent } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
 
 /**
@@ -70,6 +70,23 @@ export class TestWorkflows {
   }
 }
 
+/**
+ * Lifecycle hooks (DURABLE_TEST_HOOKS=1): each delivery is a row of test_hook_deliveries (created
+ * by the test). With DURABLE_TEST_HOOK_HANG=1 the handler never returns after recording one: the
+ * process holds the consumer until it is killed, and its cursor never moves past the event.
+ */
+@Injectable()
+export class TestHooks {
+  constructor(@Inject(PrismaService) private readonly prisma: PrismaService) {}
+
+  @OnDurableEvent(['run.succeeded', 'run.failed'], { consumer: 'test-hooks' })
+  async record(event: DurableLifecycleEvent) {
+    await this.prisma.$executeRaw`INSERT INTO test_hook_deliveries (event_id, type, run_id, workflow, pid)
+      VALUES (${event.id}, ${event.type}, ${event.runId}, ${event.workflowName}, ${process.pid})`;
+    if (process.env.DURABLE_TEST_HOOK_HANG === '1') await new Promise(() => {});
+  }
+}
+
 @Module({
   imports: [
     DurableModule.forRoot({
@@ -81,9 +98,10 @@ export class TestWorkflows {
       sweepIntervalMs: env('DURABLE_SWEEP_MS', 300),
       shutdownGraceMs: env('DURABLE_GRACE_MS', 1_000),
       worker: process.env.DURABLE_WORKER !== 'false',
+      hooks: { pollIntervalMs: 100, settleMs: 100, leaseMs: env('DURABLE_HOOK_LEASE_MS', 2_000) },
     }),
   ],
-  providers: [PrismaService, TestSteps, TestWorkflows],
+  providers: [PrismaService, TestSteps, TestWorkflows, ...(process.env.DURABLE_TEST_HOOKS === '1' ? [TestHooks] : [])],
   exports: [PrismaService],
 })
 export class WorkerAppModule {}

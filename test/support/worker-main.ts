@@ -2,7 +2,11 @@
 // Prints "ready" once the worker claims; exits gracefully on SIGTERM.
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { registerSpanFile } from './span-file.js';
 import { WorkerAppModule } from './worker-app.js';
+
+// OpenTelemetry (the official SDK) before the app starts, when a test asks for this process's spans.
+if (process.env.DURABLE_TEST_SPAN_FILE) registerSpanFile(process.env.DURABLE_TEST_SPAN_FILE);
 
 const app = await NestFactory.createApplicationContext(WorkerAppModule, { logger: ['error', 'warn', 'log'] });
 app.enableShutdownHooks();

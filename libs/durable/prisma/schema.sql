@@ -30,6 +30,7 @@ CREATE TABLE "durable_runs" (
     "cancel_requested_at" TIMESTAMPTZ(3),
     "progress" JSONB,
     "concurrency_key" TEXT,
+    "traceparent" TEXT,
 
     CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
 );
@@ -84,6 +85,17 @@ CREATE TABLE "durable_run_events" (
     "at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "durable_run_events_pkey" PRIMARY KEY ("id")
+);
+
+-- CreateTable
+CREATE TABLE "durable_hook_cursors" (
+    "consumer" TEXT NOT NULL,
+    "last_event_id" BIGINT NOT NULL,
+    "owner" TEXT,
+    "lease_expires_at" TIMESTAMPTZ(3),
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_hook_cursors_pkey" PRIMARY KEY ("consumer")
 );
 
 -- CreateTable

@@ -65,6 +65,15 @@ export type { EngineOptions, ResolvedEngineOptions, QueueOptions, DurableLogger 
 export type { RetryPolicy } from './config/retry-policy.js';
 export type { RunStatus } from './store/rows.js';
 export type { RunEvent } from './store/history.js';
+export type { HookCursorRow } from './store/hook-cursors.js';
+export {
+  DURABLE_EVENT_TYPES,
+  type DurableEventType,
+  type DurableLifecycleEvent,
+  type DurableEventHandler,
+  type OnEventOptions,
+} from './definitions/hooks.js';
+export type { TelemetryOptions, HooksOptions, DurableLogLevel } from './config/observability-options.js';
 export type { PrismaLike, SqlClient } from './store/sql-client.js';
 export type { Store } from './store/store.js';
 export type { Statement } from './store/statement.js';

@@ -11,3 +11,4 @@ export { verifyApp, type VerifyAppOptions } from './nest/verify-app.js';
 export { Workflow } from './decorators/workflow.decorator.js';
 export { Step } from './decorators/step.decorator.js';
 export { DurableCron, type DurableCronOptions } from './decorators/durable-cron.decorator.js';
+export { OnDurableEvent } from './decorators/on-durable-event.decorator.js';

@@ -9,7 +9,7 @@ import {
   type Type,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Durable, DurableModule, NonRetryableError, Step, Workflow, type DurableAdminOptions } from 'nestjs-durable';
+import { Durable, DurableModule, NonRetryableError, Step, Workflow, type DurableAdminOptions, type HooksOptions } from 'nestjs-durable';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { prismaFor } from '../../support/prisma.js';
@@ -118,7 +118,14 @@ export interface AdminAppOptions {
   worker?: boolean;
   globalPrefix?: string;
   /** Engine options overriding the fast test defaults (e.g. a longer lease on a loaded machine). */
-  engine?: { leaseMs?: number; heartbeatMs?: number; history?: boolean; appVersion?: string; runVersions?: 'any' | 'own' | string[] };
+  engine?: {
+    leaseMs?: number;
+    heartbeatMs?: number;
+    history?: boolean;
+    appVersion?: string;
+    runVersions?: 'any' | 'own' | string[];
+    hooks?: HooksOptions;
+  };
   /** Nest logger of the app (default: none). */
   logger?: LoggerService | false;
 }

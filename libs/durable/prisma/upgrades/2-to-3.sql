@@ -5,7 +5,8 @@
 ALTER TABLE "durable_runs" ADD COLUMN     "cancel_requested_at" TIMESTAMPTZ(3),
 ADD COLUMN     "concurrency_key" TEXT,
 ADD COLUMN     "progress" JSONB,
-ADD COLUMN     "schedule_id" TEXT;
+ADD COLUMN     "schedule_id" TEXT,
+ADD COLUMN     "traceparent" TEXT;
 
 -- AlterTable
 ALTER TABLE "durable_steps" ADD COLUMN     "compensates" INTEGER,
@@ -13,6 +14,17 @@ ADD COLUMN     "compensation" JSONB;
 
 -- AlterTable
 ALTER TABLE "durable_schema" ALTER COLUMN "version" SET DEFAULT 3;
+
+-- CreateTable
+CREATE TABLE "durable_hook_cursors" (
+    "consumer" TEXT NOT NULL,
+    "last_event_id" BIGINT NOT NULL,
+    "owner" TEXT,
+    "lease_expires_at" TIMESTAMPTZ(3),
+    "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_hook_cursors_pkey" PRIMARY KEY ("consumer")
+);
 
 -- CreateTable
 CREATE TABLE "durable_schedules" (

@@ -143,6 +143,18 @@ export class AdminService {
     return assembleVersions(await versionsInFlight(this.store), this.engine.options);
   }
 
+  /** Lifecycle-hook consumers: where each is in the run history, who delivers to it, how far behind it is. */
+  async hooks() {
+    const rows = await this.engine.hookCursors();
+    return {
+      consumers: rows.map((c) => ({
+        ...c,
+        leaseExpiresAt: c.leaseExpiresAt?.toISOString() ?? null,
+        updatedAt: c.updatedAt.toISOString(),
+      })),
+    };
+  }
+
   workflows() {
     const { concurrency, queues } = this.engine.options;
     const concurrencyOf = (q: string) => queues[q]?.concurrency ?? concurrency;

@@ -8,6 +8,7 @@ export const DASHBOARD_FILES = {
   'run-export.js': 'text/javascript; charset=utf-8',
   'versions.js': 'text/javascript; charset=utf-8',
   'flow.js': 'text/javascript; charset=utf-8',
+  'hooks.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
 } as const;
 

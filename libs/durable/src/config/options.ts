@@ -3,6 +3,15 @@ import { randomBytes } from 'node:crypto';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { queueProblems, retryProblems } from './option-checks.js';
+import {
+  leveledLogger,
+  observabilityProblems,
+  resolveHooksOptions,
+  resolveTelemetryOptions,
+  type DurableLogLevel,
+  type HooksOptions,
+  type TelemetryOptions,
+} from './observability-options.js';
 
 /** What the engine logs through; Nest's Logger fits, so does console. */
 export interface DurableLogger {
@@ -112,9 +121,22 @@ export interface EngineOptions {
    */
   scheduleMisfireMs?: number;
   logger?: DurableLogger;
+  /** Messages of the library below this level are dropped: debug, log, warn, error or silent. Default 'log'. */
+  logLevel?: DurableLogLevel;
+  /**
+   * OpenTelemetry traces and metrics (`@opentelemetry/api`, an optional peer dependency; nothing
+   * happens without it, and next to nothing without an SDK registered). Both on by default.
+   */
+  telemetry?: TelemetryOptions;
+  /** Lifecycle hooks (engine.onEvent, @OnDurableEvent): how they are read from the run history and delivered. */
+  hooks?: HooksOptions;
 }
 
-export type ResolvedEngineOptions = Required<Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion' | 'runVersions'>> & {
+export type ResolvedEngineOptions = Required<
+  Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion' | 'runVersions' | 'telemetry' | 'hooks'>
+> & {
+  telemetry: Required<TelemetryOptions>;
+  hooks: Required<HooksOptions>;
   queues: Record<string, QueueOptions>;
   retentionMs: number | null;
   appVersion: string | null;
@@ -154,7 +176,10 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     schedules: o.schedules ?? o.worker ?? true,
     scheduleBatchSize: o.scheduleBatchSize ?? 500,
     scheduleMisfireMs: o.scheduleMisfireMs ?? 5_000,
+    logLevel: o.logLevel ?? 'log',
     logger: o.logger ?? silentLogger,
+    telemetry: resolveTelemetryOptions(o.telemetry),
+    hooks: resolveHooksOptions(o.hooks),
   };
   const problems: string[] = [];
   const int = (name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => {
@@ -187,7 +212,11 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     problems.push(`heartbeatMs (${r.heartbeatMs}) must be below leaseMs (${r.leaseMs}); a third of it is a good value`);
   }
   for (const [name, q] of Object.entries(r.queues)) problems.push(...queueProblems(`queues.${name}`, q));
+  for (const [name, q] of Object.entries(r.queues)) int(`queues.${name}.concurrency`, q?.concurrency, 1, 10_000);
+  problems.push(...observabilityProblems(o));
   if (problems.length) throw new InvalidOptionsError(`Invalid nestjs-durable options: ${problems.join('; ')}.`);
+  // Without logLevel the logger gets every message (Nest's Logger applies the app's own levels).
+  if (o.logLevel !== undefined) r.logger = leveledLogger(r.logger, r.logLevel);
   return r;
 }
 

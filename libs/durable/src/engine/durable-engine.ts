@@ -7,11 +7,22 @@ import type { RunEvent } from '../store/history.js';
 import { getResult } from '../store/runs.js';
 import { readSchemaState, schemaStateError } from '../store/schema-version.js';
 import type { PrismaLike } from '../store/sql-client.js';
+import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
+import { Telemetry } from '../telemetry/telemetry.js';
 import type { Notifier } from '../worker/notifier.js';
 import { Scheduler } from '../worker/scheduler.js';
 import { Sweeper } from '../worker/sweeper.js';
 import { Worker } from '../worker/worker.js';
+import { HookDispatcher } from '../worker/hook-dispatcher.js';
+import {
+  hookConsumer,
+  type DurableEventHandler,
+  type DurableEventType,
+  type HookConsumer,
+  type OnEventOptions,
+} from '../definitions/hooks.js';
+import { listHookCursors, type HookCursorRow } from '../store/hook-cursors.js';
 import { groupedWrites } from '../worker/write-batcher.js';
 import type { ExecutionServices, TransactionalPrisma } from '../workflow/execution-services.js';
 import { connect } from './connections.js';
@@ -65,6 +76,9 @@ export class DurableEngine implements HandleBackend {
   private readonly notifier: Notifier | null;
   private readonly local = new LocalResults();
   private readonly context: EngineContext;
+  private readonly telemetry: Telemetry;
+  private readonly hookConsumers: HookConsumer[] = [];
+  private hooks: HookDispatcher | null = null;
   private started = false;
   /** The engine's clock; the testing kit moves it (virtual time). */
   readonly clock = new EngineClock();
@@ -94,6 +108,7 @@ export class DurableEngine implements HandleBackend {
     this.ownedPool = conn.ownedPool;
     this.pool = conn.pool;
     this.notifier = conn.notifier;
+    this.telemetry = new Telemetry(this.options.telemetry);
     const services: ExecutionServices = {
       store: this.store,
       prisma,
@@ -101,13 +116,16 @@ export class DurableEngine implements HandleBackend {
       clock: this.clock,
       stepHooks: this.stepHooks,
       writes: groupedWrites(this.store),
+      telemetry: this.telemetry,
       leaseStore: conn.leaseStore,
       newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
     };
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.local.resolve(id));
     this.sweeper = new Sweeper(this.store, this.options);
-    this.scheduler = this.options.schedules ? new Scheduler(this.store, this.registry, this.options) : null;
+    this.scheduler = this.options.schedules
+      ? new Scheduler(this.store, this.registry, this.options, (n) => this.telemetry.metrics.schedulesFired(n))
+      : null;
     this.context = {
       registry: this.registry,
       options: this.options,
@@ -115,6 +133,7 @@ export class DurableEngine implements HandleBackend {
       worker: this.worker,
       local: this.local,
       scheduler: this.scheduler,
+      telemetry: this.telemetry,
     };
   }
 
@@ -127,6 +146,10 @@ export class DurableEngine implements HandleBackend {
     await this.checkSchema();
     const limits = await syncLimits(this.context);
     if (limits.length) this.options.logger.log(`declared queue limits synced: ${limits.join(', ')}`);
+    await this.telemetry.load(
+      { figures: () => queueFigures(this.store), activeRuns: () => this.worker.activeByQueue() },
+      this.options.logger,
+    );
     if (this.scheduler) {
       const synced = await syncDeclaredSchedules(this.context);
       for (const [what, ids] of Object.entries(synced)) {
@@ -141,6 +164,8 @@ export class DurableEngine implements HandleBackend {
     await this.worker.flow.start();
     this.worker.start();
     this.sweeper.start();
+    this.hooks = new HookDispatcher(this.store, this.options, this.hookConsumers);
+    this.hooks.start();
     this.options.logger.log(
       `worker ${this.options.workerId} serving ${
         this.worker
@@ -169,11 +194,37 @@ export class DurableEngine implements HandleBackend {
     if (this.started) {
       this.started = false;
       await this.scheduler?.stop();
+      await this.hooks?.stop();
       await this.worker.stop(this.options.shutdownGraceMs);
       await this.sweeper.stop();
       if (this.notifier) await this.notifier.stop();
     }
     await this.ownedPool?.end().catch(() => {});
+  }
+
+  /**
+   * A lifecycle hook: `handler` gets every event of the given types (run.succeeded, run.failed,
+   * run.cancelled, step.retried, lease.lost) after it committed, at least once (a crash or a throw
+   * delivers it again; `event.id` tells a redelivery), in history order, from one instance at a
+   * time. Read from the run history (`history: true`) by instances with a worker; `consumer` names
+   * its durable cursor. Register before start(). The engine never waits for handlers.
+   */
+  onEvent(types: DurableEventType | DurableEventType[], handler: DurableEventHandler, opts: OnEventOptions): void {
+    const c = hookConsumer(types, handler, opts);
+    if (this.started)
+      throw new InvalidOptionsError(`onEvent("${c.consumer}") after start(): register lifecycle hooks before the engine starts.`);
+    if (!this.options.history) {
+      throw new InvalidOptionsError(`onEvent("${c.consumer}"): lifecycle hooks read the run history; set the engine option history: true.`);
+    }
+    if (this.hookConsumers.some((h) => h.consumer === c.consumer)) {
+      throw new InvalidOptionsError(`onEvent: the consumer "${c.consumer}" is registered twice; each consumer needs a name of its own.`);
+    }
+    this.hookConsumers.push(c);
+  }
+
+  /** Every lifecycle-hook consumer known to the database: its cursor, lease holder, and events still to read (up to 10 000). */
+  hookCursors(): Promise<HookCursorRow[]> {
+    return listHookCursors(this.store, 10_000);
   }
 
   /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */

@@ -1,6 +1,7 @@
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { Store } from '../store/store.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Scheduler } from '../worker/scheduler.js';
 import type { Worker } from '../worker/worker.js';
 import type { LocalResults } from './local-results.js';
@@ -14,4 +15,6 @@ export interface EngineContext {
   readonly local: LocalResults;
   /** The scheduler when it runs in this process (woken when a schedule changes here). */
   readonly scheduler: Scheduler | null;
+  /** Traces and metrics (no-ops without OpenTelemetry). */
+  readonly telemetry: Telemetry;
 }

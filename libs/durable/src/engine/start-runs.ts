@@ -14,6 +14,8 @@ export type StartManyItem =
 /** Starts one run (see StartOptions); returns the run as inserted (or as it already existed). */
 export async function startRun(e: EngineContext, workflowName: string, input: unknown, opts: StartOptions): Promise<NewRun> {
   const run = buildNewRun(e.registry, e.options, workflowName, input, opts);
+  // The trace context of the caller (e.g. the HTTP request's span), stored only when there is one.
+  run.traceparent = e.telemetry.tracing.activeTraceparent();
   const immediate = !opts.tx && !opts.runAt && !opts.delayMs;
   if (immediate && e.worker.reserveSlot(run.queue)) {
     // In-process fast path: the row is inserted already leased to this worker, and executes now.
@@ -33,6 +35,7 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
     const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
     if (!(await insertRun(store, run))) await checkExisting(store, [run]);
   }
+  e.telemetry.metrics.runsStarted(run.workflowName, run.queue);
   return run;
 }
 
@@ -51,8 +54,11 @@ export async function startMany(e: EngineContext, items: StartManyItem[], opts: 
     if (ids.has(r.id)) throw new InvalidArgumentError(`startMany: id "${r.id}" appears twice in one call.`, 'items');
     ids.add(r.id);
   }
+  const traceparent = e.telemetry.tracing.activeTraceparent();
+  if (traceparent) for (const r of runs) r.traceparent = traceparent;
   const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
   const inserted = await insertRuns(store, runs, e.options.appVersion);
+  if (e.telemetry.metrics.enabled) for (const r of runs) if (inserted.has(r.id)) e.telemetry.metrics.runsStarted(r.workflowName, r.queue);
   const existing = runs.filter((r) => !inserted.has(r.id));
   if (existing.length) await checkExisting(store, existing);
   return runs;

@@ -64,6 +64,7 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
     try {
       this.explorer.explore(this.registry);
       if (isVerifyMode()) return; // `verify`: the workflows are all it needs; nothing starts, nothing is written
+      this.explorer.exploreHooks(this.engine);
       await this.engine.start();
     } catch (err) {
       await this.current?.stop(); // close the engine's connections: the app will not start

@@ -4,7 +4,9 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js'
 import { InvalidDefinitionError } from '../errors/index.js';
 import type { WorkflowOptions } from '../definitions/definitions.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { STEP_METADATA, WORKFLOW_METADATA } from '../decorators/metadata.js';
+import { ON_EVENT_METADATA, STEP_METADATA, WORKFLOW_METADATA } from '../decorators/metadata.js';
+import type { OnDurableEventMetadata } from '../decorators/on-durable-event.decorator.js';
+import type { DurableEngine } from '../engine/durable-engine.js';
 
 /**
  * Finds @Workflow() methods on the app's providers at bootstrap and registers them: class
@@ -49,11 +51,33 @@ export class WorkflowExplorer {
     this.logger.log(`registered ${registry.names().length} workflow(s): ${registry.names().join(', ') || '(none)'}`);
   }
 
-  private assertStatic(wrapper: InstanceWrapper, method: string): void {
+  /** Registers the @OnDurableEvent() methods of the app's providers as lifecycle hooks of the engine. */
+  exploreHooks(engine: DurableEngine): void {
+    const names: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      if (wrapper.isAlias) continue;
+      const proto = prototypeOf(wrapper);
+      if (!proto) continue;
+      const methods = this.scanner.getAllMethodNames(proto).filter((m) => Reflect.hasMetadata(ON_EVENT_METADATA, proto[m]));
+      if (!methods.length) continue;
+      this.assertStatic(wrapper, methods[0], '@OnDurableEvent()', 'Lifecycle hooks');
+      const instance = wrapper.instance as Record<string, (event: unknown) => unknown>;
+      const className = (proto.constructor as { name?: string } | undefined)?.name || String(wrapper.name);
+      for (const method of methods) {
+        const meta = Reflect.getMetadata(ON_EVENT_METADATA, proto[method]) as OnDurableEventMetadata;
+        const consumer = meta.consumer ?? `${className}.${method}`;
+        engine.onEvent(meta.types, (event) => instance[method](event), { consumer });
+        names.push(consumer);
+      }
+    }
+    if (names.length) this.logger.log(`registered ${names.length} lifecycle hook(s): ${names.join(', ')}`);
+  }
+
+  private assertStatic(wrapper: InstanceWrapper, method: string, decorator = '@Workflow()', what = 'Workflows'): void {
     if (wrapper.isTransient || !wrapper.isDependencyTreeStatic()) {
       throw new InvalidDefinitionError(
-        `${String(wrapper.name)}.${method}() is a @Workflow() on a ${wrapper.isTransient ? 'transient' : 'request-scoped'} ` +
-          `provider (or one that depends on a request-scoped provider). Workflows run outside any request: make ` +
+        `${String(wrapper.name)}.${method}() is a ${decorator} on a ${wrapper.isTransient ? 'transient' : 'request-scoped'} ` +
+          `provider (or one that depends on a request-scoped provider). ${what} run outside any request: make ` +
           `${String(wrapper.name)} a singleton (default scope) and pass request data in the workflow input.`,
       );
     }

@@ -33,6 +33,7 @@ SELECT r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.p
   r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
   r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, ${clip('r.progress')} AS progress, now() AS db_now,
   r.concurrency_key,
+  r.traceparent, split_part(r.traceparent, '-', 2) AS trace_id,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS steps_total,
   (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'attempts', s.attempts,
       'startedAt', s.started_at, 'finishedAt', s.finished_at,
@@ -100,6 +101,8 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     cancelRequestedAt: iso(r.cancel_requested_at),
     concurrencyKey: r.concurrency_key ?? null,
     progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
+    traceparent: r.traceparent ?? null,
+    traceId: r.trace_id || null,
   };
   return {
     run,

@@ -16,13 +16,13 @@ export const CLAIM_UPDATE = `u AS (
       started_at = coalesce(r.started_at, now()), updated_at = now()
   FROM c WHERE r.id = c.id
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
-            r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, ${STEPS_OF_R} AS steps),
+            r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, r.traceparent, ${STEPS_OF_R} AS steps),
 hist AS (${history(
   '$6',
   `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
 )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, steps FROM u`;
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, traceparent, steps FROM u`;
 
 /**
  * A queue with cluster-wide limits is claimed by CLAIM_LIMITED only (store/flow-claim.ts). This guard
@@ -42,9 +42,10 @@ const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
  * CTE but left out of the final LIMIT are released at commit.
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
  * token of durable waits, see wait-sql.ts), whether the run is to compensate and end CANCELLED
- * (cancel_requested_at), and the error of a run that is failing (an active run with an error: it
- * passed its deadline, see SWEEP_DEADLINES; it compensates and ends FAILED with it). $6 history: a
- * 'claimed' row, or 'woken' for a WAITING run. Claims nothing from a queue that has limits (UNLIMITED).
+ * (cancel_requested_at), the error of a run that is failing (an active run with an error: it
+ * passed its deadline, see SWEEP_DEADLINES; it compensates and ends FAILED with it), and the trace
+ * context it was started in (traceparent). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
+ * Claims nothing from a queue that has limits (UNLIMITED).
  */
 const claimSql = (versions: string) => `
 WITH ${LIMITED},
@@ -169,6 +170,7 @@ export function claimedRun(r: Record<string, unknown>): ClaimedRun {
     availableAt: toDate(r.available_at),
     cancelRequested: r.cancelling === true,
     failing: r.failing == null ? null : parsed<RunFailure>(r.failing),
+    traceparent: (r.traceparent as string | null) ?? null,
     steps: parsed<RecordedStep[]>(r.steps),
   };
 }

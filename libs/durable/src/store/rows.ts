@@ -40,6 +40,8 @@ export interface ClaimedRun {
   cancelRequested?: boolean;
   /** The run is failing (it passed its deadline): this execution unwinds, compensates, then ends it FAILED with this error. */
   failing?: RunFailure | null;
+  /** The trace context the run was started in (W3C traceparent), if any: its execution spans continue that trace. */
+  traceparent?: string | null;
   steps: RecordedStep[];
 }
 
@@ -64,6 +66,8 @@ export interface NewRun {
   appVersion: string | null;
   /** Flow control: the run's concurrency key (null: none). */
   concurrencyKey: string | null;
+  /** W3C traceparent of the span active at start() (telemetry); null or absent without one. */
+  traceparent?: string | null;
 }
 
 /** A finished step to checkpoint (output/error as JSON text). */
@@ -117,6 +121,7 @@ export interface RunRow {
   updated_at: Date;
   cancel_requested_at: Date | null;
   progress: unknown;
+  traceparent: string | null;
   steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
 }
 

@@ -25,6 +25,7 @@ const REQUIRED = {
   schedules: 'table durable_schedules',
   queue_limits: 'table durable_queue_limits',
   running_idx: 'index durable_runs_running_idx',
+  hook_cursors: 'table durable_hook_cursors',
 } as const;
 type Required = keyof typeof REQUIRED;
 
@@ -44,6 +45,7 @@ SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_ste
        to_regclass('durable_schedules') IS NOT NULL AS schedules,
        to_regclass('durable_queue_limits') IS NOT NULL AS queue_limits,
        to_regclass('durable_runs_running_idx') IS NOT NULL AS running_idx,
+       to_regclass('durable_hook_cursors') IS NOT NULL AS hook_cursors,
        (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
           JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
          WHERE d.adrelid = to_regclass('durable_schema') AND a.attname = 'version') AS version_default`;

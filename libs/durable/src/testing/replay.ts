@@ -1,4 +1,5 @@
 import type { TestingModule } from '@nestjs/testing';
+import { Telemetry } from '../telemetry/telemetry.js';
 import { EngineClock } from '../config/clock.js';
 import { resolveEngineOptions, silentLogger } from '../config/options.js';
 import { decode } from '../codec/codec.js';
@@ -100,12 +101,14 @@ export async function replayRun(recording: RunExport | string, source: ReplaySou
     );
   }
   const def = registryOf(source).get(rec.run.workflowName);
+  const options = resolveEngineOptions({ logger: silentLogger, history: false });
   const services: ExecutionServices = {
     store: noDatabase,
     prisma: null,
-    options: resolveEngineOptions({ logger: silentLogger, history: false }),
+    options,
     clock: new EndOfTime(),
     stepHooks: {},
+    telemetry: new Telemetry(options.telemetry), // never loaded: no spans, no metrics
     writes: { step: () => Promise.reject(new ExecutionStopped('suspended')), end: () => Promise.reject(new ExecutionStopped('suspended')) },
     newRun: () => {
       throw new ExecutionStopped('suspended');

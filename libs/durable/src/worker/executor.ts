@@ -24,6 +24,27 @@ export async function executeRun(
   ctx: RunContext,
   registry: WorkflowRegistry,
   services: ExecutionServices,
+  queue = '',
+): Promise<ExecutionOutcome> {
+  const { tracing, metrics } = services.telemetry;
+  // One span per execution, continuing the trace the run was started in; the workflow runs inside it.
+  const span = tracing.startRun(run, queue, services.options.workerId);
+  ctx.span = span;
+  const outcome = await tracing.within(span, () => execute(run, ctx, registry, services));
+  if (outcome === 'stopped') tracing.end(span, { 'durable.outcome': ctx.suspended ? 'suspended' : (ctx.stopped ?? 'stopped') });
+  else {
+    if (outcome === 'FAILED') tracing.failed(span, ctx.failure, { 'durable.outcome': outcome });
+    else tracing.ok(span, { 'durable.outcome': outcome });
+    metrics.runFinished(run.workflowName, outcome);
+  }
+  return outcome;
+}
+
+async function execute(
+  run: ClaimedRun,
+  ctx: RunContext,
+  registry: WorkflowRegistry,
+  services: ExecutionServices,
 ): Promise<ExecutionOutcome> {
   const { logger, maxPayloadBytes, maxRecoveryAttempts } = services.options;
   const where = `run ${run.id} (${run.workflowName})`;
@@ -77,6 +98,7 @@ export async function executeRun(
         }
       }
       const error = status === 'FAILED' ? JSON.stringify(errorToJson(failure)) : null;
+      if (status === 'FAILED') ctx.failure = failure;
       const end = await finish(run, ctx, services, status, output, error);
       if (end !== 'cancelling') return end;
       // Cancelled with compensation before its end could be recorded: compensate, then end CANCELLED.
@@ -113,7 +135,9 @@ async function finish(
   if (end === 'cancelling') return 'cancelling';
   if (end === 'lost') {
     ctx.stop('lease-lost');
-    services.options.logger.warn(`run ${run.id}: lease lost before it could be marked ${status}; its new owner decides`);
+    services.options.logger.warn(
+      `run ${run.id} (${run.workflowName}): lease lost before it could be marked ${status}; its new owner decides`,
+    );
     return 'stopped';
   }
   if (status === 'FAILED') services.options.logger.warn(`run ${run.id} (${run.workflowName}) FAILED: ${JSON.parse(error!).message}`);

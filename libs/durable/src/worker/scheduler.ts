@@ -36,6 +36,8 @@ export class Scheduler {
     private readonly store: Store,
     private readonly registry: WorkflowRegistry,
     private readonly options: ResolvedEngineOptions,
+    /** Told how many schedule slots each fire statement started (the engine's metrics). */
+    private readonly onFired: (slots: number) => void = () => {},
   ) {
     this.outage = new OutageLog('scheduler', options.logger);
   }
@@ -192,6 +194,7 @@ export class Scheduler {
       for (let b = queue.shift(); b; b = queue.shift()) {
         const result = await fireSchedules(this.store, b, this.options.appVersion);
         applied += result.size;
+        this.onFired(result.size);
       }
     });
     await Promise.all(workers);

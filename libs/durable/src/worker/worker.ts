@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { errorText } from '../errors/error-text.js';
 import { releaseRuns } from '../store/leases.js';
 import type { ClaimedRun, HeldRun } from '../store/rows.js';
@@ -84,6 +85,13 @@ export class Worker {
     return [...this.queues.keys()];
   }
 
+  /** Runs executing now, by queue (the metrics' active-runs gauge). */
+  activeByQueue(): Map<string, number> {
+    const byQueue = new Map<string, number>([...this.queues.keys()].map((q) => [q, 0]));
+    for (const a of this.active.values()) byQueue.set(a.queue.name, (byQueue.get(a.queue.name) ?? 0) + 1);
+    return byQueue;
+  }
+
   /** Serves the queues of the registered workflows and those named in the options. */
   start(): void {
     if (this.running) return;
@@ -168,6 +176,7 @@ export class Worker {
   execute(run: ClaimedRun, queue: string): void {
     const q = this.queues.get(queue)!;
     const ctx = new RunContext(run.id, run.epoch, run.steps, this.services);
+    ctx.workflowName = run.workflowName;
     ctx.token = run.availableAt ?? null;
     const entry = { run, ctx, queue: q } as ActiveRun;
     this.active.set(run.id, entry);
@@ -176,7 +185,7 @@ export class Worker {
       // The sweeper fails the run at its deadline; stop executing it then.
       deadlineTimer = setTimeout(() => ctx.stop('deadline'), Math.max(0, run.deadlineAt.getTime() - this.services.clock.now()));
     }
-    entry.done = executeRun(run, ctx, this.registry, this.services).then((outcome) => {
+    entry.done = executeRun(run, ctx, this.registry, this.services, q.name).then((outcome) => {
       clearTimeout(deadlineTimer);
       this.active.delete(run.id);
       q.busy--;
@@ -193,11 +202,19 @@ export class Worker {
     q.claiming = true;
     const want = q.concurrency - q.busy;
     q.busy += want; // hold the slots while the claim is in flight
+    const began = performance.now();
     this.flow
       .claim(q.name, want, this.id, this.workflowNames)
       .then(
         (runs) => {
           q.outage.ok();
+          const { metrics } = this.services.telemetry;
+          if (metrics.enabled)
+            metrics.claimed(
+              q.name,
+              (performance.now() - began) / 1000,
+              runs.map((r) => r.availableAt),
+            );
           q.busy -= want - runs.length;
           q.more = runs.length === want || q.wokenDuringClaim;
           for (const run of runs) {

@@ -91,6 +91,8 @@ function create<T>(
   const id = opts.id ?? childId(ctx.runId, seq);
   const child = newRun(workflowName, input, { ...opts, id });
   child.parentId = ctx.runId;
+  // The child's executions continue the parent's trace, as children of this execution's span.
+  child.traceparent = ctx.services.telemetry.tracing.traceparentOf(ctx.span);
   const output = encode({ id: child.id, workflow: child.workflowName }, { where: `step "${stepName}" of run ${ctx.runId}` });
   return new Promise<void>((resolve, reject) => {
     let batch = pendingStarts.get(ctx);

@@ -3,6 +3,7 @@ import type { NewRun, RunEnd, StepCheckpoint } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import type { EngineClock, StepAttemptHooks } from '../config/clock.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { StepTransactionOptions } from '../definitions/definitions.js';
 
@@ -28,6 +29,8 @@ export interface ExecutionServices {
   stepHooks: StepAttemptHooks;
   /** Step checkpoints and run ends, fenced, with group commit across concurrent executions. */
   writes: ExecutionWrites;
+  /** Spans of executions and steps, and the engine's metrics (no-ops without OpenTelemetry). */
+  telemetry: Telemetry;
   /** The store on a connection kept for lease renewal (the LISTEN session) while it is up; the heartbeat falls back to `store`. */
   leaseStore?: () => Store | null;
   /**

@@ -1,3 +1,4 @@
+import { Telemetry } from '../telemetry/telemetry.js';
 import { EngineClock } from '../config/clock.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DeterminismError, type DeterminismKind } from '../errors/index.js';
@@ -115,6 +116,7 @@ function replayServices(runId: string): ExecutionServices {
     options: REPLAY_OPTIONS,
     clock: new EngineClock(),
     stepHooks: {},
+    telemetry: new Telemetry(REPLAY_OPTIONS.telemetry), // never loaded: no spans, no metrics
     writes: { step: async () => refuse(), end: async () => refuse() },
     newRun: refuse,
   };

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { WorkflowCancelledError } from '../errors/index.js';
 import type { RecordedStep } from '../store/rows.js';
 import type { StepDefinition } from '../definitions/definitions.js';
+import type { EngineSpan } from '../telemetry/tracing.js';
 import type { ExecutionServices } from './execution-services.js';
 import { recordRunEvent } from './run-history.js';
 import { StepMatcher, type StepMatch } from './step-matcher.js';
@@ -35,6 +36,12 @@ export class ExecutionStopped extends Error {
 /** State of one execution of one run (one claim). */
 export class RunContext {
   private readonly matcher: StepMatcher;
+  /** The run's workflow (log lines, metrics and spans name it). */
+  workflowName = '';
+  /** The span of this execution (telemetry; null without tracing): its steps' spans are its children. */
+  span: EngineSpan | null = null;
+  /** Why the run is ending FAILED (recorded on the execution's span). */
+  failure: unknown = undefined;
   /** Set once: the reason the execution stopped; no write is made after it. */
   stopped: StopReason | null = null;
   /** An error that must fail the run even if workflow code catches it (e.g. non-determinism). */
@@ -159,8 +166,10 @@ export class RunContext {
     this.stopped = reason;
     this.abort.abort(new ExecutionStopped(reason));
     if (!this.forward.signal.aborted) this.forward.abort(new ExecutionStopped(reason));
-    if (reason === 'lease-lost')
+    if (reason === 'lease-lost') {
       recordRunEvent(this.services, this.runId, 'lease_lost', { epoch: this.epoch, worker: this.services.options.workerId });
+      this.services.telemetry.metrics.leaseLost(this.workflowName);
+    }
   }
 
   /**

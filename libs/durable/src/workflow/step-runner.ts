@@ -20,6 +20,7 @@ import { TIMED_OUT_STEP_WARN_MS } from '../config/limits.js';
 import { resolveRetryPolicy } from '../config/retry-policy.js';
 import type { StepDefinition } from '../definitions/definitions.js';
 import { stepMethod } from '../definitions/step-methods.js';
+import type { EngineSpan } from '../telemetry/tracing.js';
 import { shouldRetry, stepRetryDelay } from '../retry/step-retries.js';
 import { durableOperation, type Operation } from './durable-operation.js';
 import { retryingWrite } from './retrying-write.js';
@@ -111,6 +112,8 @@ interface StepAttempt {
   compensation: string | null;
   /** A compensation step: the seq of the step it undoes. */
   compensates: number | null;
+  /** The attempt's span (telemetry), active while the step's code runs; null without tracing. */
+  span: EngineSpan | null;
 }
 
 /** The checkpoint of an attempt's outcome (output/error as JSON text). */
@@ -137,7 +140,12 @@ async function executeStep(
 ): Promise<{ value: unknown; compensation: string | null }> {
   const { options } = ctx.services;
   const policy = resolveRetryPolicy(options.stepRetries, def.options.retries);
-  const where = `step "${def.name}" (#${seq}) of run ${ctx.runId}`;
+  const where = `step "${def.name}" (#${seq}) of run ${ctx.runId} (${ctx.workflowName})`;
+  const { tracing, metrics } = ctx.services.telemetry;
+  const spanOf = (attempt: number) =>
+    tracing.startStep(ctx.span, { workflow: ctx.workflowName, runId: ctx.runId, step: def.name, seq, attempt });
+  const finished = (status: 'SUCCEEDED' | 'FAILED') =>
+    metrics.stepFinished(ctx.workflowName, def.name, status, (performance.now() - started) / 1000);
   const started = performance.now();
   // A compensation step finishes even while the run is being cancelled; the workflow's own steps do not.
   const forward = extra.compensates === null;
@@ -145,20 +153,31 @@ async function executeStep(
   for (let attempt = 1; ; attempt++) {
     ctx.throwIfStopped();
     if (forward && ctx.cancelling) throw ctx.cancelledError();
-    const a: StepAttempt = { ctx, def, seq, call, attempt, started, where, compensation: null, compensates: extra.compensates };
+    const span = spanOf(attempt);
+    const a: StepAttempt = { ctx, def, seq, call, attempt, started, where, compensation: null, compensates: extra.compensates, span };
     try {
       // Before the step's code runs: arguments a compensation needs must be storable.
       a.compensation = compensation ??= forward ? compensationRecord(ctx, def, seq, extra.binding) : null;
       const hook = ctx.services.stepHooks.beforeAttempt;
       if (hook) a.call = hooked(a, hook, call);
       const encoded = def.options.transactional ? await executeTransactional(a) : await executePlain(a);
+      tracing.ok(span);
+      finished('SUCCEEDED');
       return { value: decode(JSON.parse(encoded)), compensation: a.compensation };
     } catch (err) {
-      if (err instanceof ExecutionStopped || ctx.stopped) throw ctx.stopped ? new ExecutionStopped(ctx.stopped) : err;
+      if (err instanceof ExecutionStopped || ctx.stopped) {
+        tracing.end(span, { 'durable.outcome': ctx.stopped ?? (err as ExecutionStopped).reason });
+        throw ctx.stopped ? new ExecutionStopped(ctx.stopped) : err;
+      }
       // Cancelled with compensation meanwhile: no retry, and no FAILED checkpoint (a replay sees the cancel too).
-      if (forward && ctx.cancelling) throw ctx.cancelledError();
+      if (forward && ctx.cancelling) {
+        tracing.end(span, { 'durable.outcome': 'cancelling' });
+        throw ctx.cancelledError();
+      }
       const final = err instanceof SerializationError || err instanceof PayloadTooLargeError || !shouldRetry(policy, attempt, err);
+      tracing.failed(span, err, { 'durable.retrying': !final });
       if (!final) {
+        metrics.stepRetried(ctx.workflowName, def.name);
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
         recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) });
         const signal = forward ? ctx.forward.signal : ctx.abort.signal;
@@ -169,6 +188,7 @@ async function executeStep(
         });
         continue;
       }
+      finished('FAILED');
       await recordCheckpoint(
         ctx,
         checkpointOf(a, 'FAILED', null, JSON.stringify(errorToJson(err, { step: def.name, seq, attempts: attempt }))),
@@ -221,7 +241,10 @@ async function executePlain(a: StepAttempt): Promise<string> {
   const { ctx } = a;
   const s = attemptSignal(a);
   // The step's code, started now; a synchronous throw is a rejection like any other.
-  const running = (async () => durableScope.run({ run: ctx, step: { name: a.def.name, seq: a.seq, signal: s.signal } }, a.call))();
+  const running = (async () =>
+    durableScope.run({ run: ctx, step: { name: a.def.name, seq: a.seq, signal: s.signal } }, () =>
+      ctx.services.telemetry.tracing.within(a.span, a.call),
+    ))();
   running.catch(() => {}); // settled below, or abandoned because the run stopped
   let output: unknown;
   try {
@@ -289,7 +312,9 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
       () =>
         prisma.$transaction(async (tx) => {
           entered = true;
-          const output = await durableScope.run({ run: ctx, step: { name: def.name, seq: a.seq, tx, signal } }, a.call);
+          const output = await durableScope.run({ run: ctx, step: { name: def.name, seq: a.seq, tx, signal } }, () =>
+            ctx.services.telemetry.tracing.within(a.span, a.call),
+          );
           const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
           // The lease moved on: throwing rolls the step's own writes back with the checkpoint (and its compensation).
           if (!(await insertStep(storeWithin(ctx.services.store, tx), checkpointOf(a, 'SUCCEEDED', encoded, null)))) throw ctx.leaseLost();

@@ -735,6 +735,7 @@
         r.parentId,
       );
     if (r.appVersion) f('App version', r.appVersion);
+    if (r.traceId) f('Trace id', el('span', { class: 'mono', text: r.traceId }), r.traceparent);
     return dl;
   }
 

@@ -36,6 +36,7 @@ import {
   TriggerResultDto,
   VersionsDto,
   WorkflowsDto,
+  HookCursorsDto,
 } from './dto.js';
 import { FlowDto, FlowKeysDto, QueueLimitsBodyDto, QueueLimitsDto, QueueLimitsResetDto, StartBlockersDto } from './flow-dto.js';
 import {
@@ -324,6 +325,15 @@ export class AdminApiController implements OnModuleInit {
   resetQueueLimits(@Param('queue') queue: unknown, @Query() query: unknown) {
     onlyKnown(query, []);
     return this.admin.resetQueueLimits(queueName(queue));
+  }
+
+  @Get('hooks')
+  @ApiOperation({ summary: 'Lifecycle-hook consumers: cursor in the run history, lease holder, backlog' })
+  @ApiOkResponse({ type: HookCursorsDto })
+  @errors(400)
+  hooks(@Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.hooks();
   }
 
   @Get('workflows')

@@ -51,6 +51,11 @@ export class DashboardPageController {
     this.send(res, 'flow.js');
   }
 
+  @Get('assets/hooks.js')
+  hooks(@Res() res: unknown): void {
+    this.send(res, 'hooks.js');
+  }
+
   @Get('assets/dashboard.css')
   stylesheet(@Res() res: unknown): void {
     this.send(res, 'dashboard.css');

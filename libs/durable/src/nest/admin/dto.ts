@@ -145,6 +145,9 @@ export class RunDetailDto {
   cancelRequestedAt!: string | null;
   @ApiProperty({ type: ProgressDto, nullable: true, description: 'Live progress of the steps executing now (Durable.progress)' })
   progress!: ProgressDto | null;
+  @ApiProperty({ type: String, nullable: true, description: 'W3C traceparent of the span active when the run was started (OpenTelemetry)' })
+  traceparent!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Its trace id: find the run in your tracing backend' }) traceId!: string | null;
   @ApiProperty({ type: [StepDto], description: 'Timeline, by seq (first 2000)' }) steps!: StepDto[];
   @ApiProperty({ type: [MessageDto], description: 'Messages sent to the run (latest 500)' }) messages!: MessageDto[];
   @ApiProperty({ type: [EventDto], description: 'Events the run published (Durable.setEvent)' }) events!: EventDto[];
@@ -345,6 +348,20 @@ export class ScheduleDetailDto extends ScheduleDto {
 export class TriggerResultDto {
   @ApiProperty({ type: String }) runId!: string;
   @ApiProperty({ enum: ['started', 'buffered', 'skipped'], description: 'Under the overlap policy' }) outcome!: string;
+}
+
+export class HookCursorDto {
+  @ApiProperty({ type: String, description: 'The consumer (engine.onEvent consumer, or Class.method of @OnDurableEvent)' })
+  consumer!: string;
+  @ApiProperty({ type: String, description: 'The last history event delivered (durable_run_events.id)' }) lastEventId!: string;
+  @ApiProperty({ type: String, nullable: true, description: 'The instance delivering to it now' }) owner!: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) leaseExpiresAt!: string | null;
+  @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
+  @ApiProperty({ type: Number, description: 'History events after its cursor (counted up to 10 000): its backlog' }) behind!: number;
+}
+
+export class HookCursorsDto {
+  @ApiProperty({ type: [HookCursorDto] }) consumers!: HookCursorDto[];
 }
 
 export class ErrorDto {

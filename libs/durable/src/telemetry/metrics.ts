@@ -1,0 +1,174 @@
+/**
+ * The engine's metrics, through the OpenTelemetry metrics API: counters and histograms recorded
+ * where things happen, and observable gauges (queue depth, oldest due run, active runs, overdue
+ * schedules) read when the app's MeterProvider collects — the queue and schedule figures from ONE
+ * query per collection (not per run), shared between readers collecting within `minIntervalMs`.
+ */
+import type { Attributes, Counter, Histogram, Meter, ObservableGauge } from '@opentelemetry/api';
+import { errorText } from '../errors/error-text.js';
+import type { DurableLogger } from '../config/options.js';
+import type { OtelApi } from './otel-api.js';
+import { ATTR, INSTRUMENTATION_NAME } from './tracing.js';
+
+/** Runs of a queue in a state, as the figures query counts them. */
+export interface QueueFigure {
+  queue: string;
+  /** due: PENDING or WAITING and due now; delayed: PENDING not due yet; waiting: WAITING not due yet; running. */
+  state: 'due' | 'delayed' | 'waiting' | 'running';
+  count: number;
+  /** For `due`: seconds since the oldest due run became due (the queue's lag). */
+  oldestDueSeconds: number | null;
+}
+
+/** Everything the gauges show, from one query. */
+export interface ClusterFigures {
+  queues: QueueFigure[];
+  /** Active schedules whose next fire time has passed, and by how long the oldest one is late. */
+  schedulesOverdue: number;
+  scheduleLagSeconds: number;
+}
+
+/** Where the gauges read from (given by the engine). */
+export interface MetricSources {
+  figures: () => Promise<ClusterFigures>;
+  /** Runs executing in this process, by queue. */
+  activeRuns: () => Map<string, number>;
+}
+
+/** Seconds buckets for step durations and claim latencies (5 ms … 5 min). */
+const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+interface Instruments {
+  runsStarted: Counter;
+  runsFinished: Counter;
+  stepDuration: Histogram;
+  stepRetries: Counter;
+  leaseLost: Counter;
+  claimDuration: Histogram;
+  claimDelay: Histogram;
+  schedulesFired: Counter;
+}
+
+export class DurableMetrics {
+  private i: Instruments | null = null;
+  private cached: { at: number; figures: Promise<ClusterFigures> } | null = null;
+
+  constructor(private readonly minIntervalMs = 1_000) {}
+
+  get enabled(): boolean {
+    return this.i !== null;
+  }
+
+  /** Creates the instruments on the global MeterProvider (the API's no-op one until an SDK registers). @internal */
+  enable(api: OtelApi, sources: MetricSources, logger: DurableLogger): void {
+    const meter: Meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
+    const seconds = { unit: 's', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } };
+    this.i = {
+      runsStarted: meter.createCounter('durable.runs.started', { description: 'Runs started (inserted), by workflow and queue.' }),
+      runsFinished: meter.createCounter('durable.runs.finished', {
+        description: 'Runs ended by their execution, by workflow and status (SUCCEEDED, FAILED, CANCELLED).',
+      }),
+      stepDuration: meter.createHistogram('durable.step.duration', {
+        description: 'Duration of step executions (all attempts), by workflow, step and status.',
+        ...seconds,
+      }),
+      stepRetries: meter.createCounter('durable.step.retries', { description: 'Step attempts that failed and were retried.' }),
+      leaseLost: meter.createCounter('durable.lease.lost', {
+        description: 'Executions stopped because their lease moved on (expired, swept, claimed elsewhere).',
+      }),
+      claimDuration: meter.createHistogram('durable.claim.duration', {
+        description: 'Round trip of a claim statement, by queue.',
+        ...seconds,
+      }),
+      claimDelay: meter.createHistogram('durable.claim.delay', {
+        description: 'Time from a run becoming due to its claim (by this process clock), by queue.',
+        ...seconds,
+      }),
+      schedulesFired: meter.createCounter('durable.schedules.fired', { description: 'Runs started by schedules (slots fired).' }),
+    };
+    const depth = meter.createObservableGauge('durable.queue.depth', {
+      description: 'Runs per queue and state (due, delayed, waiting, running); one query per collection.',
+    });
+    const oldest = meter.createObservableGauge('durable.queue.oldest_due_age', {
+      description: 'Seconds since the oldest due, unclaimed run of the queue became due (0 when none).',
+      unit: 's',
+    });
+    const overdue = meter.createObservableGauge('durable.schedules.overdue', { description: 'Active schedules past their fire time.' });
+    const lag = meter.createObservableGauge('durable.schedules.lag', {
+      description: 'Seconds the most overdue schedule is late (0 when none).',
+      unit: 's',
+    });
+    const active = meter.createObservableGauge('durable.runs.active', { description: 'Runs executing in this process, by queue.' });
+    const observed: ObservableGauge[] = [depth, oldest, overdue, lag];
+    meter.addBatchObservableCallback(async (result) => {
+      let f: ClusterFigures;
+      try {
+        f = await this.figures(sources);
+      } catch (err) {
+        logger.debug?.(`metrics: could not read the queue figures (${errorText(err)})`);
+        return;
+      }
+      // The queues this process serves are always reported (0 when empty), so an alert sees 0, not "no data".
+      const lagByQueue = new Map<string, number>([...sources.activeRuns().keys()].map((q) => [q, 0]));
+      const seen = new Set(f.queues.map((q) => q.queue));
+      for (const queue of lagByQueue.keys()) {
+        if (!seen.has(queue)) result.observe(depth, 0, { [ATTR.queue]: queue, 'durable.state': 'due' });
+      }
+      for (const q of f.queues) {
+        result.observe(depth, q.count, { [ATTR.queue]: q.queue, 'durable.state': q.state });
+        if (q.state === 'due') lagByQueue.set(q.queue, q.oldestDueSeconds ?? 0);
+        else if (!lagByQueue.has(q.queue)) lagByQueue.set(q.queue, 0);
+      }
+      for (const [queue, s] of lagByQueue) result.observe(oldest, s, { [ATTR.queue]: queue });
+      result.observe(overdue, f.schedulesOverdue);
+      result.observe(lag, f.scheduleLagSeconds);
+    }, observed);
+    active.addCallback((result) => {
+      for (const [queue, n] of sources.activeRuns()) result.observe(n, { [ATTR.queue]: queue });
+    });
+  }
+
+  runsStarted(workflow: string, queue: string, n = 1): void {
+    this.i?.runsStarted.add(n, { [ATTR.workflow]: workflow, [ATTR.queue]: queue });
+  }
+
+  runFinished(workflow: string, status: string): void {
+    this.i?.runsFinished.add(1, { [ATTR.workflow]: workflow, [ATTR.status]: status });
+  }
+
+  stepFinished(workflow: string, step: string, status: 'SUCCEEDED' | 'FAILED', seconds: number): void {
+    this.i?.stepDuration.record(seconds, { [ATTR.workflow]: workflow, [ATTR.step]: step, [ATTR.status]: status });
+  }
+
+  stepRetried(workflow: string, step: string): void {
+    this.i?.stepRetries.add(1, { [ATTR.workflow]: workflow, [ATTR.step]: step });
+  }
+
+  leaseLost(workflow: string): void {
+    this.i?.leaseLost.add(1, { [ATTR.workflow]: workflow });
+  }
+
+  /** A claim statement's round trip, and how late each claimed run was (due → claimed). */
+  claimed(queue: string, seconds: number, dueSince: ReadonlyArray<Date | null | undefined>): void {
+    if (!this.i) return;
+    const attrs: Attributes = { [ATTR.queue]: queue };
+    this.i.claimDuration.record(seconds, attrs);
+    const now = Date.now();
+    for (const d of dueSince) if (d) this.i.claimDelay.record(Math.max(0, (now - d.getTime()) / 1000), attrs);
+  }
+
+  schedulesFired(n: number): void {
+    if (n > 0) this.i?.schedulesFired.add(n);
+  }
+
+  /** One figures query per minIntervalMs at most, whatever the number of readers collecting. */
+  private figures(sources: MetricSources): Promise<ClusterFigures> {
+    const now = Date.now();
+    if (!this.cached || now - this.cached.at >= this.minIntervalMs) {
+      const figures = sources.figures();
+      this.cached = { at: now, figures };
+      figures.catch(() => (this.cached = null));
+    }
+    return this.cached.figures;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Spans of the engine: one per execution of a run (a "run attempt": the first one, a replay after a
+ * suspension, a recovery on another instance), one per attempt of a step, both children of the trace
+ * the run was started in (its stored traceparent). Without `@opentelemetry/api` every method is a
+ * no-op; with it but without an SDK, the API's no-op tracer answers.
+ */
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import type { OtelApi } from './otel-api.js';
+import { formatTraceparent, parseTraceparent } from './traceparent.js';
+
+export const INSTRUMENTATION_NAME = 'nestjs-durable';
+
+/** Span attribute names (also the metric attribute names, see metrics.ts). */
+export const ATTR = {
+  workflow: 'durable.workflow',
+  runId: 'durable.run_id',
+  queue: 'durable.queue',
+  attempt: 'durable.attempt',
+  epoch: 'durable.lease_epoch',
+  worker: 'durable.worker',
+  step: 'durable.step',
+  seq: 'durable.step.seq',
+  status: 'durable.status',
+  outcome: 'durable.outcome',
+  parentRunId: 'durable.parent_run_id',
+} as const;
+
+/**
+ * A span of the engine: the API's Span, kept opaque in the library's signatures so that its type
+ * declarations never need `@opentelemetry/api` (an optional peer) to compile.
+ */
+export interface EngineSpan {
+  end(): void;
+}
+/** Span attributes, as the engine sets them (a subset of the API's Attributes). */
+export type SpanAttributes = Record<string, string | number | boolean>;
+const otel = (span: EngineSpan): Span => span as unknown as Span;
+
+/** What a run attempt's span is made of. */
+export interface RunSpanInput {
+  id: string;
+  workflowName: string;
+  attempt: number;
+  epoch: number;
+  parentId: string | null;
+  traceparent?: string | null;
+}
+
+export class Tracing {
+  private api: OtelApi | null = null;
+  private tracer: Tracer | null = null;
+  /** The context holding each execution's span, made once per execution (its steps' parent). */
+  private readonly parents = new WeakMap<EngineSpan, Context>();
+
+  /** Turns tracing on (the API is installed and the `traces` option is not false). @internal */
+  enable(api: OtelApi): void {
+    this.api = api;
+    this.tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
+  }
+
+  get enabled(): boolean {
+    return this.tracer !== null;
+  }
+
+  /**
+   * The traceparent of the span active now (e.g. the HTTP request's, around start()), or null
+   * when there is none: then nothing is stored with the run. One function call without an SDK.
+   */
+  activeTraceparent(): string | null {
+    if (!this.api) return null;
+    const span = this.api.trace.getActiveSpan();
+    return span ? this.traceparentOf(span) : null;
+  }
+
+  /** The traceparent naming `span` as the parent, or null for an invalid (no-op) span. */
+  traceparentOf(span: EngineSpan | null): string | null {
+    if (!span || !this.api) return null;
+    const sc = otel(span).spanContext();
+    return this.api.isSpanContextValid(sc) ? formatTraceparent(sc) : null;
+  }
+
+  /** Starts the span of one execution of a run: a child of the context it was started in (if stored). */
+  startRun(run: RunSpanInput, queue: string, worker: string): EngineSpan | null {
+    if (!this.tracer || !this.api) return null;
+    const attributes: SpanAttributes = {
+      [ATTR.workflow]: run.workflowName,
+      [ATTR.runId]: run.id,
+      [ATTR.queue]: queue,
+      [ATTR.attempt]: run.attempt,
+      [ATTR.epoch]: run.epoch,
+      [ATTR.worker]: worker,
+    };
+    if (run.parentId) attributes[ATTR.parentRunId] = run.parentId;
+    return this.tracer.startSpan(
+      `durable.run ${run.workflowName}`,
+      { kind: this.api.SpanKind.CONSUMER, attributes },
+      this.storedContext(run.traceparent ?? null),
+    );
+  }
+
+  /** Starts the span of one attempt of a step, a child of its run attempt's span. */
+  startStep(
+    parent: EngineSpan | null,
+    attrs: { workflow: string; runId: string; step: string; seq: number; attempt: number },
+  ): EngineSpan | null {
+    if (!this.tracer || !this.api || !parent) return null;
+    return this.tracer.startSpan(
+      `durable.step ${attrs.step}`,
+      {
+        kind: this.api.SpanKind.INTERNAL,
+        attributes: {
+          [ATTR.workflow]: attrs.workflow,
+          [ATTR.runId]: attrs.runId,
+          [ATTR.step]: attrs.step,
+          [ATTR.seq]: attrs.seq,
+          [ATTR.attempt]: attrs.attempt,
+        },
+      },
+      this.contextOf(parent),
+    );
+  }
+
+  private contextOf(span: EngineSpan): Context {
+    let c = this.parents.get(span);
+    if (!c) this.parents.set(span, (c = this.api!.trace.setSpan(this.api!.ROOT_CONTEXT, otel(span))));
+    return c;
+  }
+
+  /** Runs `fn` with `span` as the active span (spans the user's code makes become its children). */
+  within<T>(span: EngineSpan | null, fn: () => T): T {
+    if (!span || !this.api) return fn();
+    return this.api.context.with(this.api.trace.setSpan(this.api.context.active(), otel(span)), fn);
+  }
+
+  /**
+   * Ends a span that went well (attributes added first). Its status stays UNSET: OpenTelemetry
+   * leaves OK to the application, instrumentation only marks errors.
+   */
+  ok(span: EngineSpan | null, attributes?: SpanAttributes): void {
+    if (!span) return;
+    if (attributes) otel(span).setAttributes(attributes);
+    span.end();
+  }
+
+  /** Ends a span with an error: recorded as an exception event, status ERROR. */
+  failed(span: EngineSpan | null, err: unknown, attributes?: SpanAttributes): void {
+    if (!span || !this.api) return;
+    if (attributes) otel(span).setAttributes(attributes);
+    const e = err instanceof Error ? err : new Error(String(err));
+    otel(span).recordException(e);
+    otel(span).setStatus({ code: this.api.SpanStatusCode.ERROR, message: e.message });
+    span.end();
+  }
+
+  /** Ends a span neither ok nor failed (an execution that stopped: suspended, lease lost, shut down). */
+  end(span: EngineSpan | null, attributes?: SpanAttributes): void {
+    if (!span) return;
+    if (attributes) otel(span).setAttributes(attributes);
+    span.end();
+  }
+
+  /** The context a stored traceparent names (a remote parent), or the active context. */
+  private storedContext(traceparent: string | null): Context {
+    const api = this.api!;
+    const f = parseTraceparent(traceparent);
+    if (!f) return api.context.active();
+    return api.trace.setSpanContext(api.ROOT_CONTEXT, { ...f, isRemote: true });
+  }
+}
