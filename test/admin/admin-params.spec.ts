@@ -26,6 +26,8 @@ describe('admin parameter parsing', () => {
         finishedTo: null,
         idPrefix: null,
         parentId: null,
+        tags: null,
+        input: null,
       },
       sort: 'created',
       order: 'desc',

@@ -29,6 +29,7 @@ CREATE TABLE "durable_runs" (
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "cancel_requested_at" TIMESTAMPTZ(3),
     "progress" JSONB,
+    "tags" TEXT[] DEFAULT ARRAY[]::TEXT[],
 
     CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
 );
@@ -152,6 +153,9 @@ CREATE INDEX "durable_runs_id_pattern_idx" ON "durable_runs"("id" text_pattern_o
 
 -- CreateIndex
 CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);
+
+-- CreateIndex
+CREATE INDEX "durable_runs_tags_idx" ON "durable_runs" USING GIN ("tags" array_ops) WHERE (tags <> '{}');
 
 -- CreateIndex
 CREATE INDEX "durable_messages_pending_idx" ON "durable_messages"("run_id", "topic", "id") WHERE (consumed_at IS NULL);

@@ -4,7 +4,8 @@
 -- AlterTable
 ALTER TABLE "durable_runs" ADD COLUMN     "cancel_requested_at" TIMESTAMPTZ(3),
 ADD COLUMN     "progress" JSONB,
-ADD COLUMN     "schedule_id" TEXT;
+ADD COLUMN     "schedule_id" TEXT,
+ADD COLUMN     "tags" TEXT[] DEFAULT ARRAY[]::TEXT[];
 
 -- AlterTable
 ALTER TABLE "durable_steps" ADD COLUMN     "compensates" INTEGER,
@@ -49,3 +50,6 @@ CREATE INDEX "durable_schedules_workflow_idx" ON "durable_schedules"("workflow_n
 
 -- CreateIndex
 CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);
+
+-- CreateIndex
+CREATE INDEX "durable_runs_tags_idx" ON "durable_runs" USING GIN ("tags" array_ops) WHERE (tags <> '{}');

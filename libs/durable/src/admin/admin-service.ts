@@ -1,13 +1,15 @@
 import type { DurableEngine } from '../engine/durable-engine.js';
 import { RunNotFoundError } from '../errors/index.js';
-import { COUNT_CAP, countByStatus, listRuns } from '../store/admin-list.js';
+import { COUNT_CAP, countByStatus, listRuns, type RunFilter } from '../store/admin-list.js';
 import { DETAIL_LIMITS, runDetail, runSummary } from '../store/admin-detail.js';
 import { stats, type StatsRows } from '../store/admin-stats.js';
 import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import { encodeCursor } from './cursor.js';
-import type { ListQuery, ScheduleListQuery } from './params.js';
+import type { BulkAction } from '../engine/bulk.js';
+import { encodeBulkToken, type BulkToken } from './bulk-params.js';
+import type { ListQuery, Query, ScheduleListQuery } from './params.js';
 import { CronClock } from '../definitions/schedule.js';
 import { ScheduleNotFoundError } from '../errors/index.js';
 import { getSchedule, listSchedules, scheduleRuns, type ScheduleRow } from '../store/schedules.js';
@@ -88,6 +90,48 @@ export class AdminService {
   async fork(id: string, fromStep: number) {
     const forked = await this.engine.fork(id, fromStep);
     return { ...forked, status: 'PENDING' as const };
+  }
+
+  /**
+   * Dry run of a bulk action: how many runs it would change now, and the token that confirms it
+   * (runs created after this call are never touched).
+   */
+  async bulkPreview(p: { action: BulkAction; query: Query; filter: RunFilter; compensate: boolean }) {
+    const counted = await this.engine.bulkCount(p.action, p.filter);
+    const token = encodeBulkToken({
+      action: p.action,
+      query: p.query,
+      compensate: p.compensate,
+      position: { asOf: counted.asOf, cursor: null },
+      matched: counted.matched,
+      done: 0,
+      skipped: 0,
+    });
+    return {
+      action: p.action,
+      matched: counted.matched,
+      capped: counted.capped,
+      byStatus: counted.byStatus,
+      asOf: counted.asOf.toISOString(),
+      token,
+    };
+  }
+
+  /** One bounded batch of a confirmed bulk action; `token` is null in the answer when it is complete. */
+  async bulkExecute(t: BulkToken, batchSize: number) {
+    const r = await this.engine.bulkBatch(t.action, t.filter, t.position, { limit: batchSize, compensate: t.compensate });
+    const done = t.done + r.done.length;
+    const skipped = t.skipped + r.skipped.length;
+    return {
+      action: t.action,
+      matched: t.matched,
+      batch: { done: r.done.length, skipped: r.skipped.length },
+      done,
+      skipped,
+      skippedRuns: r.skipped.slice(0, 20),
+      complete: r.next === null,
+      token: r.next ? encodeBulkToken({ ...t, position: r.next, done, skipped }) : null,
+    };
   }
 
   async stats(windowMinutes: number) {

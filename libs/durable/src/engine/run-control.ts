@@ -70,9 +70,11 @@ export async function resume(e: EngineContext, id: string): Promise<void> {
 
 /**
  * A new run of the same workflow and input that reuses the source's checkpoints before
- * `fromStep` (0 = run everything again): every step from there on runs again.
+ * `fromStep` (0 = run everything again): every step from there on runs again. With
+ * `requireRegistered` false (the CLI, which has no workflows) the copy is made even though nothing
+ * in this process could execute it: the app's instances will.
  */
-export async function fork(e: EngineContext, id: string, fromStep: number): Promise<ForkResult> {
+export async function fork(e: EngineContext, id: string, fromStep: number, requireRegistered = true): Promise<ForkResult> {
   const source = await forkSource(e.store, id);
   if (!source) throw new RunNotFoundError(id);
   if (!Number.isInteger(fromStep) || fromStep < 0 || fromStep > source.nextSeq) {
@@ -81,7 +83,7 @@ export async function fork(e: EngineContext, id: string, fromStep: number): Prom
       'fromStep',
     );
   }
-  if (!e.registry.has(source.workflowName)) {
+  if (requireRegistered && !e.registry.has(source.workflowName)) {
     throw new UnknownWorkflowError(
       source.workflowName,
       e.registry.names(),

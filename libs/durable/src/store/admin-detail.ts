@@ -31,7 +31,7 @@ export interface RunDetailRow {
 export const SELECT_RUN_DETAIL = `
 SELECT r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.priority, r.attempt,
   r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
-  r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, ${clip('r.progress')} AS progress, now() AS db_now,
+  r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, r.tags, ${clip('r.progress')} AS progress, now() AS db_now,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS steps_total,
   (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'attempts', s.attempts,
       'startedAt', s.started_at, 'finishedAt', s.finished_at,
@@ -97,6 +97,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     finishedAt: iso(r.finished_at),
     updatedAt: iso(r.updated_at),
     cancelRequestedAt: iso(r.cancel_requested_at),
+    tags: (r.tags as string[] | null) ?? [],
     progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
   };
   return {

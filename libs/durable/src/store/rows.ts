@@ -62,6 +62,8 @@ export interface NewRun {
   timeoutMs: number | null;
   parentId: string | null;
   appVersion: string | null;
+  /** Tags given at start (validated; [] = none). */
+  tags: string[];
 }
 
 /** A finished step to checkpoint (output/error as JSON text). */

@@ -7,17 +7,17 @@ import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
 /**
  * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
  * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
- * $9 parent id, $10 app version, $11 history. Existing id → no row (idempotent start).
+ * $9 parent id, $10 app version, $11 history, $12 tags text[]. Existing id → no row (idempotent start).
  * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
  */
 const INSERT_RUN = statement(
   'insert_run',
   `
 WITH ins AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version, tags)
   VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5,
           coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
-          now() + $8::float8 * interval '1 millisecond', $9, $10)
+          now() + $8::float8 * interval '1 millisecond', $9, $10, $12::text[])
   ON CONFLICT (id) DO NOTHING
   RETURNING id, queue, available_at <= ${DUE_BY} AS due),
 hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
@@ -27,16 +27,16 @@ SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL 
 /**
  * Enqueue one run already claimed by this worker (it has a free slot; it executes the run
  * right after this statement returns, with no claim round trip and no wake-up).
- * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms; $11 history.
+ * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms; $11 history, $12 tags.
  */
 const INSERT_RUN_CLAIMED = statement(
   'insert_run_claimed',
   `
 WITH ins AS (
 INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
-                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at)
+                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, tags)
 VALUES ($1, $2, $3, 'RUNNING', $4::jsonb, $5, now(), now() + $8::float8 * interval '1 millisecond', $9, $10,
-        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now())
+        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now(), $12::text[])
 ON CONFLICT (id) DO NOTHING
 RETURNING id, lease_epoch, attempt, deadline_at, available_at),
 hist AS (${history(
@@ -51,16 +51,18 @@ SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`,
 /**
  * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
  * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
- * $8 parent ids, $9 app version (one value), $10 history. Returns the ids actually inserted; one wake-up per queue.
+ * $8 parent ids, $9 app version (one value), $10 history, $11 tags (a JSON array of strings per run, as text).
+ * Returns the ids actually inserted; one wake-up per queue.
  */
 const INSERT_RUNS = statement(
   'insert_runs',
   `
 WITH ins AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version)
-  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[])
-       AS t(id, wf, q, inp, pr, ra, tmo, par)
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version, tags)
+  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9,
+         ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[], $11::text[])
+       AS t(id, wf, q, inp, pr, ra, tmo, par, tg)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, workflow_name, queue),
 hist AS (${history('$10', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue) FROM ins WHERE true`)}),
@@ -110,6 +112,7 @@ export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
     r.parentId,
     r.appVersion,
     store.history,
+    r.tags,
   ]);
   return rows.length === 1;
 }
@@ -118,7 +121,7 @@ export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
 export async function insertRunClaimed(store: Store, r: NewRun, owner: string, leaseMs: number): Promise<ClaimedRun | null> {
   const rows = await store.sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown; available_at: unknown }>(
     INSERT_RUN_CLAIMED,
-    [r.id, r.workflowName, r.queue, r.input, r.priority, owner, leaseMs, r.timeoutMs, r.parentId, r.appVersion, store.history],
+    [r.id, r.workflowName, r.queue, r.input, r.priority, owner, leaseMs, r.timeoutMs, r.parentId, r.appVersion, store.history, r.tags],
   );
   if (!rows.length) return null;
   return {
@@ -147,6 +150,7 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
     runs.map((r) => r.parentId),
     appVersion,
     store.history,
+    runs.map((r) => JSON.stringify(r.tags)),
   ]);
   return new Set(rows.map((r) => r.id));
 }

@@ -38,6 +38,7 @@ export class RunListItemDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) deadlineAt!: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
   cancelRequestedAt!: string | null;
+  @ApiProperty({ type: [String], description: 'Tags given at start' }) tags!: string[];
 }
 
 export class RunListDto {
@@ -142,6 +143,7 @@ export class RunDetailDto {
   @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
   cancelRequestedAt!: string | null;
+  @ApiProperty({ type: [String], description: 'Tags given at start' }) tags!: string[];
   @ApiProperty({ type: ProgressDto, nullable: true, description: 'Live progress of the steps executing now (Durable.progress)' })
   progress!: ProgressDto | null;
   @ApiProperty({ type: [StepDto], description: 'Timeline, by seq (first 2000)' }) steps!: StepDto[];

@@ -1,0 +1,54 @@
+import { Body, HttpCode, Inject, Post, Query, type Type } from '@nestjs/common';
+import { AdminService } from '../../admin/admin-service.js';
+import { parseBulkExecute, parseBulkPreview } from '../../admin/bulk-params.js';
+import { onlyKnown } from '../../admin/params.js';
+import type { ResolvedAdminOptions } from './admin-options.js';
+import { errors, mountAdminController } from './admin.controller.js';
+import { BulkExecuteBodyDto, BulkExecuteDto, BulkPreviewBodyDto, BulkPreviewDto } from './operations-dto.js';
+import { ApiBody, ApiOkResponse, ApiOperation } from './swagger.js';
+
+/**
+ * Operations on many runs at once: bulk actions by filter (a dry run, then confirmed bounded
+ * batches). Mounted with the same path, guards and error filter as the admin API.
+ */
+export class AdminOperationsController {
+  constructor(@Inject(AdminService) protected readonly admin: AdminService) {}
+
+  @Post('runs/bulk/preview')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Dry run of a bulk action: how many runs it would change, and the token that confirms it',
+    description: 'Nothing changes. Runs created after the preview are never touched by its token.',
+  })
+  @ApiBody({ type: BulkPreviewBodyDto })
+  @ApiOkResponse({ type: BulkPreviewDto })
+  @errors(400)
+  bulkPreview(@Body() body: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.bulkPreview(parseBulkPreview(body));
+  }
+
+  @Post('runs/bulk/execute')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'One batch of a confirmed bulk action',
+    description:
+      'Send the preview token; each answer carries the token of the next batch (null when complete) and the progress. ' +
+      'Each run gets the single-run operation (cancel, resume; retry = resume of a FAILED run; delete of a finished run); ' +
+      'a run whose status changed meanwhile is skipped.',
+  })
+  @ApiBody({ type: BulkExecuteBodyDto })
+  @ApiOkResponse({ type: BulkExecuteDto })
+  @errors(400)
+  bulkExecute(@Body() body: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    const { token, batchSize } = parseBulkExecute(body);
+    return this.admin.bulkExecute(token, batchSize);
+  }
+}
+
+/** The operations controller for one module definition. */
+export function createOperationsController(settings: ResolvedAdminOptions): Type<AdminOperationsController> {
+  class DurableOperationsController extends AdminOperationsController {}
+  return mountAdminController(DurableOperationsController, settings);
+}
