@@ -174,5 +174,14 @@ describe('admin operations: bulk actions and search (real Nest app, real Postgre
       }
       expect((await statusOf(['B-late']))[0].status).toBe('PENDING');
     });
+
+    it('acts on exactly the selected runs with the id filter', async () => {
+      const { preview, batches } = await bulk('cancel', { id: ['B-late', 'B-none'] }, 10);
+      expect(preview.matched).toBe(1);
+      expect(batches.at(-1)).toMatchObject({ done: 1, complete: true });
+      expect((await statusOf(['B-late']))[0].status).toBe('CANCELLED');
+      const tooMany = await post('runs/bulk/preview', { action: 'cancel', filter: { id: Array.from({ length: 201 }, (_, i) => `x${i}`) } });
+      expect(tooMany.status).toBe(400);
+    });
   });
 });

@@ -28,6 +28,7 @@ describe('admin parameter parsing', () => {
         parentId: null,
         tags: null,
         input: null,
+        ids: null,
       },
       sort: 'created',
       order: 'desc',

@@ -13,6 +13,7 @@ export const DASHBOARD_FILES = {
   'dashboard.js': JS,
   'actions.js': JS,
   'api.js': JS,
+  'bulk.js': JS,
   'dom.js': JS,
   'list.js': JS,
   'run-detail.js': JS,

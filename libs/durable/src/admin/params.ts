@@ -41,7 +41,7 @@ export function text(name: string, v: unknown, max = MAX_NAME): string {
 export const runId = (v: unknown) => text('id', v);
 
 /** Values of a parameter given once, repeated, or (when `split`) comma-separated. Empty values are ignored. */
-function values(q: Query, name: string, split: boolean): string[] | null {
+function values(q: Query, name: string, split: boolean, max = MAX_VALUES): string[] | null {
   const v = q[name];
   if (v === undefined || v === null) return null;
   const list = Array.isArray(v) ? v : [v];
@@ -50,7 +50,7 @@ function values(q: Query, name: string, split: boolean): string[] | null {
     .flatMap((x) => (split ? x.split(',') : [x]))
     .map((x) => x.trim())
     .filter((x) => x.length);
-  if (out.length > MAX_VALUES) throw new AdminParamError(name, `at most ${MAX_VALUES} values`);
+  if (out.length > max) throw new AdminParamError(name, `at most ${max} values`);
   out.forEach((x) => text(name, x));
   return out.length ? [...new Set(out)] : null;
 }
@@ -118,11 +118,14 @@ export const FILTER_PARAMS = [
   'parentId',
   'tag',
   'input',
+  'id',
 ] as const;
 
 export const LIST_PARAMS = [...FILTER_PARAMS, 'sort', 'order', 'limit', 'cursor'] as const;
 
 const MAX_INPUT_FILTER = 2000;
+/** Most run ids one `id` filter names (a page of the dashboard's list). */
+const MAX_IDS = 200;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** `input`: a JSON object the run's input must contain (Postgres jsonb `@>`), e.g. {"customer":"acme"}. */
@@ -173,6 +176,7 @@ export function parseFilter(q: Query): RunFilter {
     parentId: single(q, 'parentId'),
     tags,
     input: inputFilter(q),
+    ids: values(q, 'id', true, MAX_IDS),
   };
 }
 

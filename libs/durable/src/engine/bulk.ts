@@ -184,5 +184,6 @@ export function completeFilter(f: BulkFilter): RunFilter {
     parentId: f.parentId ?? null,
     tags: f.tags ?? null,
     input: f.input ?? null,
+    ids: f.ids ?? null,
   };
 }

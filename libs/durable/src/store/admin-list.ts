@@ -14,6 +14,7 @@
  *   durable_runs_workflow_created_idx (workflow_name, created_at) workflow filter
  *   durable_runs_id_pattern_idx (id text_pattern_ops)  id prefix (LIKE 'abc%'), any collation
  *   durable_runs_parent_idx (parent_id)                parentId filter, children of a run
+ *   durable_runs_pkey (id)                             id filter (a selection of runs)
  *   durable_runs_finished_idx (finished_at) partial    finished time range
  *   durable_runs_claim_idx (queue, …) partial          queue filter on claimable runs (other rows: a filter
  *                                                      on the ordered index; apps have few queues)
@@ -45,6 +46,8 @@ export interface RunFilter {
   tags: string[] | null;
   /** Runs whose input contains this JSON (Postgres `@>`: the given keys with these values, arrays as subsets). */
   input: unknown;
+  /** Exactly these runs (a selection in the dashboard). */
+  ids: string[] | null;
 }
 
 export interface RunListItem {
@@ -74,7 +77,7 @@ export interface RunListItem {
  * The runs-list filter, parameters numbered from $1: statuses text[] (only when withStatus),
  * workflows text[], queues text[], created from/to, finished from/to (timestamptz; from
  * inclusive, to exclusive), id LIKE pattern (escaped, ends with %), parent id, tags text[] (all of
- * them), input jsonb (containment). Null = no filter.
+ * them), input jsonb (containment), ids text[]. Null = no filter.
  */
 function runFilter(withStatus: boolean): { sql: string; next: number } {
   let n = 0;
@@ -93,7 +96,8 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
     id = p(),
     par = p(),
     tg = p(),
-    inp = p();
+    inp = p(),
+    ids = p();
   parts.push(
     `(${wf}::text[] IS NULL OR r.workflow_name = ANY(${wf}::text[]))`,
     `(${q}::text[] IS NULL OR r.queue = ANY(${q}::text[]))`,
@@ -106,6 +110,7 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
     // The tags <> '{}' term lets the planner use the partial GIN index (it holds tagged runs only).
     `(${tg}::text[] IS NULL OR (r.tags @> ${tg}::text[] AND r.tags <> '{}'))`,
     `(${inp}::jsonb IS NULL OR r.input @> ${inp}::jsonb)`,
+    `(${ids}::text[] IS NULL OR r.id = ANY(${ids}::text[]))`,
   );
   return { sql: parts.join('\n  AND '), next: n + 1 };
 }
@@ -138,7 +143,7 @@ LIMIT ${limit}`;
 
 /**
  * One page of runs, keyset-paginated on (created_at, id) or (updated_at, id): stable under
- * inserts (a new run never shifts a page). Parameters: the filter ($1–$11), then cursor
+ * inserts (a new run never shifts a page). Parameters: the filter ($1–$12), then cursor
  * timestamp, cursor id (both null on the first page), limit. Indexes: see the file comment
  * (the chosen order's index scanned backward/forward, or the filter's own index).
  */
@@ -151,8 +156,8 @@ export const LIST_RUNS: Record<`${SortKey}_${SortOrder}`, string> = {
 
 /**
  * Runs per status for the list's filter (status itself excepted, so the numbers can label
- * status tabs), each count stopping at $11 + 1 rows. Parameters: the filter without status
- * ($1–$10), then the cap. One bounded scan per status, each with its status as a constant so
+ * status tabs), each count stopping at $12 + 1 rows. Parameters: the filter without status
+ * ($1–$11), then the cap. One bounded scan per status, each with its status as a constant so
  * the planner picks per status: durable_runs_status_created_idx for the rare ones (index-only),
  * a scan that stops after cap rows for the common one; a selective filter's own index otherwise.
  */
@@ -181,6 +186,7 @@ function filterParams(f: RunFilter, withStatus: boolean): unknown[] {
     f.parentId,
     f.tags,
     f.input === null || f.input === undefined ? null : JSON.stringify(f.input),
+    f.ids,
   );
   return p;
 }

@@ -6,6 +6,7 @@ import { ACTIVE, REFRESH_MS, RUN_REFRESH_MS, state, loadHash, syncForm } from '.
 import { loadStats } from './stats.js';
 import { loadWorkflows, loadList, renderChips, setFilter } from './list.js';
 import { openRun, closeRun, loadRun } from './run-detail.js';
+import { initBulk } from './bulk.js';
 
 // ---------------------------------------------------------------- wiring
 var busy = false;
@@ -16,7 +17,18 @@ export function refreshAll(fromTimer) {
   return Promise.all([loadStats(), loadList(), loadRun(false)]).then(function () { busy = false; }, function () { busy = false; });
 }
 
+/** The header wraps on narrow screens: the sticky detail pane sits below its real height (--header-h). */
+function trackHeaderHeight() {
+  var header = document.querySelector('header.top');
+  var set = function () { document.documentElement.style.setProperty('--header-h', header.getBoundingClientRect().height + 'px'); };
+  set();
+  if (typeof window.ResizeObserver === 'function') new window.ResizeObserver(set).observe(header);
+  else window.addEventListener('resize', set);
+}
+
 export function init() {
+  trackHeaderHeight();
+  initBulk();
   loadHash();
   syncForm();
   renderChips(null, null);
@@ -27,10 +39,10 @@ export function init() {
   $('f-from').addEventListener('change', function () { setFilter({ from: this.value }); });
   $('f-to').addEventListener('change', function () { setFilter({ to: this.value }); });
   var typed = debounce(function () { setFilter({}); }, 350);
-  ['f-queue', 'f-id', 'f-parent'].forEach(function (id) { $(id).addEventListener('input', typed); });
+  ['f-queue', 'f-id', 'f-parent', 'f-tag', 'f-input'].forEach(function (id) { $(id).addEventListener('input', typed); });
   $('filters').addEventListener('submit', function (e) { e.preventDefault(); });
   $('f-reset').addEventListener('click', function () {
-    setFilter({ statuses: [], workflow: '', queue: '', idPrefix: '', parentId: '', from: '', to: '', sort: 'created', order: 'desc', limit: 50 });
+    setFilter({ statuses: [], workflow: '', queue: '', idPrefix: '', parentId: '', tag: '', input: '', from: '', to: '', sort: 'created', order: 'desc', limit: 50 });
   });
   $('next').addEventListener('click', function () {
     if (!state.nextCursor) return;

@@ -4,6 +4,7 @@ import { $, el, clear, qs, fmtDuration, fmtTime, ago, runDuration, badge, cancel
 import { api } from './api.js';
 import { STATUSES, state, saveHash, syncForm } from './state.js';
 import { openRun } from './run-detail.js';
+import { selectCell, renderBulkBar, clearSelection } from './bulk.js';
 
 export function loadWorkflows() {
   return api('workflows').then(function (w) {
@@ -18,20 +19,27 @@ export function loadWorkflows() {
 }
 
 // ---------------------------------------------------------------- runs list
-export function listParams() {
+/** The list's filter without paging (bulk actions and live updates use it too). */
+export function filterParams() {
   return {
     status: state.statuses.length ? state.statuses.join(',') : null,
     workflow: state.workflow,
     queue: state.queue,
     idPrefix: state.idPrefix,
     parentId: state.parentId,
+    tag: state.tag,
+    input: state.input,
     createdFrom: state.from ? new Date(state.from).toISOString() : null,
     createdTo: state.to ? new Date(state.to).toISOString() : null,
-    sort: state.sort,
-    order: state.order,
-    limit: state.limit,
-    cursor: state.cursor,
   };
+}
+export function listParams() {
+  var p = filterParams();
+  p.sort = state.sort;
+  p.order = state.order;
+  p.limit = state.limit;
+  p.cursor = state.cursor;
+  return p;
 }
 var listSeq = 0;
 export function loadList() {
@@ -68,6 +76,7 @@ export function renderList(data) {
   var tb = clear($('runs-body'));
   data.items.forEach(function (r) {
     var tr = el('tr', { 'data-run': r.id, class: r.id === state.runId ? 'selected' : null, onclick: function () { openRun(r.id); } },
+      selectCell(r),
       el('td', { class: 'id mono', title: r.id, text: r.id }),
       el('td', { text: r.workflowName }),
       el('td', { class: 'c-queue', text: r.queue }),
@@ -84,15 +93,19 @@ export function renderList(data) {
   $('page-info').textContent = 'Page ' + page + ' · ' + nf(data.total) + more + (data.total === 1 && !more ? ' run' : ' runs');
   $('prev').disabled = state.cursors.length === 0;
   $('next').disabled = !data.nextCursor;
+  renderBulkBar();
 }
 /** Text typed into the filter inputs counts even if its debounce has not fired yet. */
 export function readTyped() {
   state.queue = $('f-queue').value.trim();
   state.idPrefix = $('f-id').value.trim();
   state.parentId = $('f-parent').value.trim();
+  state.tag = $('f-tag').value.trim();
+  state.input = $('f-input').value.trim();
 }
 export function setFilter(patch) {
   readTyped();
+  clearSelection();
   for (var k in patch) state[k] = patch[k];
   state.cursor = null;
   state.cursors = [];

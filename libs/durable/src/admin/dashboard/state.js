@@ -16,6 +16,8 @@ export var state = {
   queue: '',
   idPrefix: '',
   parentId: '',
+  tag: '',
+  input: '',
   from: '',
   to: '',
   sort: 'created',
@@ -35,7 +37,7 @@ export var state = {
 export function saveHash() {
   var p = {};
   if (state.statuses.length) p.status = state.statuses.join(',');
-  ['workflow', 'queue', 'idPrefix', 'parentId', 'from', 'to'].forEach(function (k) { if (state[k]) p[k] = state[k]; });
+  ['workflow', 'queue', 'idPrefix', 'parentId', 'tag', 'input', 'from', 'to'].forEach(function (k) { if (state[k]) p[k] = state[k]; });
   if (state.sort !== 'created') p.sort = state.sort;
   if (state.order !== 'desc') p.order = state.order;
   if (state.limit !== 50) p.limit = state.limit;
@@ -52,7 +54,7 @@ export function loadHash() {
     try { p[decodeURIComponent(i < 0 ? kv : kv.slice(0, i))] = i < 0 ? '' : decodeURIComponent(kv.slice(i + 1)); } catch { /* ignore bad pair */ }
   });
   state.statuses = (p.status || '').split(',').filter(function (s) { return STATUSES.indexOf(s) >= 0; });
-  ['workflow', 'queue', 'idPrefix', 'parentId', 'from', 'to'].forEach(function (k) { state[k] = p[k] || ''; });
+  ['workflow', 'queue', 'idPrefix', 'parentId', 'tag', 'input', 'from', 'to'].forEach(function (k) { state[k] = p[k] || ''; });
   state.sort = p.sort === 'updated' ? 'updated' : 'created';
   state.order = p.order === 'asc' ? 'asc' : 'desc';
   state.limit = [25, 50, 100, 200].indexOf(Number(p.limit)) >= 0 ? Number(p.limit) : 50;
@@ -67,6 +69,8 @@ export function syncForm() {
   $('f-queue').value = state.queue;
   $('f-id').value = state.idPrefix;
   $('f-parent').value = state.parentId;
+  $('f-tag').value = state.tag;
+  $('f-input').value = state.input;
   $('f-from').value = state.from;
   $('f-to').value = state.to;
   $('f-sort').value = state.sort;
