@@ -32,6 +32,8 @@ export default tseslint.config(
           'EventSource',
           'URLSearchParams',
           'requestAnimationFrame',
+          'AbortController',
+          'TextDecoder',
         ].map((name) => [name, 'readonly']),
       ),
     },

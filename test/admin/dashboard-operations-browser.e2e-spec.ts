@@ -37,9 +37,9 @@ describeBrowser('dashboard operations in headless Chromium', () => {
   });
 
   it('cancels every run matching a tag filter in bulk, after a dry run and a confirmation', async () => {
-    // 130 slow runs with the tag (more than one page and more than one batch of 100), and 3 without it.
+    // 110 slow runs with the tag (more than one page and more than one batch of 100), and 3 without it.
     const tagged: string[] = [];
-    for (let i = 0; i < 130; i++) tagged.push((await client.start('admin.slow', { steps: 400, ms: 200 }, { tags: ['ops:bulk'] })).id);
+    for (let i = 0; i < 110; i++) tagged.push((await client.start('admin.slow', { steps: 400, ms: 200 }, { tags: ['ops:bulk'] })).id);
     const untagged: string[] = [];
     for (let i = 0; i < 3; i++) untagged.push((await client.start('admin.slow', { steps: 400, ms: 200 })).id);
 
@@ -51,20 +51,20 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     await page.locator('#bulk-bar').waitFor({ state: 'visible' });
     expect(await page.locator('#bulk-scope').innerText()).toContain('50 selected');
     await page.click('#select-all-matching');
-    expect(await page.locator('#bulk-scope').innerText()).toContain('All 130 runs matching this filter');
+    expect(await page.locator('#bulk-scope').innerText()).toContain('All 110 runs matching this filter');
     await shot('1440-bulk-selected');
     await page.click('[data-bulk="cancel"]');
     await page.locator('#bulk-confirm').waitFor({ state: 'visible' });
-    expect(await page.locator('#bulk-title').innerText()).toBe('Cancel 130 run(s)?');
+    expect(await page.locator('#bulk-title').innerText()).toBe('Cancel 110 run(s)?');
     await shot('1440-bulk-confirm');
     await page.click('#bulk-yes');
     await page.locator('#bulk-confirm').waitFor({ state: 'hidden', timeout: 30_000 });
-    await page.locator('.toast', { hasText: '130 run(s) done' }).waitFor();
+    await page.locator('.toast', { hasText: '110 run(s) done' }).waitFor();
     const { rows } = await a.pool.query<{ status: string; n: number }>(
       `SELECT status, count(*)::int AS n FROM durable_runs WHERE id = ANY($1) GROUP BY status`,
       [tagged],
     );
-    expect(rows).toEqual([{ status: 'CANCELLED', n: 130 }]);
+    expect(rows).toEqual([{ status: 'CANCELLED', n: 110 }]);
     const rest = await a.pool.query<{ status: string }>(`SELECT status FROM durable_runs WHERE id = ANY($1)`, [untagged]);
     expect(rest.rows.every((r) => r.status !== 'CANCELLED')).toBe(true);
     await eventually(
@@ -78,4 +78,53 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     await shot('1440-bulk-done');
     await client.bulk('cancel', { ids: untagged });
   });
+
+  it('streams updates: a run started elsewhere appears in the list and the stats without a reload or a poll', async () => {
+    await page.goto(`${url}/durable/#tag=ops:live`);
+    await page.locator('#live-mode[data-live="sse"]').waitFor({ timeout: 10_000 });
+    await page.locator('#runs-empty').waitFor({ state: 'visible' });
+    const listGets: number[] = [];
+    page.on('request', (r) => {
+      if (/\/durable\/runs\?/.test(r.url())) listGets.push(Date.now());
+    });
+    const since = Date.now();
+    const started = await client.start('admin.slow', { steps: 400, ms: 200 }, { tags: ['ops:live'], delayMs: 3_600_000 });
+    await page.locator(`#runs-body tr[data-run="${started.id}"]`).waitFor({ timeout: 4_000 });
+    const arrivedMs = Date.now() - since;
+    // Well before the 5-second poll: the stream said something changed, and the list reloaded once for it.
+    expect(arrivedMs).toBeLessThan(4_000);
+    expect(listGets.length).toBeGreaterThanOrEqual(1);
+    const pendingNow = async () =>
+      (await a.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'PENDING'`)).rows[0].n;
+    await eventually(
+      async () => Number((await page.locator('[data-stat="Pending"] b').innerText()).replace(/\D/g, '')) === (await pendingNow()),
+      10_000,
+      'the stats header to count the new run',
+    );
+    // Nothing changes: no poll of the list for several seconds.
+    const quiet = listGets.length;
+    await new Promise((r) => setTimeout(r, 6_000));
+    expect(listGets.length).toBe(quiet);
+    await client.cancel(started.id);
+    await page.locator(`#runs-body tr[data-run="${started.id}"] [data-status="CANCELLED"]`).waitFor({ timeout: 4_000 });
+  });
+
+  for (const width of [1440, 800]) {
+    it(`keeps the open run's header below the page header at ${width} px`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${url}/durable/#status=SUCCEEDED`);
+      await page.locator('#runs-body tr').first().waitFor();
+      await page.locator('#runs-body tr').first().click();
+      await page.locator('#run-id').waitFor();
+      await page.mouse.wheel(0, 1500);
+      await page.waitForTimeout(300);
+      const header = await page.locator('header.top').boundingBox();
+      const id = await page.locator('#run-id').boundingBox();
+      expect(header && id).toBeTruthy();
+      if (width > 1100) expect(id!.y).toBeGreaterThanOrEqual(header!.y + header!.height);
+      await shot(`${width}-detail`);
+      await page.mouse.wheel(0, -3000);
+      await shot(`${width}-list`);
+    });
+  }
 });

@@ -7,6 +7,7 @@ import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import { encodeCursor } from './cursor.js';
+import { LiveFeed } from './live-feed.js';
 import type { BulkAction } from '../engine/bulk.js';
 import { encodeBulkToken, type BulkToken } from './bulk-params.js';
 import type { ListQuery, Query, ScheduleListQuery } from './params.js';
@@ -28,6 +29,12 @@ export class AdminService {
     private readonly engineRef: () => DurableEngine,
     private readonly limit: (sql: SqlClient) => SqlClient = (sql) => sql,
   ) {}
+
+  /** The live feed every live connection of this admin API shares (one statement per interval in all). */
+  readonly live = new LiveFeed(
+    () => this.store,
+    () => this.stats(60),
+  );
 
   private get engine(): DurableEngine {
     return this.engineRef();

@@ -16,6 +16,7 @@ export const DASHBOARD_FILES = {
   'bulk.js': JS,
   'dom.js': JS,
   'list.js': JS,
+  'live.js': JS,
   'run-detail.js': JS,
   'state.js': JS,
   'stats.js': JS,

@@ -205,6 +205,14 @@ export function parseListQuery(raw: unknown): ListQuery {
   };
 }
 
+/** GET live: `run` (a run open in a detail view) and `stats` (true: send the stats too). */
+export function parseLiveQuery(raw: unknown): { run: string | null; stats: boolean } {
+  const q = onlyKnown(raw, ['run', 'stats']);
+  const stats = single(q, 'stats', 8);
+  if (stats !== null && stats !== 'true' && stats !== 'false') throw new AdminParamError('stats', 'must be true or false');
+  return { run: single(q, 'run'), stats: stats === 'true' };
+}
+
 /** GET stats. */
 export function parseStatsQuery(raw: unknown): { windowMinutes: number } {
   const q = onlyKnown(raw, ['windowMinutes']);

@@ -8,11 +8,20 @@ export function setToken(t) { try { if (t) sessionStorage.setItem(TOKEN_KEY, t);
 
 export function ApiError(status, message) { this.status = status; this.message = message; }
 
-/** fetch() against the admin API with the page's cookies and, if set, the bearer token. */
-export function api(path, method, body) {
+/** The admin API's URL prefix (this page's path). */
+export var BASE_URL = BASE;
+
+/** Headers every request to the admin API carries: JSON, and the bearer token if one is set. */
+export function authHeaders() {
   var headers = { Accept: 'application/json' };
   var t = token();
   if (t) headers.Authorization = 'Bearer ' + t;
+  return headers;
+}
+
+/** fetch() against the admin API with the page's cookies and, if set, the bearer token. */
+export function api(path, method, body) {
+  var headers = authHeaders();
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   return fetch(BASE + path, { method: method || 'GET', headers: headers, credentials: 'same-origin', body: body === undefined ? undefined : JSON.stringify(body) })
     .then(function (res) {

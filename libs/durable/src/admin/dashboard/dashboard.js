@@ -7,6 +7,7 @@ import { loadStats } from './stats.js';
 import { loadWorkflows, loadList, renderChips, setFilter } from './list.js';
 import { openRun, closeRun, loadRun } from './run-detail.js';
 import { initBulk } from './bulk.js';
+import { liveFollow, liveMode } from './live.js';
 
 // ---------------------------------------------------------------- wiring
 var busy = false;
@@ -81,17 +82,20 @@ export function init() {
     else if (!state.runId && before) closeRun();
   });
   setInterval(function () {
-    if ($('live').checked && !document.hidden && !$('confirm').open) refreshAll(true);
+    // While the event stream runs, it says when to reload; these timers are the fallback.
+    if ($('live').checked && liveMode() !== 'sse' && !document.hidden && !$('confirm').open) refreshAll(true);
   }, REFRESH_MS);
   var runBusy = false;
   setInterval(function () {
-    if (runBusy || busy || !$('live').checked || document.hidden || $('confirm').open) return;
+    if (runBusy || busy || !$('live').checked || liveMode() === 'sse' || document.hidden || $('confirm').open) return;
     if (!state.run || ACTIVE.indexOf(state.run.status) < 0) return;
     runBusy = true;
     loadRun(false).then(function () { runBusy = false; }, function () { runBusy = false; });
   }, RUN_REFRESH_MS);
+  $('live').addEventListener('change', liveFollow);
   loadWorkflows();
   refreshAll();
+  liveFollow();
 }
 
 // The helpers other panels of the page build on: classic scripts (schedules.js) through this global,

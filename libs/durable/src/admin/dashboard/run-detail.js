@@ -6,6 +6,7 @@ import { ACTIVE, state, saveHash } from './state.js';
 import { timeline } from './timeline.js';
 import { simpleTable, childrenTable, jsonView } from './tables.js';
 import { confirmAction } from './actions.js';
+import { liveFollow } from './live.js';
 
 // ---------------------------------------------------------------- run detail
 export function openRun(id) {
@@ -14,6 +15,7 @@ export function openRun(id) {
   state.tab = 'steps';
   saveHash();
   document.querySelectorAll('#runs-body tr').forEach(function (tr) { tr.classList.toggle('selected', tr.getAttribute('data-run') === id); });
+  liveFollow();
   return loadRun(true);
 }
 export function closeRun() {
@@ -22,6 +24,7 @@ export function closeRun() {
   $('detail-view').hidden = true;
   $('main').classList.remove('with-detail');
   document.querySelectorAll('#runs-body tr.selected').forEach(function (tr) { tr.classList.remove('selected'); });
+  liveFollow();
   saveHash();
 }
 export function loadRun(first) {

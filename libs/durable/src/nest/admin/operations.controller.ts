@@ -1,11 +1,12 @@
-import { Body, HttpCode, Inject, Post, Query, type Type } from '@nestjs/common';
+import { Body, HttpCode, Inject, Post, Query, Sse, type MessageEvent, type Type } from '@nestjs/common';
+import { Observable } from 'rxjs';
 import { AdminService } from '../../admin/admin-service.js';
 import { parseBulkExecute, parseBulkPreview } from '../../admin/bulk-params.js';
-import { onlyKnown } from '../../admin/params.js';
+import { onlyKnown, parseLiveQuery } from '../../admin/params.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 import { errors, mountAdminController } from './admin.controller.js';
 import { BulkExecuteBodyDto, BulkExecuteDto, BulkPreviewBodyDto, BulkPreviewDto } from './operations-dto.js';
-import { ApiBody, ApiOkResponse, ApiOperation } from './swagger.js';
+import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
 
 /**
  * Operations on many runs at once: bulk actions by filter (a dry run, then confirmed bounded
@@ -44,6 +45,22 @@ export class AdminOperationsController {
     onlyKnown(query, []);
     const { token, batchSize } = parseBulkExecute(body);
     return this.admin.bulkExecute(token, batchSize);
+  }
+
+  @Sse('live')
+  @ApiOperation({
+    summary: 'Live updates (Server-Sent Events) for the runs list, one run and the stats',
+    description:
+      'Events: hello (at once), changes { ids, many } (runs updated: reload what you show), run { id, version } (the run ' +
+      'given as `run` changed: steps, progress or status), stats (the GET stats answer, at most every 5 s), ping (every 10 s). ' +
+      'All connections share one query per second. Behind a proxy that buffers responses no event arrives: poll instead.',
+  })
+  @ApiQuery({ name: 'run', required: false, description: 'A run id whose changes to send' })
+  @ApiQuery({ name: 'stats', required: false, enum: ['true', 'false'] })
+  @errors(400)
+  live(@Query() query: unknown): Observable<MessageEvent> {
+    const s = parseLiveQuery(query);
+    return new Observable<MessageEvent>((subscriber) => this.admin.live.subscribe(s, (e) => subscriber.next({ type: e.type, data: e.data as object })));
   }
 }
 
