@@ -17,7 +17,7 @@ const LAYERS: Record<string, number> = {
   worker: 4,
   engine: 5,
   admin: 6,
-  cli: 6,
+  cli: 7,
   nest: 7,
 };
 const SRC = join(process.cwd(), 'libs', 'durable', 'src');

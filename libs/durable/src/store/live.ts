@@ -32,5 +32,9 @@ export interface LiveTick {
 export async function liveTick(store: Store, since: Date, watched: string[]): Promise<LiveTick> {
   const [row] = await store.sql.query<{ now: unknown; changed: unknown; watched: unknown }>(LIVE_TICK, [since.toISOString(), watched]);
   const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
-  return { now: new Date(row.now as string), changed: json(row.changed) as LiveTick['changed'], watched: json(row.watched) as LiveTick['watched'] };
+  return {
+    now: new Date(row.now as string),
+    changed: json(row.changed) as LiveTick['changed'],
+    watched: json(row.watched) as LiveTick['watched'],
+  };
 }

@@ -60,7 +60,9 @@ export class AdminOperationsController {
   @errors(400)
   live(@Query() query: unknown): Observable<MessageEvent> {
     const s = parseLiveQuery(query);
-    return new Observable<MessageEvent>((subscriber) => this.admin.live.subscribe(s, (e) => subscriber.next({ type: e.type, data: e.data as object })));
+    return new Observable<MessageEvent>((subscriber) =>
+      this.admin.live.subscribe(s, (e) => subscriber.next({ type: e.type, data: e.data as object })),
+    );
   }
 }
 
