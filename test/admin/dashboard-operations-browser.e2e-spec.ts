@@ -109,6 +109,52 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     await page.locator(`#runs-body tr[data-run="${started.id}"] [data-status="CANCELLED"]`).waitFor({ timeout: 4_000 });
   });
 
+  it('shows what a run waits for, a step error with its stack as lines, a result summary, and warns before a fork', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    // A run suspended in Durable.recv('approval') without timeout, as the engine records it (waits.ts).
+    await a.pool.query(
+      `INSERT INTO durable_runs (id, workflow_name, queue, status, input, available_at) VALUES ('W-1', 'admin.sum', 'seed-a', 'WAITING', '{}', now() + interval '1 hour')`,
+    );
+    await a.pool.query(
+      `INSERT INTO durable_run_events (run_id, kind, detail) VALUES ('W-1', 'suspended', jsonb_build_object('until', now() + interval '1 hour', 'waits', '[{"seq":1,"kind":"recv","key":"approval"}]'::jsonb))`,
+    );
+    await page.goto(`${url}/durable/#run=W-1`);
+    await page.locator('#run-waiting[data-waiting="recv"]').waitFor();
+    const waiting = await page.locator('#run-waiting').innerText();
+    expect(waiting).toContain('a message on topic approval (no timeout)');
+    expect(waiting).toContain('safety re-check');
+
+    const failed = await client.start('admin.fail', { reason: 'card declined' });
+    await failed.result({ timeoutMs: 10_000 }).catch(() => undefined);
+    await page.goto(`${url}/durable/#run=${failed.id}`);
+    await page.locator('#steps tr.step[data-seq="1"]').click();
+    const box = page.locator('#steps .step-error .error-box');
+    await box.waitFor();
+    expect(await box.locator('strong').innerText()).toContain('explode: card declined');
+    const stack = await box.locator('pre').innerText();
+    expect(stack.split('\n').length).toBeGreaterThan(2);
+    expect(stack).not.toContain('\\n');
+    // The columns stay in view: the duration cell of the failed step is inside the pane.
+    const pane = await page.locator('#detail-view').boundingBox();
+    const dur = await page.locator('#steps tr.step[data-seq="1"] .dur').boundingBox();
+    expect(dur!.x + dur!.width).toBeLessThanOrEqual(pane!.x + pane!.width);
+    await shot('1440-step-error');
+
+    const sum = await client.start('admin.sum', { n: 3 });
+    await sum.result({ timeoutMs: 10_000 });
+    await page.goto(`${url}/durable/#idPrefix=${sum.id}`);
+    await page.locator(`#runs-body tr[data-run="${sum.id}"] [data-output]`).waitFor();
+    expect(await page.locator(`#runs-body tr[data-run="${sum.id}"] [data-output]`).innerText()).toContain('"total": 6');
+    await page.locator(`#runs-body tr[data-run="${sum.id}"]`).click();
+    await page.click('#btn-fork');
+    await page.fill('#confirm-step', '1');
+    await page.locator('#confirm-step').dispatchEvent('input');
+    const warning = await page.locator('#confirm-warning').innerText();
+    expect(warning).toContain('Every step from #1 on runs again (#1 add, #2 add)');
+    await shot('1440-fork-warning');
+    await page.click('#confirm-no');
+  });
+
   for (const width of [1440, 800]) {
     it(`keeps the open run's header below the page header at ${width} px`, async () => {
       await page.setViewportSize({ width, height: 900 });

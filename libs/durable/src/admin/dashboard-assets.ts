@@ -22,6 +22,7 @@ export const DASHBOARD_FILES = {
   'stats.js': JS,
   'tables.js': JS,
   'timeline.js': JS,
+  'waiting.js': JS,
   'schedules.js': JS,
 } as const;
 

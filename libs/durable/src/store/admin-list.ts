@@ -61,6 +61,8 @@ export interface RunListItem {
   appVersion: string | null;
   leaseOwner: string | null;
   errorMessage: string | null;
+  /** The output's JSON text, cut at 160 characters (or its size when it is over 2 kB); null without output. */
+  outputSummary: string | null;
   stepCount: number;
   createdAt: string;
   startedAt: string | null;
@@ -115,10 +117,16 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
   return { sql: parts.join('\n  AND '), next: n + 1 };
 }
 
-/** Columns of a run in lists (no input/output: a list stays small). */
+/** A list shows the start of a small output (its business outcome at a glance); a big one only by its size. */
+const OUTPUT_SUMMARY_MAX_BYTES = 2048;
+const OUTPUT_SUMMARY_CHARS = 160;
+
+/** Columns of a run in lists (no input, a summary of the output: a list stays small). */
 const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.attempt, r.parent_id, r.app_version,
   r.lease_owner, r.created_at, r.started_at, r.finished_at, r.updated_at, r.available_at, r.deadline_at,
   r.cancel_requested_at, r.tags, r.error->>'message' AS error_message,
+  CASE WHEN r.output IS NULL THEN NULL WHEN pg_column_size(r.output) <= ${OUTPUT_SUMMARY_MAX_BYTES} THEN left(r.output::text, ${OUTPUT_SUMMARY_CHARS})
+       ELSE '(' || pg_column_size(r.output) || ' bytes)' END AS output_summary,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count`;
 
 export type SortKey = 'created' | 'updated';
@@ -216,6 +224,7 @@ export async function listRuns(
     appVersion: (r.app_version as string | null) ?? null,
     leaseOwner: (r.lease_owner as string | null) ?? null,
     errorMessage: (r.error_message as string | null) ?? null,
+    outputSummary: (r.output_summary as string | null) ?? null,
     stepCount: Number(r.step_count),
     createdAt: iso(r.created_at)!,
     startedAt: iso(r.started_at),

@@ -7,6 +7,15 @@ import { openRun } from './run-detail.js';
 import { refreshAll } from './dashboard.js';
 
 // ---------------------------------------------------------------- actions
+/** Fork runs every step from `from` on again: name them, so that nobody releases stock or charges a card twice by surprise. */
+function forkWarning(r, from) {
+  var again = r.steps.filter(function (s) { return s.seq >= from && s.compensates == null; });
+  var names = again.slice(0, 6).map(function (s) { return '#' + s.seq + ' ' + s.name; }).join(', ') + (again.length > 6 ? ', …' : '');
+  $('confirm-warning').textContent = again.length
+    ? 'Every step from #' + from + ' on runs again (' + names + '): what they did outside the database (a payment, an email, a stock release) happens a second time unless those steps are idempotent.'
+    : 'No recorded step runs again; the workflow continues after step #' + (from - 1) + '.';
+}
+
 export function confirmAction(kind, r) {
   var dlg = $('confirm');
   var stepInput = $('confirm-step');
@@ -30,7 +39,11 @@ export function confirmAction(kind, r) {
     stepInput.value = String(failed ? failed.seq : r.totals.steps);
     $('confirm-title').textContent = 'Fork this run?';
     $('confirm-text').textContent = 'A new run of ' + r.workflowName + ' with the same input reuses the results of the steps before the one you choose, and executes from there on.';
+    var warn = function () { forkWarning(r, Number(stepInput.value)); };
+    stepInput.oninput = warn;
+    warn();
   }
+  $('confirm-warning').hidden = kind !== 'fork';
   $('confirm-yes').textContent = kind === 'cancel' ? 'Cancel run' : kind === 'resume' ? 'Resume run' : 'Fork run';
   $('confirm-yes').className = kind === 'cancel' ? 'danger' : '';
   dlg.returnValue = '';

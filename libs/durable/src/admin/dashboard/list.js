@@ -84,7 +84,9 @@ export function renderList(data) {
       el('td', { class: 'num', text: r.stepCount }),
       el('td', { title: fmtTime(r.createdAt), text: ago(r.createdAt) }),
       el('td', { class: 'num', text: fmtDuration(runDuration(r)) }),
-      el('td', { class: 'c-error', title: r.errorMessage || '', text: r.errorMessage || '' }));
+      r.errorMessage
+        ? el('td', { class: 'c-error', title: r.errorMessage, text: r.errorMessage })
+        : el('td', { class: 'c-error c-output', title: r.outputSummary || '', 'data-output': '', text: r.outputSummary || '' }));
     tb.appendChild(tr);
   });
   $('runs-empty').hidden = data.items.length > 0;

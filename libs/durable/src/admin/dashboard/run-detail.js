@@ -7,6 +7,7 @@ import { timeline } from './timeline.js';
 import { simpleTable, childrenTable, jsonView } from './tables.js';
 import { confirmAction } from './actions.js';
 import { liveFollow } from './live.js';
+import { waitingBox } from './waiting.js';
 
 // ---------------------------------------------------------------- run detail
 export function openRun(id) {
@@ -61,6 +62,7 @@ export function renderRun(r, first) {
       el('button', { type: 'button', id: 'btn-fork', class: 'ghost', onclick: function () { confirmAction('fork', r); } }, 'Fork…'),
       el('button', { type: 'button', class: 'ghost', onclick: function () { copy(r.id); } }, 'Copy id')),
     facts(r),
+    waitingBox(r),
     r.error ? errorBox(r.error) : null,
     tabs(r),
   ]);
@@ -83,15 +85,18 @@ export function facts(r) {
   if (r.leaseExpiresAt) f('Lease expires', fmtTime(r.leaseExpiresAt), r.leaseExpiresAt);
   if (r.deadlineAt) f('Deadline', fmtTime(r.deadlineAt), r.deadlineAt);
   if (r.cancelRequestedAt) f('Cancelled with compensation', fmtTime(r.cancelRequestedAt), r.cancelRequestedAt);
-  if (r.status === 'PENDING' || r.status === 'WAITING') f('Available at', fmtTime(r.availableAt), r.availableAt);
+  if (r.status === 'PENDING') f('Due at', fmtTime(r.availableAt), r.availableAt);
+  if (r.status === 'WAITING') f('Next look', fmtTime(r.availableAt), 'Its timer, or a safety re-check: a message or a child finishing wakes it at once');
+  if (r.tags && r.tags.length) f('Tags', r.tags.join(', '));
   if (r.parentId) f('Parent', el('a', { class: 'mono', onclick: function () { openRun(r.parentId); } }, r.parentId), r.parentId);
   if (r.appVersion) f('App version', r.appVersion);
   return dl;
 }
 
-export function errorBox(error) {
+/** An error as its name and message, and its stack (if any) as preformatted lines; `id` names the box. */
+export function errorBox(error, id) {
   var msg = error && typeof error === 'object' ? (error.name ? error.name + ': ' : '') + (error.message || JSON.stringify(error)) : String(error);
-  return el('div', { class: 'error-box', id: 'run-error' }, el('strong', { text: msg }), error && error.stack ? el('pre', { class: 'mono', text: error.stack }) : null);
+  return el('div', { class: 'error-box', id: id === undefined ? 'run-error' : id }, el('strong', { text: msg }), error && error.stack ? el('pre', { class: 'mono', text: error.stack }) : null);
 }
 
 export function tabs(r) {

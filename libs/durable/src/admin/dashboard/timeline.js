@@ -2,7 +2,7 @@
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
 import { el, fmtDuration, fmtTime, ago, badge, nf } from './dom.js';
 import { state } from './state.js';
-import { renderRun } from './run-detail.js';
+import { renderRun, errorBox } from './run-detail.js';
 import { jsonView } from './tables.js';
 
 export function timeline(r) {
@@ -45,7 +45,7 @@ export function timeline(r) {
     el('td', { class: 'num' }, el('span', { class: 'dur' + (slow ? ' slow' : ''), text: fmtDuration(s.durationMs) }))));
     if (open) {
       tb.appendChild(el('tr', { class: 'step-body' }, el('td', { colspan: 6 },
-        s.error ? el('div', null, el('h3', { text: 'Error' }), jsonView(s.error)) : null,
+        s.error ? el('div', { class: 'step-error' }, el('h3', { text: 'Error' }), errorBox(s.error, null)) : null,
         el('h3', { text: 'Output' }), jsonView(s.output),
         s.compensation ? el('div', null, el('h3', { text: 'Undone by ' + s.compensation.by + (s.compensation.args ? ' (step arguments, then its output)' : ' (its output)') }),
           s.compensation.args ? jsonView(s.compensation.args) : null) : null,

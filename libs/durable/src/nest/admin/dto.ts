@@ -29,6 +29,8 @@ export class RunListItemDto {
   @ApiProperty({ type: String, nullable: true }) appVersion!: string | null;
   @ApiProperty({ type: String, nullable: true }) leaseOwner!: string | null;
   @ApiProperty({ type: String, nullable: true }) errorMessage!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Start of the output JSON (160 characters; its size when over 2 kB)' })
+  outputSummary!: string | null;
   @ApiProperty({ type: Number }) stepCount!: number;
   @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
