@@ -13,7 +13,10 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/live',
       '/ops/durable/runs',
+      '/ops/durable/runs/bulk/execute',
+      '/ops/durable/runs/bulk/preview',
       '/ops/durable/runs/{id}',
       '/ops/durable/runs/{id}/cancel',
       '/ops/durable/runs/{id}/fork',
@@ -27,6 +30,8 @@ describe('admin API OpenAPI description', () => {
       '/ops/durable/workflows',
     ]);
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
+    expect(JSON.stringify(paths['/ops/durable/runs/bulk/preview'].post!.responses['200'])).toContain('BulkPreviewDto');
+    expect(JSON.stringify(paths['/ops/durable/runs/bulk/execute'].post!.requestBody)).toContain('BulkExecuteBodyDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);

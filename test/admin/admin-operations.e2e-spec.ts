@@ -48,7 +48,7 @@ describe('admin operations: bulk actions and search (real Nest app, real Postgre
       expect(item.tags).toEqual(['customer:acme', 'batch:7']);
       expect((await get(`runs/${one.id}`).expect(200)).body.tags).toEqual(['customer:acme', 'batch:7']);
       // startMany stores them too.
-      const [many] = await client.startMany([{ workflow: 'admin.sum', input: { n: 1 }, opts: { tags: ['bulk-started'] } }] as never);
+      const [many] = await client.startMany([{ workflow: 'admin.sum', input: { n: 1 }, options: { tags: ['bulk-started'] } }]);
       expect(await byTag('tag=bulk-started')).toEqual([(many as { id: string }).id]);
     });
 
