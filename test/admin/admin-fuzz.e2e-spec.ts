@@ -355,7 +355,13 @@ function probes(seed: number): Probe[] {
     out.push({ method: 'GET', path: `live?run=${v}`, stream: true });
     out.push({ method: 'GET', path: `live?${pick(r, EXTRA_KEYS)}=${v}`, stream: true });
   }
-  // 9. Wrong methods and unknown routes under the admin path.
+  // 9. Charts.
+  for (const v of NASTY) {
+    out.push({ method: 'GET', path: `charts?range=${v}` });
+    out.push({ method: 'GET', path: `charts?${pick(r, EXTRA_KEYS)}=${v}` });
+  }
+  for (const range of ['1h', '24h', '7d']) out.push({ method: 'GET', path: `charts?range=${range}` });
+  // 10. Wrong methods and unknown routes under the admin path.
   for (const p of [
     'runs',
     'stats',

@@ -184,4 +184,32 @@ describe('admin operations: bulk actions and search (real Nest app, real Postgre
       expect(tooMany.status).toBe(400);
     });
   });
+
+  describe('charts', () => {
+    it('counts runs started and finished by status per bucket over 1 h, 24 h and 7 d', async () => {
+      await a.pool.query(
+        `INSERT INTO durable_runs (id, workflow_name, queue, status, input, created_at, finished_at)
+         SELECT 'G-' || i, 'billing.charge', 'seed-a', CASE WHEN i % 4 = 0 THEN 'FAILED' ELSE 'SUCCEEDED' END, '{}',
+                now() - interval '3 hours' - i * interval '1 second', now() - interval '3 hours'
+         FROM generate_series(1, 40) i`,
+      );
+      const day = (await get('charts?range=24h').expect(200)).body;
+      expect(day.range).toBe('24h');
+      expect(day.bucketMs).toBe(1_800_000);
+      expect(day.buckets.length).toBeGreaterThanOrEqual(48);
+      const sum = (k: string, body: any) => body.buckets.reduce((n: number, b: any) => n + b[k], 0);
+      const { rows } = await a.pool.query(
+        `SELECT count(*) FILTER (WHERE created_at >= now() - interval '24 hours')::int AS started,
+                count(*) FILTER (WHERE status = 'FAILED' AND finished_at >= now() - interval '24 hours')::int AS failed FROM durable_runs`,
+      );
+      expect(Math.abs(sum('started', day) - rows[0].started)).toBeLessThanOrEqual(0);
+      expect(sum('failed', day)).toBe(rows[0].failed);
+      const hour = (await get('charts?range=1h').expect(200)).body;
+      expect(hour.buckets.length).toBeGreaterThanOrEqual(60);
+      expect(sum('failed', hour)).toBeLessThan(sum('failed', day));
+      expect((await get('charts?range=7d').expect(200)).body.bucketMs).toBe(10_800_000);
+      await get('charts?range=2d').expect(400);
+      await get('charts?span=1h').expect(400);
+    });
+  });
 });

@@ -155,6 +155,19 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     await page.click('#confirm-no');
   });
 
+  it('draws the throughput and failure charts over 1 h, 24 h and 7 d', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.goto(`${url}/durable/`);
+    await page.click('#charts button[data-range="7d"]');
+    await page.locator('#chart-throughput[data-range="7d"] svg rect').first().waitFor();
+    expect(await page.locator('#chart-failures[data-range="7d"] svg rect').count()).toBeGreaterThan(0);
+    await page.click('#charts button[data-range="1h"]');
+    await page.locator('#chart-throughput[data-range="1h"]').waitFor();
+    expect(await page.locator('#charts').evaluate((d) => (d as unknown as { open: boolean }).open)).toBe(true);
+    await page.locator('#charts').scrollIntoViewIfNeeded();
+    await shot('1440-charts');
+  });
+
   for (const width of [1440, 800]) {
     it(`keeps the open run's header below the page header at ${width} px`, async () => {
       await page.setViewportSize({ width, height: 900 });

@@ -8,6 +8,7 @@ import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import { encodeCursor } from './cursor.js';
 import { LiveFeed } from './live-feed.js';
+import { charts, type ChartRange } from '../store/admin-charts.js';
 import type { BulkAction } from '../engine/bulk.js';
 import { encodeBulkToken, type BulkToken } from './bulk-params.js';
 import type { ListQuery, Query, ScheduleListQuery } from './params.js';
@@ -139,6 +140,11 @@ export class AdminService {
       complete: r.next === null,
       token: r.next ? encodeBulkToken({ ...t, position: r.next, done, skipped }) : null,
     };
+  }
+
+  /** Runs started, and finished by status, per bucket over the range (1h: 1-minute, 24h: 30-minute, 7d: 3-hour buckets). */
+  async charts(range: ChartRange) {
+    return charts(this.store, range);
   }
 
   async stats(windowMinutes: number) {

@@ -14,6 +14,7 @@ export const DASHBOARD_FILES = {
   'actions.js': JS,
   'api.js': JS,
   'bulk.js': JS,
+  'charts.js': JS,
   'dom.js': JS,
   'list.js': JS,
   'live.js': JS,

@@ -213,6 +213,12 @@ export function parseLiveQuery(raw: unknown): { run: string | null; stats: boole
   return { run: single(q, 'run'), stats: stats === 'true' };
 }
 
+/** GET charts: range=1h|24h|7d (default 24h). */
+export function parseChartsQuery(raw: unknown): { range: '1h' | '24h' | '7d' } {
+  const q = onlyKnown(raw, ['range']);
+  return { range: oneOf(q, 'range', ['1h', '24h', '7d'] as const, '24h') };
+}
+
 /** GET stats. */
 export function parseStatsQuery(raw: unknown): { windowMinutes: number } {
   const q = onlyKnown(raw, ['windowMinutes']);

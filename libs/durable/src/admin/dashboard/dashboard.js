@@ -7,6 +7,7 @@ import { loadStats } from './stats.js';
 import { loadWorkflows, loadList, renderChips, setFilter } from './list.js';
 import { openRun, closeRun, loadRun } from './run-detail.js';
 import { initBulk } from './bulk.js';
+import { initCharts } from './charts.js';
 import { liveFollow, liveMode } from './live.js';
 
 // ---------------------------------------------------------------- wiring
@@ -30,6 +31,7 @@ function trackHeaderHeight() {
 export function init() {
   trackHeaderHeight();
   initBulk();
+  initCharts();
   loadHash();
   syncForm();
   renderChips(null, null);

@@ -4,12 +4,14 @@ import { $, el, append, clear, fmtDuration, nf, fail } from './dom.js';
 import { api } from './api.js';
 import { STATUSES } from './state.js';
 import { setFilter } from './list.js';
+import { refreshCharts } from './charts.js';
 
 // ---------------------------------------------------------------- stats header
 export function loadStats() {
   return api('stats').then(renderStats, fail);
 }
 export function renderStats(s) {
+  refreshCharts();
   var t = s.totals;
   var box = clear($('stats'));
   function stat(label, value, status, warn, title) {

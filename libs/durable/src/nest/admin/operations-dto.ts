@@ -52,3 +52,17 @@ export class BulkExecuteDto {
   @ApiProperty({ type: Boolean }) complete!: boolean;
   @ApiProperty({ type: String, nullable: true, description: 'Send it back for the next batch; null when complete' }) token!: string | null;
 }
+
+export class ChartBucketDto {
+  @ApiProperty({ type: String, format: 'date-time', description: 'Start of the bucket' }) at!: string;
+  @ApiProperty({ type: Number }) started!: number;
+  @ApiProperty({ type: Number }) succeeded!: number;
+  @ApiProperty({ type: Number }) failed!: number;
+  @ApiProperty({ type: Number }) cancelled!: number;
+}
+
+export class ChartsDto {
+  @ApiProperty({ enum: ['1h', '24h', '7d'] }) range!: string;
+  @ApiProperty({ type: Number }) bucketMs!: number;
+  @ApiProperty({ type: [ChartBucketDto] }) buckets!: ChartBucketDto[];
+}

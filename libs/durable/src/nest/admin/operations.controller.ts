@@ -1,11 +1,11 @@
-import { Body, HttpCode, Inject, Post, Query, Sse, type MessageEvent, type Type } from '@nestjs/common';
+import { Body, Get, HttpCode, Inject, Post, Query, Sse, type MessageEvent, type Type } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { AdminService } from '../../admin/admin-service.js';
 import { parseBulkExecute, parseBulkPreview } from '../../admin/bulk-params.js';
-import { onlyKnown, parseLiveQuery } from '../../admin/params.js';
+import { onlyKnown, parseChartsQuery, parseLiveQuery } from '../../admin/params.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 import { errors, mountAdminController } from './admin.controller.js';
-import { BulkExecuteBodyDto, BulkExecuteDto, BulkPreviewBodyDto, BulkPreviewDto } from './operations-dto.js';
+import { BulkExecuteBodyDto, BulkExecuteDto, BulkPreviewBodyDto, BulkPreviewDto, ChartsDto } from './operations-dto.js';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
 
 /**
@@ -45,6 +45,19 @@ export class AdminOperationsController {
     onlyKnown(query, []);
     const { token, batchSize } = parseBulkExecute(body);
     return this.admin.bulkExecute(token, batchSize);
+  }
+
+  @Get('charts')
+  @ApiOperation({
+    summary: 'Throughput and failures over 1 h, 24 h or 7 d',
+    description:
+      'Per bucket (1 min, 30 min, 3 h): runs started, and runs finished by status. One indexed query each (created_at, finished_at).',
+  })
+  @ApiQuery({ name: 'range', required: false, enum: ['1h', '24h', '7d'] })
+  @ApiOkResponse({ type: ChartsDto })
+  @errors(400)
+  charts(@Query() query: unknown) {
+    return this.admin.charts(parseChartsQuery(query).range);
   }
 
   @Sse('live')
