@@ -13,6 +13,7 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/charts',
       '/ops/durable/live',
       '/ops/durable/runs',
       '/ops/durable/runs/bulk/execute',
