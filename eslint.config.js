@@ -12,4 +12,30 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
+  {
+    // The dashboard: browser ES modules (and classic scripts) served to the page as they are.
+    files: ['libs/durable/src/admin/dashboard/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'document',
+          'window',
+          'location',
+          'history',
+          'navigator',
+          'sessionStorage',
+          'fetch',
+          'setTimeout',
+          'clearTimeout',
+          'setInterval',
+          'clearInterval',
+          'EventSource',
+          'URLSearchParams',
+          'requestAnimationFrame',
+          'AbortController',
+          'TextDecoder',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
 );

@@ -103,6 +103,9 @@ const LIST_PARAMS = [
   'finishedTo',
   'idPrefix',
   'parentId',
+  'tag',
+  'input',
+  'id',
   'sort',
   'order',
   'limit',
@@ -147,6 +150,8 @@ interface Probe {
   path: string;
   body?: string;
   headers?: Record<string, string>;
+  /** An event stream (GET live): its status is read, then the connection is closed. */
+  stream?: boolean;
 }
 
 function probes(seed: number): Probe[] {
@@ -270,7 +275,93 @@ function probes(seed: number): Probe[] {
       });
     }
   }
-  // 7. Wrong methods and unknown routes under the admin path.
+  // 7. Bulk actions: preview bodies (actions, filters, shapes) and execute bodies (forged tokens, sizes).
+  //    Previews change nothing; the only real tokens executed select no run (idPrefix no-such-…).
+  const json = { 'content-type': 'application/json' };
+  const FILTER_KEYS = [...LIST_PARAMS.filter((k) => !['sort', 'order', 'limit', 'cursor'].includes(k)), 'x', '__proto__'];
+  const decoded = (v: string) => {
+    try {
+      return decodeURIComponent(v);
+    } catch {
+      return v;
+    }
+  };
+  for (let i = 0; i < 150; i++) {
+    const filter: Record<string, unknown> = {};
+    for (let k = 0, n = Math.floor(r() * 3); k < n; k++)
+      filter[pick(r, FILTER_KEYS)] =
+        r() < 0.2 ? [decoded(pick(r, NASTY)), decoded(pick(r, NASTY))] : r() < 0.1 ? 5 : decoded(pick(r, NASTY));
+    const body: Record<string, unknown> = { action: pick(r, ['cancel', 'resume', 'retry', 'delete', 'DELETE', '', 5, null]), filter };
+    if (r() < 0.2) body.compensate = pick(r, [true, false, 'yes', 1]);
+    out.push({ method: 'POST', path: 'runs/bulk/preview', body: JSON.stringify(body), headers: json });
+  }
+  for (const b of bodies) out.push({ method: 'POST', path: 'runs/bulk/preview', body: b, headers: { 'content-type': pick(r, types) } });
+  const token = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const forged = [
+    '',
+    'x',
+    '====',
+    token(null),
+    token({ v: 1 }),
+    token({ v: 1, a: 'delete', q: {}, c: false, t: '2026-02-30T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
+    token({
+      v: 1,
+      a: 'delete',
+      q: { idPrefix: 'no-such-' },
+      c: false,
+      t: '2026-01-01T00:00:00.000Z',
+      k: { t: 'x', i: 'a' },
+      n: 0,
+      d: 0,
+      s: 0,
+    }),
+    token({
+      v: 1,
+      a: 'delete',
+      q: { idPrefix: 'no-such-' },
+      c: false,
+      t: '2026-01-01T00:00:00.000Z',
+      k: { t: '2026-01-01T00:00:00.000Z', i: 'a\u0000' },
+      n: 0,
+      d: 0,
+      s: 0,
+    }),
+    token({ v: 1, a: 'delete', q: { idPrefix: 'no-such-' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: -1, d: 1.5, s: 'x' }),
+    token({ v: 1, a: 'explode', q: { idPrefix: 'no-such-' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
+    token({ v: 1, a: 'cancel', q: { status: 'NOPE' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
+    token({ v: 1, a: 'cancel', q: { idPrefix: 'no-such-' }, c: 'yes', t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
+    token({
+      v: 1,
+      a: 'delete',
+      q: { idPrefix: 'no-such-', input: '{"a":1}' },
+      c: false,
+      t: '9999-12-31T23:59:59.999Z',
+      k: null,
+      n: 0,
+      d: 0,
+      s: 0,
+    }),
+    'A'.repeat(9000),
+  ];
+  for (const t of forged) {
+    for (const size of [undefined, 0, 1, 1000, 1001, '5', -1, null]) {
+      out.push({ method: 'POST', path: 'runs/bulk/execute', body: JSON.stringify({ token: t, batchSize: size }), headers: json });
+    }
+  }
+  for (const b of bodies) out.push({ method: 'POST', path: 'runs/bulk/execute', body: b, headers: { 'content-type': pick(r, types) } });
+  // 8. Live updates: bad parameters answer 400; a good request opens a stream (its status is checked, then it is closed).
+  for (const v of NASTY) {
+    out.push({ method: 'GET', path: `live?stats=${v}`, stream: true });
+    out.push({ method: 'GET', path: `live?run=${v}`, stream: true });
+    out.push({ method: 'GET', path: `live?${pick(r, EXTRA_KEYS)}=${v}`, stream: true });
+  }
+  // 9. Charts.
+  for (const v of NASTY) {
+    out.push({ method: 'GET', path: `charts?range=${v}` });
+    out.push({ method: 'GET', path: `charts?${pick(r, EXTRA_KEYS)}=${v}` });
+  }
+  for (const range of ['1h', '24h', '7d']) out.push({ method: 'GET', path: `charts?range=${range}` });
+  // 10. Wrong methods and unknown routes under the admin path.
   for (const p of [
     'runs',
     'stats',
@@ -300,6 +391,11 @@ function send(port: number, prefix: string, p: Probe): Promise<{ status: number;
         headers: { ...(p.headers ?? {}), ...(p.body !== undefined ? { 'content-length': Buffer.byteLength(p.body) } : {}) },
       },
       (res) => {
+        if (p.stream && (res.headers['content-type'] ?? '').includes('text/event-stream')) {
+          resolve({ status: res.statusCode ?? 0, body: '' });
+          req.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));

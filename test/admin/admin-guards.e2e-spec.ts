@@ -80,6 +80,22 @@ describe('admin API guards and enabling', () => {
       expect(css.headers['content-type']).toContain('text/css');
       await request(a.server).get('/durable/assets/../../package.json').expect(404);
       await request(a.server).get('/durable/assets/other.js').expect(404);
+      for (const name of ['index.html', 'constructor', '__proto__', 'hasOwnProperty', '..%2Fdashboard.js'])
+        await request(a.server).get(`/durable/assets/${name}`).expect(404);
+    });
+
+    it('serves every ES module the entry imports, transitively, as JavaScript', async () => {
+      const seen = new Set<string>();
+      const queue = ['dashboard.js'];
+      while (queue.length) {
+        const name = queue.shift()!;
+        if (seen.has(name)) continue;
+        seen.add(name);
+        const res = await request(a.server).get(`/durable/assets/${name}`).expect(200);
+        expect(res.headers['content-type']).toContain('javascript');
+        for (const m of res.text.matchAll(/^import .* from '\.\/([\w-]+\.js)';$/gm)) queue.push(m[1]);
+      }
+      expect(seen.size).toBeGreaterThanOrEqual(8);
     });
   });
 

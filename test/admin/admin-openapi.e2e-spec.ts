@@ -13,12 +13,16 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/charts',
       '/ops/durable/flow',
       '/ops/durable/flow/queues/{queue}/keys',
       '/ops/durable/flow/queues/{queue}/limits',
       '/ops/durable/flow/queues/{queue}/reset',
       '/ops/durable/hooks',
+      '/ops/durable/live',
       '/ops/durable/runs',
+      '/ops/durable/runs/bulk/execute',
+      '/ops/durable/runs/bulk/preview',
       '/ops/durable/runs/{id}',
       '/ops/durable/runs/{id}/blockers',
       '/ops/durable/runs/{id}/cancel',
@@ -37,6 +41,8 @@ describe('admin API OpenAPI description', () => {
     expect(JSON.stringify(paths['/ops/durable/versions'].get!.responses['200'])).toContain('VersionsDto');
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
     expect(JSON.stringify(paths['/ops/durable/hooks'].get!.responses['200'])).toContain('HookCursorsDto');
+    expect(JSON.stringify(paths['/ops/durable/runs/bulk/preview'].post!.responses['200'])).toContain('BulkPreviewDto');
+    expect(JSON.stringify(paths['/ops/durable/runs/bulk/execute'].post!.requestBody)).toContain('BulkExecuteBodyDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);

@@ -1,19 +1,17 @@
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DurableRuntime, WorkflowClient } from 'nestjs-durable';
 import { replayRun, type RunExport } from 'nestjs-durable/testing';
 import pw from 'playwright-core';
 import { bearerGuard, createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
+import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium } from './support/browser.js';
 
 /**
  * The dashboard in a real headless Chromium (Debian package `chromium`): open it behind a
  * bearer-token guard, filter to FAILED, open a run and see its steps, cancel a running run and
  * see its status change. Screenshots go to test-artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.log(`SKIPPED dashboard browser test: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
 const describeBrowser = haveChromium ? describe : describe.skip;
 
@@ -28,7 +26,6 @@ describeBrowser('admin dashboard in headless Chromium', () => {
   let sumId = '';
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     a = await createAdminApp('dashboard', { admin: { guards: [bearerGuard(TOKEN)] }, engine: { leaseMs: 15_000, heartbeatMs: 1_000 } });
     await a.app.listen(0, '127.0.0.1');
     url = (await a.app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -46,19 +43,7 @@ describeBrowser('admin dashboard in headless Chromium', () => {
       10_000,
       'slow run to make progress',
     );
-    browser = await pw.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
   }, 60_000);
 

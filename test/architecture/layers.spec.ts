@@ -19,7 +19,7 @@ const LAYERS: Record<string, number> = {
   worker: 4,
   engine: 5,
   admin: 6,
-  cli: 6,
+  cli: 7,
   nest: 7,
   testing: 8,
 };

@@ -27,6 +27,10 @@ describe('bad input: start and result options out of range', () => {
     ['a runAt far in the future', { runAt: new Date(8.64e15) }, /runAt must be a valid Date within a century/],
     ['an id that is not a string', { id: 42 }, /Run id must be a non-empty string/],
     ['an empty queue name', { queue: '' }, /queue must be a non-empty string/],
+    ['tags that are not an array', { tags: 'vip' }, /tags must be an array: pass an array of at most 20 strings of 1 to 100 characters/],
+    ['an empty tag', { tags: [''] }, /tags has an entry that is not a string of the right length/],
+    ['too many tags', { tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, /tags has 21 entries/],
+    ['a tag with a NUL character', { tags: ['a\u0000b'] }, /tags has an entry with a NUL character/],
   ])('%s → INVALID_ARGUMENT, nothing written', async (_what, opts, message) => {
     const before = await count();
     const err = await h.engines[0].startRun('plain', null, opts as never).catch((e) => e);
@@ -46,6 +50,21 @@ describe('bad input: start and result options out of range', () => {
       .catch((e) => e);
     expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(/priority must be an integer .*got 2.5/) });
     expect(await count()).toBe(before);
+  });
+
+  it('bulk() refuses an unknown action and a batch size out of range, changing nothing', async () => {
+    await h.engines[0].startRun('plain', null, { delayMs: 3_600_000 });
+    const pending = async () => (await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE status = 'PENDING'`))[0].n;
+    const before = await pending();
+    for (const [action, opts, message] of [
+      ['explode', {}, /bulk action must be one of cancel, resume, retry, delete/],
+      ['cancel', { batchSize: 0 }, /bulk batch size must be an integer between 1 and 1000/],
+      ['cancel', { batchSize: 5000 }, /bulk batch size must be an integer between 1 and 1000/],
+    ] as const) {
+      const err = await h.engines[0].bulk(action as never, {}, opts).catch((e) => e);
+      expect(err).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringMatching(message) });
+    }
+    expect(await pending()).toBe(before);
   });
 
   it('result() refuses a timeout that is not a number ≥ 0 (NaN used to wait forever)', async () => {

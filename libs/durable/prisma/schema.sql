@@ -31,6 +31,7 @@ CREATE TABLE "durable_runs" (
     "progress" JSONB,
     "concurrency_key" TEXT,
     "traceparent" TEXT,
+    "tags" TEXT[] DEFAULT ARRAY[]::TEXT[],
 
     CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
 );
@@ -183,6 +184,9 @@ CREATE INDEX "durable_runs_id_pattern_idx" ON "durable_runs"("id" text_pattern_o
 
 -- CreateIndex
 CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);
+
+-- CreateIndex
+CREATE INDEX "durable_runs_tags_idx" ON "durable_runs" USING GIN ("tags" array_ops) WHERE (tags <> '{}');
 
 -- CreateIndex
 CREATE INDEX "durable_messages_pending_idx" ON "durable_messages"("run_id", "topic", "id") WHERE (consumed_at IS NULL);

@@ -7,6 +7,8 @@ export type { StartOptions } from './engine/new-run.js';
 export type { StartManyItem } from './engine/start-runs.js';
 export type { SendOptions } from './engine/queries.js';
 export type { CancelOptions, ControlOptions, ForkResult } from './engine/run-control.js';
+export type { BulkAction, BulkBatchResult, BulkCount, BulkFilter, BulkOptions, BulkPosition, BulkResult } from './engine/bulk.js';
+export type { RunFilter } from './store/admin-list.js';
 export type { RunView } from './engine/run-view.js';
 export { RUN_EXPORT_FORMAT, type RunExport } from './engine/run-export.js';
 export { WorkflowRegistry } from './definitions/registry.js';

@@ -6,6 +6,7 @@ ALTER TABLE "durable_runs" ADD COLUMN     "cancel_requested_at" TIMESTAMPTZ(3),
 ADD COLUMN     "concurrency_key" TEXT,
 ADD COLUMN     "progress" JSONB,
 ADD COLUMN     "schedule_id" TEXT,
+ADD COLUMN     "tags" TEXT[] DEFAULT ARRAY[]::TEXT[],
 ADD COLUMN     "traceparent" TEXT;
 
 -- AlterTable
@@ -80,3 +81,6 @@ CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key"
 
 -- CreateIndex
 CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "created_at") WHERE (schedule_id IS NOT NULL);
+
+-- CreateIndex
+CREATE INDEX "durable_runs_tags_idx" ON "durable_runs" USING GIN ("tags" array_ops) WHERE (tags <> '{}');

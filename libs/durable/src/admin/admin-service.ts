@@ -1,6 +1,6 @@
 import type { DurableEngine } from '../engine/durable-engine.js';
 import { RunNotFoundError } from '../errors/index.js';
-import { COUNT_CAP, countByStatus, listRuns } from '../store/admin-list.js';
+import { COUNT_CAP, countByStatus, listRuns, type RunFilter } from '../store/admin-list.js';
 import { DETAIL_LIMITS, runDetail, runSummary } from '../store/admin-detail.js';
 import { stats, type StatsRows } from '../store/admin-stats.js';
 import { versionsInFlight } from '../store/admin-versions.js';
@@ -9,7 +9,11 @@ import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import { encodeCursor } from './cursor.js';
-import type { ListQuery, ScheduleListQuery } from './params.js';
+import { LiveFeed } from './live-feed.js';
+import { charts, type ChartRange } from '../store/admin-charts.js';
+import type { BulkAction } from '../engine/bulk.js';
+import { encodeBulkToken, type BulkToken } from './bulk-params.js';
+import type { ListQuery, Query, ScheduleListQuery } from './params.js';
 import { CronClock } from '../definitions/schedule.js';
 import { ScheduleNotFoundError } from '../errors/index.js';
 import { getSchedule, listSchedules, scheduleRuns, type ScheduleRow } from '../store/schedules.js';
@@ -30,6 +34,12 @@ export class AdminService {
     private readonly engineRef: () => DurableEngine,
     private readonly limit: (sql: SqlClient) => SqlClient = (sql) => sql,
   ) {}
+
+  /** The live feed every live connection of this admin API shares (one statement per interval in all). */
+  readonly live = new LiveFeed(
+    () => this.store,
+    () => this.stats(60),
+  );
 
   private get engine(): DurableEngine {
     return this.engineRef();
@@ -132,6 +142,53 @@ export class AdminService {
   async fork(id: string, fromStep: number, actor: string) {
     const forked = await this.engine.fork(id, fromStep, { actor });
     return { ...forked, status: 'PENDING' as const };
+  }
+
+  /**
+   * Dry run of a bulk action: how many runs it would change now, and the token that confirms it
+   * (runs created after this call are never touched).
+   */
+  async bulkPreview(p: { action: BulkAction; query: Query; filter: RunFilter; compensate: boolean }) {
+    const counted = await this.engine.bulkCount(p.action, p.filter);
+    const token = encodeBulkToken({
+      action: p.action,
+      query: p.query,
+      compensate: p.compensate,
+      position: { asOf: counted.asOf, cursor: null },
+      matched: counted.matched,
+      done: 0,
+      skipped: 0,
+    });
+    return {
+      action: p.action,
+      matched: counted.matched,
+      capped: counted.capped,
+      byStatus: counted.byStatus,
+      asOf: counted.asOf.toISOString(),
+      token,
+    };
+  }
+
+  /** One bounded batch of a confirmed bulk action; `token` is null in the answer when it is complete. */
+  async bulkExecute(t: BulkToken, batchSize: number) {
+    const r = await this.engine.bulkBatch(t.action, t.filter, t.position, { limit: batchSize, compensate: t.compensate });
+    const done = t.done + r.done.length;
+    const skipped = t.skipped + r.skipped.length;
+    return {
+      action: t.action,
+      matched: t.matched,
+      batch: { done: r.done.length, skipped: r.skipped.length },
+      done,
+      skipped,
+      skippedRuns: r.skipped.slice(0, 20),
+      complete: r.next === null,
+      token: r.next ? encodeBulkToken({ ...t, position: r.next, done, skipped }) : null,
+    };
+  }
+
+  /** Runs started, and finished by status, per bucket over the range (1h: 1-minute, 24h: 30-minute, 7d: 3-hour buckets). */
+  async charts(range: ChartRange) {
+    return charts(this.store, range);
   }
 
   async stats(windowMinutes: number) {

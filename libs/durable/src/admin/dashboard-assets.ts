@@ -1,18 +1,42 @@
 import { readFileSync } from 'node:fs';
 
-/** The dashboard's files, shipped next to this module (src/admin/dashboard → dist/admin/dashboard). */
+const JS = 'text/javascript; charset=utf-8';
+
+/**
+ * The dashboard's files, shipped next to this module (src/admin/dashboard → dist/admin/dashboard). Only these
+ * names are served. dashboard.js is the page's ES module entry; it imports the other modules by relative URL
+ * (no build step, no bundle); schedules.js is a classic script on the helpers dashboard.js puts on `window`.
+ */
 export const DASHBOARD_FILES = {
   'index.html': 'text/html; charset=utf-8',
-  'dashboard.js': 'text/javascript; charset=utf-8',
-  'schedules.js': 'text/javascript; charset=utf-8',
-  'run-export.js': 'text/javascript; charset=utf-8',
-  'versions.js': 'text/javascript; charset=utf-8',
-  'flow.js': 'text/javascript; charset=utf-8',
-  'hooks.js': 'text/javascript; charset=utf-8',
+  'run-export.js': JS,
+  'versions.js': JS,
+  'flow.js': JS,
+  'hooks.js': JS,
   'dashboard.css': 'text/css; charset=utf-8',
+  'dashboard.js': JS,
+  'actions.js': JS,
+  'api.js': JS,
+  'bulk.js': JS,
+  'charts.js': JS,
+  'dom.js': JS,
+  'list.js': JS,
+  'live.js': JS,
+  'run-detail.js': JS,
+  'state.js': JS,
+  'stats.js': JS,
+  'tables.js': JS,
+  'timeline.js': JS,
+  'waiting.js': JS,
+  'schedules.js': JS,
 } as const;
 
 export type DashboardFile = keyof typeof DASHBOARD_FILES;
+
+/** Whether `name` is one of the dashboard's files (an asset URL's last segment, from the request). */
+export function isDashboardFile(name: string): name is DashboardFile {
+  return name !== 'index.html' && Object.prototype.hasOwnProperty.call(DASHBOARD_FILES, name);
+}
 
 const cache = new Map<DashboardFile, string>();
 

@@ -3,6 +3,7 @@ import { RUN_STATUSES } from '../store/rows.js';
 import type { RunStatus } from '../store/rows.js';
 import { decodeCursor, type Cursor } from './cursor.js';
 import { AdminParamError, MAX_NAME } from './param-error.js';
+import { MAX_TAG_LENGTH, MAX_TAGS } from '../config/limits.js';
 
 export { AdminParamError };
 const MAX_VALUES = 50;
@@ -10,7 +11,7 @@ const MIN_TIME = Date.UTC(1970, 0, 1);
 const MAX_TIME = Date.UTC(10000, 0, 1) - 1;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
 
-type Query = Record<string, unknown>;
+export type Query = Record<string, unknown>;
 
 /** Rejects parameters the endpoint does not know (a typo must not silently widen a filter). */
 export function onlyKnown(query: unknown, known: readonly string[]): Query {
@@ -40,7 +41,7 @@ export function text(name: string, v: unknown, max = MAX_NAME): string {
 export const runId = (v: unknown) => text('id', v);
 
 /** Values of a parameter given once, repeated, or (when `split`) comma-separated. Empty values are ignored. */
-function values(q: Query, name: string, split: boolean): string[] | null {
+function values(q: Query, name: string, split: boolean, max = MAX_VALUES): string[] | null {
   const v = q[name];
   if (v === undefined || v === null) return null;
   const list = Array.isArray(v) ? v : [v];
@@ -49,7 +50,7 @@ function values(q: Query, name: string, split: boolean): string[] | null {
     .flatMap((x) => (split ? x.split(',') : [x]))
     .map((x) => x.trim())
     .filter((x) => x.length);
-  if (out.length > MAX_VALUES) throw new AdminParamError(name, `at most ${MAX_VALUES} values`);
+  if (out.length > max) throw new AdminParamError(name, `at most ${max} values`);
   out.forEach((x) => text(name, x));
   return out.length ? [...new Set(out)] : null;
 }
@@ -104,7 +105,8 @@ function range(q: Query, from: string, to: string): [Date | null, Date | null] {
   return [da, db];
 }
 
-export const LIST_PARAMS = [
+/** The parameters that select runs (runs list, bulk actions, live list, CLI). */
+export const FILTER_PARAMS = [
   'status',
   'workflow',
   'queue',
@@ -114,11 +116,69 @@ export const LIST_PARAMS = [
   'finishedTo',
   'idPrefix',
   'parentId',
-  'sort',
-  'order',
-  'limit',
-  'cursor',
+  'tag',
+  'input',
+  'id',
 ] as const;
+
+export const LIST_PARAMS = [...FILTER_PARAMS, 'sort', 'order', 'limit', 'cursor'] as const;
+
+const MAX_INPUT_FILTER = 2000;
+/** Most run ids one `id` filter names (a page of the dashboard's list). */
+const MAX_IDS = 200;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** `input`: a JSON object the run's input must contain (Postgres jsonb `@>`), e.g. {"customer":"acme"}. */
+function inputFilter(q: Query): unknown {
+  const v = single(q, 'input', MAX_INPUT_FILTER);
+  if (v === null) return null;
+  const bad = (why: string) => new AdminParamError('input', `${why}; pass a JSON object the input must contain, e.g. {"customer":"acme"}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    throw bad('is not JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw bad('must be a JSON object');
+  if (!Object.keys(parsed).length) throw bad('must name at least one field');
+  // Postgres jsonb cannot hold \u0000 or a lone surrogate (it would answer an error, not "no match").
+  JSON.stringify(parsed, (key: string, x: unknown) => {
+    for (const s of typeof x === 'string' ? [key, x] : [key]) {
+      if (s.includes('\u0000') || LONE_SURROGATE.test(s)) throw bad('must not contain NUL characters or lone surrogates');
+    }
+    return x;
+  });
+  return parsed;
+}
+
+/** The run filter of a query (or a bulk action's body): every value checked. */
+export function parseFilter(q: Query): RunFilter {
+  const statuses = values(q, 'status', true)?.map((s) => s.toUpperCase()) ?? null;
+  for (const s of statuses ?? []) {
+    if (!(RUN_STATUSES as readonly string[]).includes(s))
+      throw new AdminParamError('status', `"${s.slice(0, 40)}" is not a status; use ${RUN_STATUSES.join(', ')}`);
+  }
+  const [createdFrom, createdTo] = range(q, 'createdFrom', 'createdTo');
+  const [finishedFrom, finishedTo] = range(q, 'finishedFrom', 'finishedTo');
+  const tags = values(q, 'tag', true);
+  if (tags && tags.length > MAX_TAGS) throw new AdminParamError('tag', `at most ${MAX_TAGS} tags`);
+  for (const t of tags ?? [])
+    if (t.length > MAX_TAG_LENGTH) throw new AdminParamError('tag', `a tag has at most ${MAX_TAG_LENGTH} characters`);
+  return {
+    statuses: statuses as RunStatus[] | null,
+    workflows: values(q, 'workflow', false),
+    queues: values(q, 'queue', false),
+    createdFrom,
+    createdTo,
+    finishedFrom,
+    finishedTo,
+    idPrefix: single(q, 'idPrefix'),
+    parentId: single(q, 'parentId'),
+    tags,
+    input: inputFilter(q),
+    ids: values(q, 'id', true, MAX_IDS),
+  };
+}
 
 export interface ListQuery {
   filter: RunFilter;
@@ -131,34 +191,32 @@ export interface ListQuery {
 /** GET runs: every parameter checked, nothing passed on unchecked. */
 export function parseListQuery(raw: unknown): ListQuery {
   const q = onlyKnown(raw, LIST_PARAMS);
-  const statuses = values(q, 'status', true)?.map((s) => s.toUpperCase()) ?? null;
-  for (const s of statuses ?? []) {
-    if (!(RUN_STATUSES as readonly string[]).includes(s))
-      throw new AdminParamError('status', `"${s.slice(0, 40)}" is not a status; use ${RUN_STATUSES.join(', ')}`);
-  }
-  const [createdFrom, createdTo] = range(q, 'createdFrom', 'createdTo');
-  const [finishedFrom, finishedTo] = range(q, 'finishedFrom', 'finishedTo');
+  const filter = parseFilter(q);
   const sort = oneOf(q, 'sort', ['created', 'updated'] as const, 'created');
   const order = oneOf(q, 'order', ['desc', 'asc'] as const, 'desc');
   const cursorText = single(q, 'cursor', 1024);
   const cursor = cursorText === null ? null : decodeCursor(cursorText, sort, order);
   return {
-    filter: {
-      statuses: statuses as RunStatus[] | null,
-      workflows: values(q, 'workflow', false),
-      queues: values(q, 'queue', false),
-      createdFrom,
-      createdTo,
-      finishedFrom,
-      finishedTo,
-      idPrefix: single(q, 'idPrefix'),
-      parentId: single(q, 'parentId'),
-    },
+    filter,
     sort,
     order,
     limit: intParam(q, 'limit', 1, 200, 50),
     cursor,
   };
+}
+
+/** GET live: `run` (a run open in a detail view) and `stats` (true: send the stats too). */
+export function parseLiveQuery(raw: unknown): { run: string | null; stats: boolean } {
+  const q = onlyKnown(raw, ['run', 'stats']);
+  const stats = single(q, 'stats', 8);
+  if (stats !== null && stats !== 'true' && stats !== 'false') throw new AdminParamError('stats', 'must be true or false');
+  return { run: single(q, 'run'), stats: stats === 'true' };
+}
+
+/** GET charts: range=1h|24h|7d (default 24h). */
+export function parseChartsQuery(raw: unknown): { range: '1h' | '24h' | '7d' } {
+  const q = onlyKnown(raw, ['range']);
+  return { range: oneOf(q, 'range', ['1h', '24h', '7d'] as const, '24h') };
 }
 
 /** GET stats. */

@@ -10,6 +10,9 @@ export const MAX_ID_LENGTH = 256;
 export const MAX_NAME_LENGTH = 200;
 /** Priorities range over ±this (lower runs first). */
 export const MAX_PRIORITY = 1_000_000;
+/** Most tags a run may carry (start option `tags`), and the longest tag. */
+export const MAX_TAGS = 20;
+export const MAX_TAG_LENGTH = 100;
 /** Most rows of a run's history one getRunEvents call returns. */
 export const MAX_HISTORY_ROWS = 10_000;
 

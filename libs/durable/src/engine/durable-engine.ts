@@ -33,6 +33,19 @@ import { buildNewRun, type StartOptions } from './new-run.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
 import { exportRun, type RunExport } from './run-export.js';
 import { cancel, fork, resume, type CancelOptions, type ControlOptions, type ForkResult } from './run-control.js';
+import {
+  bulkAll,
+  bulkBatch,
+  bulkCount,
+  completeFilter,
+  type BulkAction,
+  type BulkBatchResult,
+  type BulkCount,
+  type BulkFilter,
+  type BulkOptions,
+  type BulkPosition,
+  type BulkResult,
+} from './bulk.js';
 import type { RunView } from './run-view.js';
 import { FlowControlClient, syncLimits } from './flow-control.js';
 import { ScheduleClient } from './schedule-client.js';
@@ -268,8 +281,32 @@ export class DurableEngine implements HandleBackend {
   }
 
   /** A new run of the same workflow and input, reusing the checkpoints before `fromStep`; every later step runs again. */
-  fork(id: string, fromStep: number, opts: ControlOptions = {}): Promise<ForkResult> {
-    return fork(this.context, id, fromStep, opts);
+  fork(id: string, fromStep: number, opts: ControlOptions & { requireRegistered?: boolean } = {}): Promise<ForkResult> {
+    return fork(this.context, id, fromStep, { actor: opts.actor }, opts.requireRegistered ?? true);
+  }
+
+  /**
+   * Applies `action` to every run `filter` selects when called (runs created later are left
+   * alone), in bounded batches, each run with the single-run operation's semantics: e.g. resume
+   * every FAILED run of a workflow after a fix: `bulk('retry', { workflows: ['fulfilOrder'] })`.
+   */
+  bulk(action: BulkAction, filter: BulkFilter = {}, opts: BulkOptions = {}): Promise<BulkResult> {
+    return bulkAll(this.context, action, filter, opts);
+  }
+
+  /** A bulk action's dry run: how many runs it would change now, pinned to the database clock (`asOf`). */
+  bulkCount(action: BulkAction, filter: BulkFilter = {}): Promise<BulkCount> {
+    return bulkCount(this.context, action, completeFilter(filter));
+  }
+
+  /** One bounded batch of a bulk action from `at` (the admin API and the CLI drive these one request at a time). */
+  bulkBatch(
+    action: BulkAction,
+    filter: BulkFilter,
+    at: BulkPosition,
+    opts: { limit: number; compensate?: boolean },
+  ): Promise<BulkBatchResult> {
+    return bulkBatch(this.context, action, completeFilter(filter), at, opts);
   }
 
   /** Sends a message to a run (exactly once to its Durable.recv); see queries.ts. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/index.js';
-import { CENTURY_MS, MAX_ID_LENGTH, MAX_PRIORITY } from '../config/limits.js';
+import { CENTURY_MS, MAX_ID_LENGTH, MAX_PRIORITY, MAX_TAG_LENGTH, MAX_TAGS } from '../config/limits.js';
 import { errorText } from '../errors/error-text.js';
 import type { NewRun } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
@@ -30,6 +30,12 @@ export interface StartOptions {
    * none). At most the queue's keyConcurrency runs of one key execute at once across all instances.
    */
   concurrencyKey?: string | null;
+  /**
+   * Labels to find the run by (admin API and CLI filter `tag`, dashboard search): up to 20 distinct
+   * strings of 1–100 characters without NUL, e.g. `['customer:acme', 'batch:2026-12']`. Stored in
+   * durable_runs.tags (indexed); a child run does not inherit them.
+   */
+  tags?: readonly string[];
 }
 
 /**
@@ -79,6 +85,7 @@ export function buildNewRun(
     timeoutMs,
     parentId: null,
     appVersion: options.appVersion,
+    tags: checkTags(opts.tags),
   };
 }
 /** The start option, else the workflow's concurrencyKey(input); a non-empty string of at most MAX_ID_LENGTH, or null. */
@@ -103,6 +110,24 @@ function concurrencyKeyOf(def: WorkflowDefinition, input: unknown, opts: StartOp
   return key;
 }
 
+/**
+
+/** The start option `tags`: at most MAX_TAGS distinct non-empty strings without NUL, each at most MAX_TAG_LENGTH long. */
+export function checkTags(tags: unknown): string[] {
+  if (tags === undefined || tags === null) return [];
+  const bad = (why: string) =>
+    new InvalidArgumentError(
+      `tags ${why}: pass an array of at most ${MAX_TAGS} strings of 1 to ${MAX_TAG_LENGTH} characters, e.g. { tags: ['customer:acme'] } (got ${JSON.stringify(tags)?.slice(0, 80)}).`,
+      'tags',
+    );
+  if (!Array.isArray(tags)) throw bad('must be an array');
+  if (tags.length > MAX_TAGS) throw bad(`has ${tags.length} entries`);
+  for (const t of tags) {
+    if (typeof t !== 'string' || !t.length || t.length > MAX_TAG_LENGTH) throw bad('has an entry that is not a string of the right length');
+    if (t.includes('\u0000')) throw bad('has an entry with a NUL character');
+  }
+  return [...new Set(tags as string[])];
+}
 function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (v === null) return;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {

@@ -80,9 +80,17 @@ export async function resume(e: EngineContext, id: string, opts: ControlOptions 
 
 /**
  * A new run of the same workflow and input that reuses the source's checkpoints before
- * `fromStep` (0 = run everything again): every step from there on runs again.
+ * `fromStep` (0 = run everything again): every step from there on runs again. With
+ * `requireRegistered` false (the CLI, which has no workflows) the copy is made even though nothing
+ * in this process could execute it: the app's instances will.
  */
-export async function fork(e: EngineContext, id: string, fromStep: number, opts: ControlOptions = {}): Promise<ForkResult> {
+export async function fork(
+  e: EngineContext,
+  id: string,
+  fromStep: number,
+  opts: ControlOptions = {},
+  requireRegistered = true,
+): Promise<ForkResult> {
   const actor = actorOf('fork', opts);
   const source = await forkSource(e.store, id);
   if (!source) throw new RunNotFoundError(id);
@@ -92,7 +100,7 @@ export async function fork(e: EngineContext, id: string, fromStep: number, opts:
       'fromStep',
     );
   }
-  if (!e.registry.has(source.workflowName)) {
+  if (requireRegistered && !e.registry.has(source.workflowName)) {
     throw new UnknownWorkflowError(
       source.workflowName,
       e.registry.names(),

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { InvalidArgumentError, UnknownWorkflowError } from '../errors/index.js';
 import type { CancelOptions, ControlOptions, ForkResult } from '../engine/run-control.js';
+import type { BulkAction, BulkFilter, BulkOptions, BulkResult } from '../engine/bulk.js';
 import type { RunView } from '../engine/run-view.js';
 import type { RunExport } from '../engine/run-export.js';
 import type { SendOptions } from '../engine/queries.js';
@@ -105,6 +106,15 @@ export class WorkflowClient {
    */
   fork(runId: string, fromStep = 0, opts?: ControlOptions): Promise<ForkResult> {
     return this.runtime.engine.fork(runId, fromStep, opts);
+  }
+
+  /**
+   * Applies an action to every run a filter selects now, in bounded batches, with the single-run
+   * semantics: e.g. after a fix, `bulk('retry', { workflows: ['fulfilOrder'] })` resumes every
+   * FAILED run of fulfilOrder from its failed step. Runs created after the call are left alone.
+   */
+  bulk(action: BulkAction, filter: BulkFilter = {}, opts: BulkOptions = {}): Promise<BulkResult> {
+    return this.runtime.engine.bulk(action, filter, opts);
   }
 
   /**

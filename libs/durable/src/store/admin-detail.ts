@@ -31,7 +31,7 @@ export interface RunDetailRow {
 export const SELECT_RUN_DETAIL = `
 SELECT r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.priority, r.attempt,
   r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
-  r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, ${clip('r.progress')} AS progress, now() AS db_now,
+  r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, r.tags, ${clip('r.progress')} AS progress, now() AS db_now,
   r.concurrency_key,
   r.traceparent, split_part(r.traceparent, '-', 2) AS trace_id,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS steps_total,
@@ -100,6 +100,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     updatedAt: iso(r.updated_at),
     cancelRequestedAt: iso(r.cancel_requested_at),
     concurrencyKey: r.concurrency_key ?? null,
+    tags: (r.tags as string[] | null) ?? [],
     progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
     traceparent: r.traceparent ?? null,
     traceId: r.trace_id || null,

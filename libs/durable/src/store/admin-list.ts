@@ -14,9 +14,14 @@
  *   durable_runs_workflow_created_idx (workflow_name, created_at) workflow filter
  *   durable_runs_id_pattern_idx (id text_pattern_ops)  id prefix (LIKE 'abc%'), any collation
  *   durable_runs_parent_idx (parent_id)                parentId filter, children of a run
+ *   durable_runs_pkey (id)                             id filter (a selection of runs)
  *   durable_runs_finished_idx (finished_at) partial    finished time range
  *   durable_runs_claim_idx (queue, …) partial          queue filter on claimable runs (other rows: a filter
  *                                                      on the ordered index; apps have few queues)
+ *   durable_runs_tags_idx GIN (tags) partial           tag filter (tags @> …), tagged runs only
+ *   (none) input containment (input @> …)              a filter on whichever index orders or narrows the scan:
+ *                                                      cheap when matches are common or other filters narrow,
+ *                                                      a long scan for a rare value (README: "Search")
  *   durable_steps_pkey (run_id, seq), durable_events_pkey (run_id, key),
  *   durable_messages_idempotency_key (run_id, …), durable_run_events_run_idx (run_id, id)   run detail
  */
@@ -37,6 +42,12 @@ export interface RunFilter {
   finishedTo: Date | null;
   idPrefix: string | null;
   parentId: string | null;
+  /** Runs carrying every one of these tags. */
+  tags: string[] | null;
+  /** Runs whose input contains this JSON (Postgres `@>`: the given keys with these values, arrays as subsets). */
+  input: unknown;
+  /** Exactly these runs (a selection in the dashboard). */
+  ids: string[] | null;
 }
 
 export interface RunListItem {
@@ -50,6 +61,8 @@ export interface RunListItem {
   appVersion: string | null;
   leaseOwner: string | null;
   errorMessage: string | null;
+  /** The output's JSON text, cut at 160 characters (or its size when it is over 2 kB); null without output. */
+  outputSummary: string | null;
   stepCount: number;
   createdAt: string;
   startedAt: string | null;
@@ -59,12 +72,14 @@ export interface RunListItem {
   deadlineAt: string | null;
   /** Set when cancel(id, { compensate: true }) was asked and the run has not ended yet (or ended after it). */
   cancelRequestedAt: string | null;
+  tags: string[];
 }
 
 /**
  * The runs-list filter, parameters numbered from $1: statuses text[] (only when withStatus),
  * workflows text[], queues text[], created from/to, finished from/to (timestamptz; from
- * inclusive, to exclusive), id LIKE pattern (escaped, ends with %), parent id. Null = no filter.
+ * inclusive, to exclusive), id LIKE pattern (escaped, ends with %), parent id, tags text[] (all of
+ * them), input jsonb (containment), ids text[]. Null = no filter.
  */
 function runFilter(withStatus: boolean): { sql: string; next: number } {
   let n = 0;
@@ -81,7 +96,10 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
     ff = p(),
     ft = p(),
     id = p(),
-    par = p();
+    par = p(),
+    tg = p(),
+    inp = p(),
+    ids = p();
   parts.push(
     `(${wf}::text[] IS NULL OR r.workflow_name = ANY(${wf}::text[]))`,
     `(${q}::text[] IS NULL OR r.queue = ANY(${q}::text[]))`,
@@ -91,14 +109,24 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
     `(${ft}::timestamptz IS NULL OR r.finished_at < ${ft}::timestamptz)`,
     `(${id}::text IS NULL OR r.id LIKE ${id}::text)`,
     `(${par}::text IS NULL OR r.parent_id = ${par}::text)`,
+    // The tags <> '{}' term lets the planner use the partial GIN index (it holds tagged runs only).
+    `(${tg}::text[] IS NULL OR (r.tags @> ${tg}::text[] AND r.tags <> '{}'))`,
+    `(${inp}::jsonb IS NULL OR r.input @> ${inp}::jsonb)`,
+    `(${ids}::text[] IS NULL OR r.id = ANY(${ids}::text[]))`,
   );
   return { sql: parts.join('\n  AND '), next: n + 1 };
 }
 
-/** Columns of a run in lists (no input/output: a list stays small). */
+/** A list shows the start of a small output (its business outcome at a glance); a big one only by its size. */
+const OUTPUT_SUMMARY_MAX_BYTES = 2048;
+const OUTPUT_SUMMARY_CHARS = 160;
+
+/** Columns of a run in lists (no input, a summary of the output: a list stays small). */
 const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.attempt, r.parent_id, r.app_version,
   r.lease_owner, r.created_at, r.started_at, r.finished_at, r.updated_at, r.available_at, r.deadline_at,
-  r.cancel_requested_at, r.error->>'message' AS error_message,
+  r.cancel_requested_at, r.tags, r.error->>'message' AS error_message,
+  CASE WHEN r.output IS NULL THEN NULL WHEN pg_column_size(r.output) <= ${OUTPUT_SUMMARY_MAX_BYTES} THEN left(r.output::text, ${OUTPUT_SUMMARY_CHARS})
+       ELSE '(' || pg_column_size(r.output) || ' bytes)' END AS output_summary,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count`;
 
 export type SortKey = 'created' | 'updated';
@@ -123,7 +151,7 @@ LIMIT ${limit}`;
 
 /**
  * One page of runs, keyset-paginated on (created_at, id) or (updated_at, id): stable under
- * inserts (a new run never shifts a page). Parameters: the filter ($1–$9), then cursor
+ * inserts (a new run never shifts a page). Parameters: the filter ($1–$12), then cursor
  * timestamp, cursor id (both null on the first page), limit. Indexes: see the file comment
  * (the chosen order's index scanned backward/forward, or the filter's own index).
  */
@@ -136,8 +164,8 @@ export const LIST_RUNS: Record<`${SortKey}_${SortOrder}`, string> = {
 
 /**
  * Runs per status for the list's filter (status itself excepted, so the numbers can label
- * status tabs), each count stopping at $9 + 1 rows. Parameters: the filter without status
- * ($1–$8), then the cap. One bounded scan per status, each with its status as a constant so
+ * status tabs), each count stopping at $12 + 1 rows. Parameters: the filter without status
+ * ($1–$11), then the cap. One bounded scan per status, each with its status as a constant so
  * the planner picks per status: durable_runs_status_created_idx for the rare ones (index-only),
  * a scan that stops after cap rows for the common one; a selective filter's own index otherwise.
  */
@@ -164,6 +192,9 @@ function filterParams(f: RunFilter, withStatus: boolean): unknown[] {
     d(f.finishedTo),
     f.idPrefix === null ? null : likePrefix(f.idPrefix),
     f.parentId,
+    f.tags,
+    f.input === null || f.input === undefined ? null : JSON.stringify(f.input),
+    f.ids,
   );
   return p;
 }
@@ -193,6 +224,7 @@ export async function listRuns(
     appVersion: (r.app_version as string | null) ?? null,
     leaseOwner: (r.lease_owner as string | null) ?? null,
     errorMessage: (r.error_message as string | null) ?? null,
+    outputSummary: (r.output_summary as string | null) ?? null,
     stepCount: Number(r.step_count),
     createdAt: iso(r.created_at)!,
     startedAt: iso(r.started_at),
@@ -201,6 +233,7 @@ export async function listRuns(
     availableAt: iso(r.available_at)!,
     deadlineAt: iso(r.deadline_at),
     cancelRequestedAt: iso(r.cancel_requested_at),
+    tags: (r.tags as string[] | null) ?? [],
   }));
 }
 

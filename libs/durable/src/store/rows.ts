@@ -68,6 +68,8 @@ export interface NewRun {
   concurrencyKey: string | null;
   /** W3C traceparent of the span active at start() (telemetry); null or absent without one. */
   traceparent?: string | null;
+  /** Tags given at start (validated; [] = none). */
+  tags: string[];
 }
 
 /** A finished step to checkpoint (output/error as JSON text). */

@@ -8,7 +8,7 @@ import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
  * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
  * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
  * $9 parent id, $10 app version, $11 history, $12 concurrency key, $13 traceparent (the trace context
- * of the start; null without OpenTelemetry or an active span). Existing id → no row (idempotent start).
+ * of the start; null without OpenTelemetry or an active span), $14 tags text[]. Existing id → no row (idempotent start).
  * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
  */
 const INSERT_RUN = statement(
@@ -16,10 +16,10 @@ const INSERT_RUN = statement(
   `
 WITH ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version,
-                            concurrency_key, traceparent)
+                            concurrency_key, traceparent, tags)
   VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5,
           coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
-          now() + $8::float8 * interval '1 millisecond', $9, $10, $12, $13)
+          now() + $8::float8 * interval '1 millisecond', $9, $10, $12, $13, $14::text[])
   ON CONFLICT (id) DO NOTHING
   RETURNING id, queue, available_at <= ${DUE_BY} AS due),
 hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
@@ -30,16 +30,16 @@ SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL 
  * Enqueue one run already claimed by this worker (it has a free slot; it executes the run
  * right after this statement returns, with no claim round trip and no wake-up).
  * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms; $11 history, $12 concurrency key,
- * $13 traceparent. Only for a queue without cluster-wide limits (the worker checks; a limited queue's runs go through the claim).
+ * $13 traceparent, $14 tags. Only for a queue without cluster-wide limits (the worker checks; a limited queue's runs go through the claim).
  */
 const INSERT_RUN_CLAIMED = statement(
   'insert_run_claimed',
   `
 WITH ins AS (
 INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
-                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, concurrency_key, traceparent)
+                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, concurrency_key, traceparent, tags)
 VALUES ($1, $2, $3, 'RUNNING', $4::jsonb, $5, now(), now() + $8::float8 * interval '1 millisecond', $9, $10,
-        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now(), $12, $13)
+        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now(), $12, $13, $14::text[])
 ON CONFLICT (id) DO NOTHING
 RETURNING id, lease_epoch, attempt, deadline_at, available_at),
 hist AS (${history(
@@ -54,18 +54,20 @@ SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`,
 /**
  * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
  * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
- * $8 parent ids, $9 app version (one value), $10 history, $11 concurrency keys, $12 traceparents. Returns the ids
- * actually inserted; one wake-up per queue.
+ * $8 parent ids, $9 app version (one value), $10 history, $11 concurrency keys, $12 traceparents, $13 tags (a JSON
+ * array of strings per run, as text). Returns the ids actually inserted; one wake-up per queue.
  */
 const INSERT_RUNS = statement(
   'insert_runs',
   `
 WITH ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version,
-                            concurrency_key, traceparent)
-  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9, t.ck, t.tp
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[], $11::text[], $12::text[])
-       AS t(id, wf, q, inp, pr, ra, tmo, par, ck, tp)
+                            concurrency_key, traceparent, tags)
+  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9,
+         t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[], $11::text[],
+              $12::text[], $13::text[])
+       AS t(id, wf, q, inp, pr, ra, tmo, par, ck, tp, tg)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, workflow_name, queue),
 hist AS (${history('$10', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue) FROM ins WHERE true`)}),
@@ -117,6 +119,7 @@ export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
     store.history,
     r.concurrencyKey,
     r.traceparent ?? null,
+    r.tags,
   ]);
   return rows.length === 1;
 }
@@ -171,6 +174,7 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
     store.history,
     runs.map((r) => r.concurrencyKey),
     runs.map((r) => r.traceparent ?? null),
+    runs.map((r) => JSON.stringify(r.tags)),
   ]);
   return new Set(rows.map((r) => r.id));
 }

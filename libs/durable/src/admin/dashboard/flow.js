@@ -2,7 +2,6 @@
 // queue is doing, its busiest concurrency keys; set or reset a limit) and, in a run's detail, why
 // the run has not started. Plain browser JavaScript on the helpers dashboard.js exposes.
 // User data is only ever inserted as text, never as HTML.
-/* global document, window, setInterval */
 (function () {
   'use strict';
 

@@ -1,7 +1,6 @@
 // nestjs-durable dashboard: the lifecycle hooks panel (each consumer's position in the run history,
 // the instance delivering to it, its backlog). Plain browser JavaScript on the helpers dashboard.js
 // exposes. User data is only ever inserted as text, never as HTML.
-/* global document, window, setInterval */
 (function () {
   'use strict';
 

@@ -1,6 +1,5 @@
 // nestjs-durable dashboard: "Export JSON" of a run (GET runs/:id/export), saved as a file, to replay
 // it against new code in a test (replayRun of nestjs-durable/testing). Uses the helpers dashboard.js exposes.
-/* global document, window, Blob, URL */
 (function () {
   'use strict';
 

@@ -1,7 +1,6 @@
 // nestjs-durable dashboard: the schedules panel (next and last fire, policies, paused state, latest
 // runs; pause, resume, trigger). Plain browser JavaScript on the helpers dashboard.js exposes.
 // User data is only ever inserted as text, never as HTML.
-/* global document, window, setInterval */
 (function () {
   'use strict';
 

@@ -2,7 +2,6 @@
 // (so an operator sees when an old build has drained during a rolling deploy), and what this
 // instance is and claims. Plain browser JavaScript on the helpers dashboard.js exposes; user data is
 // only ever inserted as text.
-/* global document, window, setInterval */
 (function () {
   'use strict';
 

@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.js';
 import { createAdminController } from './admin.controller.js';
+import { createOperationsController } from './operations.controller.js';
 import { AdminService } from '../../admin/admin-service.js';
 import { DurableRuntime } from '../durable-runtime.js';
 import { StatementGate } from './statement-gate.js';
@@ -15,7 +16,11 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
   if (admin === undefined || admin === null || admin === false) return definition;
   const settings = resolveAdminOptions(admin);
   void loadSwagger();
-  const controllers = [createAdminController(settings), ...(settings.dashboard ? [createDashboardController(settings.path)] : [])];
+  const controllers = [
+    createAdminController(settings),
+    createOperationsController(settings),
+    ...(settings.dashboard ? [createDashboardController(settings.path)] : []),
+  ];
   return {
     ...definition,
     controllers: [...(definition.controllers ?? []), ...controllers],

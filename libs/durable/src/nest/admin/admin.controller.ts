@@ -66,7 +66,7 @@ import {
 } from './swagger.js';
 
 const STATUS_LIST = 'PENDING, RUNNING, WAITING, SUCCEEDED, FAILED, CANCELLED';
-const errors =
+export const errors =
   (...codes: number[]) =>
   (target: object, key: string, desc: PropertyDescriptor) => {
     for (const status of codes) ApiResponse({ status, type: ErrorDto })(target, key, desc);
@@ -117,6 +117,8 @@ export class AdminApiController implements OnModuleInit {
   @ApiQuery({ name: 'finishedTo', required: false, description: 'ISO 8601 or epoch ms, exclusive' })
   @ApiQuery({ name: 'idPrefix', required: false, description: 'Runs whose id starts with this text' })
   @ApiQuery({ name: 'parentId', required: false, description: 'Children of this run' })
+  @ApiQuery({ name: 'tag', required: false, description: 'Runs carrying every one of these tags (comma-separated or repeated)' })
+  @ApiQuery({ name: 'input', required: false, description: 'A JSON object the run input must contain, e.g. {"customer":"acme"}' })
   @ApiQuery({ name: 'sort', required: false, enum: ['created', 'updated'] })
   @ApiQuery({ name: 'order', required: false, enum: ['desc', 'asc'] })
   @ApiQuery({ name: 'limit', required: false, description: '1..200, default 50' })
@@ -350,11 +352,19 @@ export class AdminApiController implements OnModuleInit {
 export function createAdminController(settings: ResolvedAdminOptions): Type<AdminApiController> {
   class DurableAdminController extends AdminApiController {}
   DurableAdminController.settings = settings;
-  Controller(settings.path)(DurableAdminController);
-  if (settings.guards.length) UseGuards(...settings.guards)(DurableAdminController);
-  UseFilters(AdminExceptionFilter)(DurableAdminController);
-  UseInterceptors(AdminRequestPolicy)(DurableAdminController);
-  ApiTags('durable')(DurableAdminController);
-  ApiExtraModels(ErrorDto)(DurableAdminController);
-  return DurableAdminController;
+  return mountAdminController(DurableAdminController, settings);
+}
+
+/**
+ * Mounts an admin controller class at the configured path, behind the guards, with the admin error
+ * filter and the request policy (security headers; JSON-only, same-origin actions).
+ */
+export function mountAdminController<T extends Type<unknown>>(cls: T, settings: ResolvedAdminOptions): T {
+  Controller(settings.path)(cls);
+  if (settings.guards.length) UseGuards(...settings.guards)(cls);
+  UseFilters(AdminExceptionFilter)(cls);
+  UseInterceptors(AdminRequestPolicy)(cls);
+  ApiTags('durable')(cls);
+  ApiExtraModels(ErrorDto)(cls);
+  return cls;
 }

@@ -1,6 +1,6 @@
-import { Controller, Get, Inject, Req, Res, type Type } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Req, Res, type Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { DASHBOARD_FILES, DASHBOARD_HEADERS, dashboardFile, type DashboardFile } from '../../admin/dashboard-assets.js';
+import { DASHBOARD_FILES, DASHBOARD_HEADERS, dashboardFile, isDashboardFile, type DashboardFile } from '../../admin/dashboard-assets.js';
 import { applyAdminHeaders } from './request-policy.js';
 import { ApiExcludeController } from './swagger.js';
 
@@ -26,39 +26,14 @@ export class DashboardPageController {
     this.send(res, 'index.html');
   }
 
-  @Get('assets/dashboard.js')
-  script(@Res() res: unknown): void {
-    this.send(res, 'dashboard.js');
-  }
-
-  @Get('assets/schedules.js')
-  schedules(@Res() res: unknown): void {
-    this.send(res, 'schedules.js');
-  }
-
-  @Get('assets/run-export.js')
-  runExport(@Res() res: unknown): void {
-    this.send(res, 'run-export.js');
-  }
-
-  @Get('assets/versions.js')
-  versions(@Res() res: unknown): void {
-    this.send(res, 'versions.js');
-  }
-
-  @Get('assets/flow.js')
-  flow(@Res() res: unknown): void {
-    this.send(res, 'flow.js');
-  }
-
-  @Get('assets/hooks.js')
-  hooks(@Res() res: unknown): void {
-    this.send(res, 'hooks.js');
-  }
-
-  @Get('assets/dashboard.css')
-  stylesheet(@Res() res: unknown): void {
-    this.send(res, 'dashboard.css');
+  /** GET {path}/assets/<file>: the page's scripts (ES modules) and stylesheet; any other name is a 404. */
+  @Get('assets/:file')
+  asset(@Param('file') file: string, @Res() res: unknown): void {
+    if (!isDashboardFile(file)) {
+      this.adapterHost.httpAdapter.reply(res, { statusCode: 404, error: 'Not Found', message: 'No such dashboard file.' }, 404);
+      return;
+    }
+    this.send(res, file);
   }
 
   private send(res: unknown, name: DashboardFile): void {

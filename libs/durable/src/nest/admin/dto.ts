@@ -30,6 +30,8 @@ export class RunListItemDto {
   @ApiProperty({ type: String, nullable: true }) appVersion!: string | null;
   @ApiProperty({ type: String, nullable: true }) leaseOwner!: string | null;
   @ApiProperty({ type: String, nullable: true }) errorMessage!: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Start of the output JSON (160 characters; its size when over 2 kB)' })
+  outputSummary!: string | null;
   @ApiProperty({ type: Number }) stepCount!: number;
   @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
@@ -39,6 +41,7 @@ export class RunListItemDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) deadlineAt!: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
   cancelRequestedAt!: string | null;
+  @ApiProperty({ type: [String], description: 'Tags given at start' }) tags!: string[];
 }
 
 export class RunListDto {
@@ -143,6 +146,7 @@ export class RunDetailDto {
   @ApiProperty({ type: String, format: 'date-time' }) updatedAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Set by cancel with compensate: true' })
   cancelRequestedAt!: string | null;
+  @ApiProperty({ type: [String], description: 'Tags given at start' }) tags!: string[];
   @ApiProperty({ type: ProgressDto, nullable: true, description: 'Live progress of the steps executing now (Durable.progress)' })
   progress!: ProgressDto | null;
   @ApiProperty({ type: String, nullable: true, description: 'W3C traceparent of the span active when the run was started (OpenTelemetry)' })

@@ -1,0 +1,88 @@
+// nestjs-durable dashboard: DOM building (text only, never HTML), formatting, toasts.
+// Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
+import { ACTIVE } from './state.js';
+
+// ---------------------------------------------------------------- helpers
+export function $(id) { return document.getElementById(id); }
+export function el(tag, attrs) {
+  var node = document.createElement(tag);
+  if (attrs) {
+    for (var k in attrs) {
+      if (!Object.prototype.hasOwnProperty.call(attrs, k) || attrs[k] == null || attrs[k] === false) continue;
+      if (k === 'text') node.textContent = String(attrs[k]);
+      else if (k === 'class') node.className = attrs[k];
+      else if (k.slice(0, 2) === 'on') node.addEventListener(k.slice(2), attrs[k]);
+      else node.setAttribute(k, attrs[k] === true ? '' : String(attrs[k]));
+    }
+  }
+  for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
+  return node;
+}
+export function append(node, child) {
+  if (child == null || child === false) return;
+  if (Array.isArray(child)) child.forEach(function (c) { append(node, c); });
+  else node.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
+}
+export function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+export function qs(params) {
+  var parts = [];
+  Object.keys(params).forEach(function (k) {
+    var v = params[k];
+    if (v === null || v === undefined || v === '') return;
+    (Array.isArray(v) ? v : [v]).forEach(function (x) { parts.push(encodeURIComponent(k) + '=' + encodeURIComponent(x)); });
+  });
+  return parts.length ? '?' + parts.join('&') : '';
+}
+
+export function fmtDuration(ms) {
+  if (ms == null || !isFinite(ms)) return '—';
+  if (ms < 1) return ms.toFixed(2) + ' ms';
+  if (ms < 1000) return Math.round(ms) + ' ms';
+  if (ms < 60000) return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + ' s';
+  var s = Math.round(ms / 1000);
+  if (s < 3600) return Math.floor(s / 60) + 'm ' + pad(s % 60) + 's';
+  if (s < 86400) return Math.floor(s / 3600) + 'h ' + pad(Math.floor(s / 60) % 60) + 'm';
+  return Math.floor(s / 86400) + 'd ' + (Math.floor(s / 3600) % 24) + 'h';
+}
+export function pad(n) { return (n < 10 ? '0' : '') + n; }
+export function fmtTime(iso) {
+  if (!iso) return '—';
+  var d = new Date(iso);
+  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+}
+export function ago(iso) {
+  if (!iso) return '—';
+  var ms = Date.now() - new Date(iso).getTime();
+  if (ms < 0) return 'in ' + fmtDuration(-ms);
+  if (ms < 5000) return 'just now';
+  return fmtDuration(ms).replace(/\.\d+ s$/, ' s') + ' ago';
+}
+export function runDuration(r) {
+  if (!r.startedAt) return null;
+  var end = r.finishedAt ? new Date(r.finishedAt).getTime() : Date.now();
+  return end - new Date(r.startedAt).getTime();
+}
+export function badge(status) { return el('span', { class: 'badge ' + status, 'data-status': status }, el('span', { class: 'dot' }), status); }
+/** A run asked to cancel with compensation that has not ended yet: it is undoing its steps. */
+export function cancelling(r) { return !!r.cancelRequestedAt && ACTIVE.indexOf(r.status) >= 0; }
+export function cancellingTag() { return el('span', { class: 'tag-cancelling', 'data-cancelling': '', title: 'Cancelled with compensation: undoing its steps, then CANCELLED' }, 'cancelling'); }
+export function nf(n) { return Number(n || 0).toLocaleString(); }
+export function toast(message, isError) {
+  var t = el('div', { class: 'toast' + (isError ? ' error' : '') }, message);
+  $('toasts').appendChild(t);
+  setTimeout(function () { t.remove(); }, isError ? 7000 : 4000);
+}
+export function fail(err) {
+  if (err && (err.status === 401 || err.status === 403)) return;
+  toast(err && err.message ? err.message : String(err), true);
+}
+
+export function copy(text) {
+  if (navigator.clipboard) navigator.clipboard.writeText(text).then(function () { toast('Copied'); }, function () { toast(text); });
+  else toast(text);
+}
+
+export function debounce(fn, ms) {
+  var t = null;
+  return function () { clearTimeout(t); t = setTimeout(fn, ms); };
+}

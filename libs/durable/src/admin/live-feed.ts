@@ -1,0 +1,118 @@
+import { LIVE_CHANGED_LIMIT, liveTick } from '../store/live.js';
+import type { Store } from '../store/store.js';
+
+/** What a subscriber of the live feed receives. */
+export type LiveEvent =
+  | { type: 'hello'; data: { intervalMs: number } }
+  | { type: 'changes'; data: { ids: string[]; many: boolean; at: string } }
+  | { type: 'run'; data: { id: string; version: string } }
+  | { type: 'stats'; data: unknown }
+  | { type: 'ping'; data: { at: string } };
+
+export interface LiveSubscription {
+  /** A run open in a detail view: its changes (steps, progress, status) are sent as `run` events. */
+  run: string | null;
+  /** Send the stats (at most every statsEveryMs, when something changed). */
+  stats: boolean;
+}
+
+interface Subscriber extends LiveSubscription {
+  send: (e: LiveEvent) => void;
+}
+
+/** How often the feed looks for changes, sends a ping, and at most refreshes the stats. */
+export const LIVE_DEFAULTS = { intervalMs: 1000, pingMs: 10_000, statsEveryMs: 5000, slackMs: 1000 };
+
+/**
+ * One feed per admin module, shared by every live connection: while anyone listens it runs ONE
+ * statement per interval (store/live.ts: runs updated since the last tick, and the versions of the
+ * runs open somewhere), and the stats at most every few seconds, whatever the number of
+ * subscribers. Each subscriber gets what concerns it. The timer stops with the last subscriber.
+ * Updates committed late (a transaction that took longer than the slack) may be seen late; the
+ * dashboard still refreshes what it shows now and then.
+ */
+export class LiveFeed {
+  private readonly subs = new Set<Subscriber>();
+  private timer: NodeJS.Timeout | null = null;
+  private since: Date | null = null;
+  private versions = new Map<string, string>();
+  private lastStats = 0;
+  private lastPing = 0;
+  private dirty = true;
+  private ticking = false;
+
+  constructor(
+    private readonly store: () => Store,
+    private readonly stats: () => Promise<unknown>,
+    private readonly o = LIVE_DEFAULTS,
+  ) {}
+
+  /** Starts sending `send` the events of `s`; returns the function that stops it. */
+  subscribe(s: LiveSubscription, send: (e: LiveEvent) => void): () => void {
+    const sub: Subscriber = { ...s, send };
+    this.subs.add(sub);
+    send({ type: 'hello', data: { intervalMs: this.o.intervalMs } });
+    if (s.stats) this.dirty = true;
+    if (!this.timer) {
+      this.timer = setInterval(() => void this.tick(), this.o.intervalMs);
+      this.timer.unref?.();
+    }
+    return () => {
+      this.subs.delete(sub);
+      if (!this.subs.size && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+        this.since = null;
+        this.versions.clear();
+      }
+    };
+  }
+
+  get subscribers(): number {
+    return this.subs.size;
+  }
+
+  /** One round: the shared statement, then each subscriber's share of it. Never overlaps itself. */
+  async tick(): Promise<void> {
+    if (this.ticking || !this.subs.size) return;
+    this.ticking = true;
+    try {
+      const watched = [...new Set([...this.subs].map((s) => s.run).filter((r): r is string => r !== null))];
+      const t = await liveTick(this.store(), this.since ?? new Date(Date.now() - this.o.slackMs), watched);
+      this.since = new Date(t.now.getTime() - this.o.slackMs);
+      const at = t.now.toISOString();
+      if (t.changed.length) {
+        this.dirty = true;
+        const ids = [...new Set(t.changed.slice(0, LIVE_CHANGED_LIMIT).map((c) => c.id))];
+        this.broadcast(() => ({ type: 'changes', data: { ids, many: t.changed.length > LIVE_CHANGED_LIMIT, at } }));
+      }
+      for (const w of t.watched) {
+        if (this.versions.get(w.id) === w.v) continue;
+        this.versions.set(w.id, w.v);
+        this.broadcast((s) => (s.run === w.id ? { type: 'run', data: { id: w.id, version: w.v } } : null));
+      }
+      const now = Date.now();
+      if (this.dirty && now - this.lastStats >= this.o.statsEveryMs && [...this.subs].some((s) => s.stats)) {
+        this.lastStats = now;
+        this.dirty = false;
+        const stats = await this.stats();
+        this.broadcast((s) => (s.stats ? { type: 'stats', data: stats } : null));
+      }
+      if (now - this.lastPing >= this.o.pingMs) {
+        this.lastPing = now;
+        this.broadcast(() => ({ type: 'ping', data: { at } }));
+      }
+    } catch {
+      // A failed round (database briefly away) is retried at the next interval; subscribers keep their connection.
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private broadcast(event: (s: Subscriber) => LiveEvent | null): void {
+    for (const s of this.subs) {
+      const e = event(s);
+      if (e) s.send(e);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+/** Text output of `nestjs-durable runs list|show`: aligned columns, times in UTC. */
+
+interface ListItem {
+  id: string;
+  workflowName: string;
+  status: string;
+  stepCount: number;
+  createdAt: string;
+  errorMessage: string | null;
+  tags?: string[];
+}
+
+const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
+}
+
+export function formatRunList(page: { items: ListItem[]; total: number; countsCapped: string[]; nextCursor: string | null }): string {
+  if (!page.items.length) return 'No runs match.';
+  const rows = [['ID', 'WORKFLOW', 'STATUS', 'STEPS', 'CREATED', 'TAGS / ERROR']];
+  for (const r of page.items) {
+    rows.push([
+      r.id,
+      r.workflowName,
+      r.status,
+      String(r.stepCount),
+      time(r.createdAt),
+      clip(r.errorMessage ?? (r.tags ?? []).join(','), 60),
+    ]);
+  }
+  const more = page.nextCursor ? ` (showing ${page.items.length}; narrow the filters or raise --limit)` : '';
+  return `${table(rows)}\n${page.total}${page.countsCapped.length ? '+' : ''} run(s) match${more}.`;
+}
+
+interface Detail {
+  id: string;
+  workflowName: string;
+  queue: string;
+  status: string;
+  createdAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  tags?: string[];
+  error?: unknown;
+  output?: unknown;
+  steps: Array<{ seq: number; name: string; status: string; attempts: number; durationMs: number | null; error?: unknown }>;
+  totals: Record<string, number>;
+}
+
+export function formatRun(r: Detail): string {
+  const lines = [
+    `${r.id}  ${r.workflowName}  ${r.status}`,
+    `queue ${r.queue} · created ${time(r.createdAt)} · started ${time(r.startedAt)} · finished ${time(r.finishedAt)}`,
+  ];
+  if (r.tags?.length) lines.push(`tags ${r.tags.join(', ')}`);
+  const err = r.error as { name?: string; message?: string } | null | undefined;
+  if (err) lines.push(`error ${err.name ?? 'Error'}: ${err.message ?? JSON.stringify(err)}`);
+  if (r.output !== null && r.output !== undefined) lines.push(`output ${clip(JSON.stringify(r.output), 200)}`);
+  if (r.steps.length) {
+    lines.push('');
+    const rows = [['#', 'STEP', 'STATUS', 'TRIES', 'DURATION']];
+    for (const s of r.steps) {
+      rows.push([String(s.seq), s.name, s.status, String(s.attempts), s.durationMs === null ? '—' : `${Math.round(s.durationMs)} ms`]);
+    }
+    lines.push(table(rows));
+    if (r.totals.steps > r.steps.length) lines.push(`(first ${r.steps.length} of ${r.totals.steps} steps)`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,29 @@
+/** Bulk actions' own statement: deleting finished runs by id (cancel, resume and retry reuse control.ts). */
+import { statement } from './statement.js';
+import type { Store } from './store.js';
+
+/**
+ * Deletes the finished runs among $1 (ids, one batch of a bulk delete) with their messages, events
+ * and history (steps by cascade), like the retention sweep. A run that is not finished any more
+ * (resumed meanwhile) is kept. Index: durable_runs_pkey. Rows are locked by the DELETE itself;
+ * SKIP LOCKED leaves a row another statement holds to the next attempt. Returns the deleted ids.
+ */
+const DELETE_FINISHED_RUNS = statement(
+  'delete_finished_runs',
+  `
+WITH d AS (
+  DELETE FROM durable_runs WHERE id IN (
+    SELECT id FROM durable_runs
+    WHERE id = ANY($1::text[]) AND status IN ('SUCCEEDED','FAILED','CANCELLED')
+    FOR UPDATE SKIP LOCKED)
+  RETURNING id),
+m AS (DELETE FROM durable_messages WHERE run_id IN (SELECT id FROM d)),
+e AS (DELETE FROM durable_events WHERE run_id IN (SELECT id FROM d)),
+h AS (DELETE FROM durable_run_events WHERE run_id IN (SELECT id FROM d))
+SELECT id FROM d`,
+);
+
+/** Deletes the finished runs among `ids`; returns the ids deleted. */
+export async function deleteFinishedRuns(store: Store, ids: string[]): Promise<string[]> {
+  return (await store.sql.query<{ id: string }>(DELETE_FINISHED_RUNS, [ids])).map((r) => r.id);
+}

@@ -1,0 +1,96 @@
+import http from 'node:http';
+import { WorkflowClient } from 'nestjs-durable';
+import request from 'supertest';
+import { LiveFeed, type LiveEvent } from '../../libs/durable/src/admin/live-feed.js';
+import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
+import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
+import { eventually } from '../support/engine-harness.js';
+
+/** Live updates: one shared statement per interval whatever the number of subscribers, and the SSE endpoint. */
+describe('admin live updates (Server-Sent Events)', () => {
+  let a: AdminApp;
+  let url: string;
+
+  beforeAll(async () => {
+    a = await createAdminApp('admin_live', { worker: false });
+    await a.app.listen(0, '127.0.0.1');
+    url = (await a.app.getUrl()).replace('[::1]', '127.0.0.1');
+    await seedRuns(a.pool, { count: 12, prefix: 'V-' });
+  });
+  afterAll(() => a.close());
+
+  it('runs one statement per tick for 30 subscribers and gives each what concerns it', async () => {
+    const sql = pgSqlClient(a.pool, { prepared: false });
+    const sent: string[] = [];
+    const counting = { query: (s: any, p?: readonly unknown[]) => (sent.push(typeof s === 'string' ? s : s.name), sql.query(s, p)) };
+    let statsCalls = 0;
+    const feed = new LiveFeed(
+      () => ({ sql: counting as never, history: true }),
+      async () => ({ stats: ++statsCalls }),
+      { intervalMs: 3_600_000, pingMs: 0, statsEveryMs: 0, slackMs: 1000 },
+    );
+    const got: LiveEvent[][] = [];
+    const offs = Array.from({ length: 30 }, (_, i) => {
+      const events: LiveEvent[] = [];
+      got.push(events);
+      return feed.subscribe({ run: i === 0 ? 'V-00003' : null, stats: i < 10 }, (e) => events.push(e));
+    });
+    expect(got.every((e) => e[0].type === 'hello')).toBe(true);
+    await feed.tick(); // first round: primes the versions
+    await a.pool.query(`UPDATE durable_runs SET updated_at = now(), status = 'CANCELLED' WHERE id IN ('V-00003', 'V-00007')`);
+    await feed.tick();
+    await feed.tick();
+    expect(sent.filter((n) => n === 'durable_live_tick')).toHaveLength(3);
+    expect(sent).toHaveLength(3);
+    expect(statsCalls).toBeLessThanOrEqual(3);
+    const changes = got.map((events) => events.filter((e) => e.type === 'changes').flatMap((e) => (e.data as { ids: string[] }).ids));
+    for (const ids of changes) expect(ids).toEqual(expect.arrayContaining(['V-00003', 'V-00007']));
+    expect(got[0].some((e) => e.type === 'run' && (e.data as { id: string }).id === 'V-00003')).toBe(true);
+    expect(got.slice(1).some((events) => events.some((e) => e.type === 'run'))).toBe(false);
+    expect(got.slice(0, 10).every((events) => events.some((e) => e.type === 'stats'))).toBe(true);
+    expect(got.slice(10).some((events) => events.some((e) => e.type === 'stats'))).toBe(false);
+    offs.forEach((off) => off());
+    expect(feed.subscribers).toBe(0);
+  });
+
+  it('streams hello, then the change of a run started after connecting, over HTTP', async () => {
+    const events: Array<{ type: string; data: any }> = [];
+    const req = http.get(`${url}/durable/live?stats=true`, { headers: { Accept: 'text/event-stream' } });
+    const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    expect(res.headers['x-accel-buffering']).toBe('no');
+    let buf = '';
+    res.on('data', (chunk: Buffer) => {
+      buf += chunk.toString('utf8');
+      let cut;
+      while ((cut = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        const type = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (type && data) events.push({ type, data: JSON.parse(data) });
+      }
+    });
+    try {
+      await eventually(async () => events.some((e) => e.type === 'hello'), 5_000, 'hello');
+      const run = await a.app.get(WorkflowClient).start('admin.sum', { n: 1 });
+      await eventually(async () => events.some((e) => e.type === 'changes' && e.data.ids.includes(run.id)), 10_000, 'the change to arrive');
+      await eventually(async () => events.some((e) => e.type === 'stats' && e.data.totals), 10_000, 'stats to arrive');
+    } finally {
+      req.destroy();
+    }
+    await eventually(
+      async () => (a.app.get((await import('../../libs/durable/src/admin/admin-service.js')).AdminService) as any).live.subscribers === 0,
+      5_000,
+      'the subscription to end with the connection',
+    );
+  });
+
+  it('answers 400 to unknown or bad parameters', async () => {
+    for (const q of ['stats=maybe', 'nope=1', `run=${'x'.repeat(300)}`]) {
+      const res = await request(a.server).get(`/durable/live?${q}`);
+      expect({ q, status: res.status }).toEqual({ q, status: 400 });
+    }
+  });
+});

@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import pg from 'pg';
+import { seedRuns } from '../admin/support/admin-app.js';
+import { run } from './support/temp-app.js';
+
+/** `npx nestjs-durable runs …` against a real database with no app running. */
+describe('nestjs-durable runs (CLI)', () => {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  const cli = async (...args: string[]) => {
+    let out = '';
+    let err = '';
+    const code = await runRunsCli(
+      args,
+      { cwd: process.cwd(), out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) },
+      { DATABASE_URL: db.url },
+    );
+    return { code, out, err };
+  };
+  const status = async (id: string) => (await pool.query(`SELECT status FROM durable_runs WHERE id = $1`, [id])).rows[0]?.status;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('runs_cli');
+    pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    // 36 runs: statuses cycle PENDING, RUNNING, WAITING, SUCCEEDED, FAILED, CANCELLED; two workflows; 3 steps each.
+    await seedRuns(pool, { count: 36, prefix: 'K-', workflows: ['billing.charge', 'mail.send'], steps: 3 });
+    await pool.query(`UPDATE durable_runs SET tags = ARRAY['batch:9'] WHERE id IN ('K-00004', 'K-00010')`);
+  });
+  afterAll(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('lists with the admin API filters, as text and as JSON', async () => {
+    const json = await cli('list', '--status', 'FAILED', '--workflow', 'billing.charge', '--json');
+    expect(json.code).toBe(0);
+    const page = JSON.parse(json.out);
+    expect(page.items.map((r: { id: string }) => r.id).sort()).toEqual(['K-00004', 'K-00010', 'K-00016', 'K-00022', 'K-00028', 'K-00034']);
+    expect(page.total).toBe(6);
+    expect(JSON.parse((await cli('list', '--status', 'FAILED', '--workflow', 'mail.send', '--json')).out).total).toBe(0);
+    const tagged = JSON.parse((await cli('list', '--tag', 'batch:9', '--json')).out);
+    expect(tagged.items.map((r: { id: string }) => r.id).sort()).toEqual(['K-00004', 'K-00010']);
+    const text = await cli('list', '--id-prefix', 'K-0000', '--limit', '5');
+    expect(text.out).toMatch(/^ID\s+WORKFLOW\s+STATUS\s+STEPS\s+CREATED/);
+    expect(text.out).toContain('10 run(s) match (showing 5');
+  });
+
+  it('shows a run with its steps', async () => {
+    const r = await cli('show', 'K-00004');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('K-00004  billing.charge  FAILED');
+    expect(r.out).toContain('error Error: seeded failure 4');
+    expect(r.out.match(/^\d\s+step\d\s+SUCCEEDED/gm)).toHaveLength(3);
+    expect(JSON.parse((await cli('show', 'K-00004', '--json')).out).steps).toHaveLength(3);
+  });
+
+  it('cancels, resumes and forks one run with the engine statements', async () => {
+    expect((await cli('cancel', 'K-00001')).out).toContain('K-00001: CANCELLED');
+    expect(await status('K-00001')).toBe('CANCELLED');
+    expect((await cli('resume', 'K-00001')).code).toBe(0);
+    expect(await status('K-00001')).toBe('PENDING');
+    const forked = JSON.parse((await cli('fork', 'K-00003', '--from-step', '2', '--json')).out);
+    expect(forked).toMatchObject({ forkedFrom: 'K-00003', copiedSteps: 2, workflowName: 'mail.send' });
+    expect(await status(forked.id)).toBe('PENDING');
+    const { rows } = await pool.query(`SELECT kind FROM durable_run_events WHERE run_id = 'K-00001' ORDER BY id`);
+    expect(rows.map((r) => r.kind)).toEqual(['cancelled', 'resumed']);
+  });
+
+  it('retries every FAILED run with a tag: a dry run first, then --yes with progress', async () => {
+    // Three FAILED runs carry the tag batch:9; other FAILED runs are left alone.
+    await pool.query(`UPDATE durable_runs SET tags = ARRAY['batch:9'] WHERE id = 'K-00016'`);
+    const failed = ['K-00004', 'K-00010', 'K-00016'];
+    const dry = await cli('retry', '--all', '--tag', 'batch:9');
+    expect(dry.code).toBe(0);
+    expect(dry.out).toContain('Would retry 3 run(s) (3 FAILED). Nothing changed: add --yes to do it.');
+    for (const id of failed) expect(await status(id)).toBe('FAILED');
+    const done = await cli('retry', '--all', '--tag', 'batch:9', '--yes', '--batch-size', '2');
+    expect(done.out).toContain('retry: 3 run(s) done, 0 skipped');
+    expect(done.err).toContain('retry: 2 of 3');
+    for (const id of failed) expect(await status(id)).toBe('PENDING');
+    expect(await status('K-00022')).toBe('FAILED');
+  });
+
+  it('refuses what it cannot do with a message and exit code 1 or 2', async () => {
+    expect((await cli('list', '--status', 'NOPE')).code).toBe(1);
+    expect((await cli('list', '--status', 'NOPE')).err).toContain('"NOPE" is not a status');
+    expect((await cli('show', 'no-such-run')).err).toContain('No run with id "no-such-run"');
+    expect((await cli('resume', 'K-00000')).code).toBe(1); // PENDING: nothing to resume
+    expect((await cli('delete', 'K-00003')).code).toBe(2);
+    expect((await cli('explode')).code).toBe(2);
+    expect((await cli('cancel')).code).toBe(2);
+    const noUrl = await runRunsCli(['list'], { cwd: '.', out: () => {}, err: () => {} }, {});
+    expect(noUrl).toBe(2);
+  });
+
+  it('runs as the package binary in a child process', async () => {
+    const r = await run(
+      process.execPath,
+      ['--import', 'tsx', join(process.cwd(), 'libs/durable/src/cli/main.ts'), 'runs', 'list', '--id-prefix', 'K-0001', '--json'],
+      process.cwd(),
+      {
+        DATABASE_URL: db.url,
+      },
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).total).toBe(10);
+  }, 30_000);
+});
