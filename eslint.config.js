@@ -24,6 +24,8 @@ export default tseslint.config(
           'history',
           'navigator',
           'sessionStorage',
+          'Blob',
+          'URL',
           'fetch',
           'setTimeout',
           'clearTimeout',
