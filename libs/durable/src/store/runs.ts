@@ -142,6 +142,7 @@ export async function insertRunClaimed(store: Store, r: NewRun, owner: string, l
       store.history,
       r.concurrencyKey,
       r.traceparent ?? null,
+      r.tags,
     ],
   );
   if (!rows.length) return null;
