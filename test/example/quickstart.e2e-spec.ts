@@ -139,10 +139,9 @@ describe('README quick start on a fresh clone (embedded Postgres, no DATABASE_UR
     else run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], dir, env);
     const installed = Date.now();
 
-    app = new NpmStart(dir, env);
-    const url = await app.url();
+    const started = (app = new NpmStart(dir, env));
+    const url = await started.url();
     const listening = Date.now();
-    const token = /\(token: ([^\s,)]+)/.exec(app.output)?.[1];
     expect(app.output).toMatch(/embedded Postgres created and started in \d+ ms/);
 
     // The curl session of the README.
@@ -176,7 +175,9 @@ describe('README quick start on a fresh clone (embedded Postgres, no DATABASE_UR
     expect(done).toMatchObject({ status: 'SHIPPED', trackingNumber: 'TRACK-123' });
     expect(done.run.output).toMatchObject({ outcome: 'SHIPPED', trackingNumber: 'TRACK-123' });
 
-    // The dashboard's API with the token main.ts printed.
+    // The dashboard's API with the token main.ts printed (on the line after the URL: it may arrive
+    // in a later chunk of the output than the one app.url() resolved on).
+    const token = await eventually(async () => /\(token: ([^\s,)]+)/.exec(started.output)?.[1], 5_000, 'the admin token line');
     const res = await fetch(`${url}/durable/runs?idPrefix=${placed.id}`, { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { items: unknown[] }).items).toEqual([expect.objectContaining({ id: placed.id, status: 'SUCCEEDED' })]);

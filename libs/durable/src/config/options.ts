@@ -212,7 +212,6 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     problems.push(`heartbeatMs (${r.heartbeatMs}) must be below leaseMs (${r.leaseMs}); a third of it is a good value`);
   }
   for (const [name, q] of Object.entries(r.queues)) problems.push(...queueProblems(`queues.${name}`, q));
-  for (const [name, q] of Object.entries(r.queues)) int(`queues.${name}.concurrency`, q?.concurrency, 1, 10_000);
   problems.push(...observabilityProblems(o));
   if (problems.length) throw new InvalidOptionsError(`Invalid nestjs-durable options: ${problems.join('; ')}.`);
   // Without logLevel the logger gets every message (Nest's Logger applies the app's own levels).
