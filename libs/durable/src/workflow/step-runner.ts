@@ -16,16 +16,15 @@ import type { RecordedStep, StepCheckpoint, StepCompensation } from '../store/ro
 import { storeWithin } from '../store/store.js';
 import { decode, encode, errorToJson, reviveError } from '../codec/codec.js';
 import type { StepAttemptHooks } from '../config/clock.js';
-import { TIMED_OUT_STEP_WARN_MS } from '../config/limits.js';
 import { resolveRetryPolicy } from '../config/retry-policy.js';
 import type { StepDefinition } from '../definitions/definitions.js';
 import { stepMethod } from '../definitions/step-methods.js';
-import type { EngineSpan } from '../telemetry/tracing.js';
 import { shouldRetry, stepRetryDelay } from '../retry/step-retries.js';
 import { durableOperation, type Operation } from './durable-operation.js';
 import { retryingWrite } from './retrying-write.js';
 import { currentScope, durableScope, ExecutionStopped, type PendingCompensation, type RunContext } from './run-context.js';
 import { recordRunEvent } from './run-history.js';
+import { attemptSignal, settled, type StepAttempt } from './step-attempt.js';
 
 /** How a @Step() method was called: its instance and arguments (a compensation named by the step needs them). */
 export interface StepBinding {
@@ -95,25 +94,6 @@ async function runStep(
     op.ctx.progress?.stepEnded(op.seq);
     done();
   }
-}
-
-/** One attempt of a step's execution. */
-interface StepAttempt {
-  ctx: RunContext;
-  def: StepDefinition;
-  seq: number;
-  call: () => unknown;
-  attempt: number;
-  /** When the step's first attempt started (performance.now()). */
-  started: number;
-  /** "step "name" (#seq) of run id", for messages. */
-  where: string;
-  /** What undoes the step (JSON text), recorded with its checkpoint; null if nothing. */
-  compensation: string | null;
-  /** A compensation step: the seq of the step it undoes. */
-  compensates: number | null;
-  /** The attempt's span (telemetry), active while the step's code runs; null without tracing. */
-  span: EngineSpan | null;
 }
 
 /** The checkpoint of an attempt's outcome (output/error as JSON text). */
@@ -206,37 +186,6 @@ function hooked(a: StepAttempt, hook: NonNullable<StepAttemptHooks['beforeAttemp
   };
 }
 
-/**
- * The attempt's Durable.signal(): the run stopping (and, for the workflow's own steps, a cancel with
- * compensation), plus the step's timeout if it has one. `timedOut` rejects when the time is up.
- */
-function attemptSignal(a: StepAttempt): { signal: AbortSignal; timedOut: Promise<never> | null; done(): void } {
-  const base = a.compensates === null ? a.ctx.forward.signal : a.ctx.abort.signal;
-  const timeoutMs = a.def.options.timeoutMs;
-  if (!timeoutMs) return { signal: base, timedOut: null, done: () => {} };
-  const ac = new AbortController();
-  const follow = () => ac.abort(base.reason);
-  if (base.aborted) follow();
-  else base.addEventListener('abort', follow, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const err = new StepTimeoutError(a.def.name, timeoutMs, a.attempt);
-      ac.abort(err);
-      reject(err);
-    }, timeoutMs);
-  });
-  timedOut.catch(() => {});
-  return {
-    signal: ac.signal,
-    timedOut,
-    done: () => {
-      clearTimeout(timer);
-      base.removeEventListener('abort', follow);
-    },
-  };
-}
-
 async function executePlain(a: StepAttempt): Promise<string> {
   const { ctx } = a;
   const s = attemptSignal(a);
@@ -258,39 +207,6 @@ async function executePlain(a: StepAttempt): Promise<string> {
   const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
   await recordCheckpoint(ctx, checkpointOf(a, 'SUCCEEDED', encoded, null));
   return encoded;
-}
-
-/**
- * A timed-out attempt's code has seen its signal abort; the next attempt must not start while it
- * still runs (one run never executes a step twice at the same time): wait for it to settle, or for
- * the execution to stop. Code that ignores the signal holds the step (and its run) until it ends.
- */
-async function settled(a: StepAttempt, running: Promise<unknown>): Promise<void> {
-  const { ctx } = a;
-  const warn = setTimeout(() => {
-    ctx.services.options.logger.warn(
-      `${a.where} timed out ${TIMED_OUT_STEP_WARN_MS} ms ago and its code is still running (it does not stop on ` +
-        `Durable.signal()); its next attempt waits until it ends`,
-    );
-  }, TIMED_OUT_STEP_WARN_MS);
-  warn.unref?.();
-  const stop = ctx.abort.signal;
-  let onStop: (() => void) | undefined;
-  try {
-    await new Promise<void>((resolve) => {
-      if (stop.aborted) return resolve();
-      onStop = resolve;
-      stop.addEventListener('abort', onStop, { once: true });
-      running.then(
-        () => resolve(),
-        () => resolve(),
-      );
-    });
-  } finally {
-    clearTimeout(warn);
-    if (onStop) stop.removeEventListener('abort', onStop);
-  }
-  ctx.throwIfStopped();
 }
 
 /** The step's code and its checkpoint commit together, or neither does. */
