@@ -100,11 +100,25 @@ export function init() {
   liveFollow();
 }
 
+/**
+ * A folding panel (<details id=panelId>) that loads when opened and, while open, every REFRESH_MS
+ * as long as live refresh is on, the tab is visible and `busy()` (if given) says nothing is in the way.
+ */
+function whileOpen(panelId, load, busy) {
+  var panel = $(panelId);
+  if (!panel) return;
+  panel.addEventListener('toggle', function () { if (panel.open) load(); });
+  setInterval(function () {
+    var live = $('live');
+    if (panel.open && (!live || live.checked) && !document.hidden && !(busy && busy())) load();
+  }, REFRESH_MS);
+}
+
 // The helpers other panels of the page build on: classic scripts (schedules.js) through this global,
 // modules by importing dom.js, api.js, state.js directly.
 window.DurableDashboard = {
   api: api, el: el, clear: clear, qs: qs, badge: badge, toast: toast, fail: fail, fmtTime: fmtTime, ago: ago, fmtDuration: fmtDuration, nf: nf,
-  openRun: openRun, setFilter: setFilter, refreshAll: refreshAll, state: state, runExtras: runExtras,
+  openRun: openRun, setFilter: setFilter, refreshAll: refreshAll, state: state, runExtras: runExtras, whileOpen: whileOpen,
 };
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

@@ -5,7 +5,6 @@
 (function () {
   'use strict';
 
-  var REFRESH_MS = 5000;
   var state = { queues: [], open: null, keys: null, loaded: false, adding: false };
 
   function d() { return window.DurableDashboard; }
@@ -126,16 +125,13 @@
   }
 
   function init() {
-    var panel = $('flow');
-    if (!panel || !d()) return;
+    if (!$('flow') || !d()) return;
     d().runExtras.push(blockers);
-    panel.addEventListener('toggle', function () { if (panel.open) load(); });
-    setInterval(function () {
-      var live = $('live');
-      // Not while someone types a limit (a refresh would redraw the form).
+    // Not while someone types a limit (a refresh would redraw the form), nor under a confirmation.
+    d().whileOpen('flow', load, function () {
       var typing = document.activeElement && $('flow-body').contains(document.activeElement);
-      if (panel.open && !typing && (!live || live.checked) && !document.hidden && !($('confirm') && $('confirm').open)) load();
-    }, REFRESH_MS);
+      return typing || ($('confirm') && $('confirm').open);
+    });
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

@@ -4,7 +4,6 @@
 (function () {
   'use strict';
 
-  var REFRESH_MS = 5000;
   var state = { consumers: [], loaded: false };
 
   function d() { return window.DurableDashboard; }
@@ -42,13 +41,7 @@
   }
 
   function init() {
-    var panel = $('hooks');
-    if (!panel || !d()) return;
-    panel.addEventListener('toggle', function () { if (panel.open) load(); });
-    setInterval(function () {
-      var live = $('live');
-      if (panel.open && (!live || live.checked) && !document.hidden) load();
-    }, REFRESH_MS);
+    if (d()) d().whileOpen('hooks', load);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

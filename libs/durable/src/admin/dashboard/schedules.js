@@ -4,7 +4,6 @@
 (function () {
   'use strict';
 
-  var REFRESH_MS = 5000;
   var PAGE = 50;
   var state = { items: [], nextCursor: null, open: null, detail: null, loaded: false };
 
@@ -268,15 +267,8 @@
   }
 
   function init() {
-    var panel = $('schedules');
-    if (!panel || !d()) return;
-    panel.addEventListener('toggle', function () {
-      if (panel.open) load(false);
-    });
-    setInterval(function () {
-      var live = $('live');
-      if (panel.open && (!live || live.checked) && !document.hidden && !($('confirm') && $('confirm').open)) load(false);
-    }, REFRESH_MS);
+    if (!d()) return;
+    d().whileOpen('schedules', function () { load(false); }, function () { return $('confirm') && $('confirm').open; });
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

@@ -5,7 +5,6 @@
 (function () {
   'use strict';
 
-  var REFRESH_MS = 5000;
   var state = { data: null };
 
   function d() { return window.DurableDashboard; }
@@ -48,13 +47,7 @@
   }
 
   function init() {
-    var panel = $('versions');
-    if (!panel || !d()) return;
-    panel.addEventListener('toggle', function () { if (panel.open) load(); });
-    setInterval(function () {
-      var live = $('live');
-      if (panel.open && (!live || live.checked) && !document.hidden) load();
-    }, REFRESH_MS);
+    if (d()) d().whileOpen('versions', load);
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
