@@ -1,18 +1,17 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
+import { haveChromium, launchChromium } from '../admin/support/browser.js';
 
 /**
  * The dashboard's flow-control panel in headless Chromium: set a queue's limits from the page, see
  * the queue's executing runs against its limit and its busiest keys, see in a run's detail why it
  * has not started, and reset the limit.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const haveChromium = existsSync(CHROMIUM);
 const describeBrowser = haveChromium ? describe : describe.skip;
 
 describeBrowser('flow-control panel of the dashboard in headless Chromium', () => {
@@ -34,18 +33,7 @@ describeBrowser('flow-control panel of the dashboard in headless Chromium', () =
     await a.pool.query(`
       INSERT INTO durable_runs (id, workflow_name, queue, status, concurrency_key, available_at)
       VALUES ('F-wait-1', 'billing.charge', 'seed-f', 'PENDING', 't1', now()), ('F-wait-2', 'billing.charge', 'seed-f', 'PENDING', 't1', now())`);
-    browser = await pw.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('response', (r) => r.status() >= 400 && !r.url().endsWith('/favicon.ico') && errors.push(`${r.status()} ${r.url()}`));

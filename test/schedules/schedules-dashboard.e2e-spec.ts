@@ -4,12 +4,12 @@ import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
+import { CHROMIUM, launchChromium } from '../admin/support/browser.js';
 
 /**
  * The dashboard's schedules panel in headless Chromium: schedules with next and last fire and
  * policy; pause, resume and "Run now" from the page; a schedule's latest runs. Screenshot in test-artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const describeBrowser = existsSync(CHROMIUM) ? describe : describe.skip;
 
@@ -40,18 +40,7 @@ describeBrowser('schedules panel of the dashboard in headless Chromium', () => {
       catchUpWindowMs: 3_600_000,
       jitterMs: 500,
     });
-    browser = await pw.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));

@@ -1,12 +1,11 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import pw from 'playwright-core';
 import request from 'supertest';
 import { verifyRuns, WorkflowRegistry, type DurableEngine } from 'nestjs-durable';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { CHROMIUM, launchChromium } from '../admin/support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 
 /**
@@ -75,17 +74,7 @@ describe('versioning: runVersions keeps runs on the build that started them', ()
     if (!existsSync(CHROMIUM)) return;
     mkdirSync(ARTIFACTS, { recursive: true });
     await admin.app.listen(0, '127.0.0.1');
-    const browser = await pw.chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 800 } });
       const errors: string[] = [];
