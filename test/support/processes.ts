@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
+/** Preload that makes a child exit when the test process that started it is gone. */
+export const EXIT_WITH_PARENT = join(process.cwd(), 'test/support/exit-with-parent.ts');
+
 /** A worker child process running test/support/worker-main.ts (a real Nest application context). */
 export class WorkerProcess {
   output = '';
@@ -23,7 +26,7 @@ export class WorkerProcess {
   ): Promise<WorkerProcess> {
     // `--import tsx` runs TypeScript in this one process (the tsx CLI would fork a grandchild that
     // signals sent to the child would not reach).
-    const child = spawn(process.execPath, ['--import', 'tsx', join(process.cwd(), script)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, join(process.cwd(), script)], {
       env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: databaseUrl, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { EXIT_WITH_PARENT } from '../../support/processes.js';
 
 /**
  * The example app as a child process: `node --import tsx src/main.ts` (no build step; the example injects
@@ -21,7 +22,7 @@ export class AppProcess {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', ...env };
     // `node --import tsx` runs the app in this very process (the tsx CLI would start a second
     // one, and a SIGKILL of the CLI would leave the app running).
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, 'src/main.ts'], {
       cwd: process.cwd(),
       env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
