@@ -6,7 +6,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { serverVersion, withClient } from './db.js';
+import { benchDbUrl, serverVersion, takeDbPrefix, withClient } from './db.js';
 import { peerPoolSize, writePoolSize, type RunOpts } from './figures.js';
 import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
@@ -17,6 +17,7 @@ import { runSchedulesBench } from './schedules.js';
 import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
 
+takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
 if (process.argv[2] === 'schedules') {
   await runSchedulesBench(process.argv.slice(3));
@@ -72,6 +73,7 @@ if (a.help) {
       '       [--ours-limits G[,K]]   (flow control: queue-wide limit G and per-key limit K on the bench queue)\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
+      '       [--db-prefix bench]   (databases are named <prefix>_limit, <prefix>_ours, …; any sub-command too)\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
@@ -85,7 +87,7 @@ const int = (name: string, v: string | undefined) => {
   return n;
 };
 const log = (m: string) => process.stderr.write(`${m}\n`);
-const dbUrl = (db: string) => `${a['pg-url']!.replace(/\/+$/, '')}/${db}`;
+const dbUrl = (what: string) => benchDbUrl(a['pg-url']!, what);
 
 /** Worker concurrency levels: both peers run at each, side by side. */
 const levels = a.concurrency!.split(',').map((c) => int('concurrency', c.trim()));
@@ -123,7 +125,7 @@ const report: Report = {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
     memGiB: Math.round(totalmem() / 2 ** 30),
-    postgres: await serverVersion(dbUrl('postgres')),
+    postgres: await serverVersion(dbUrl('limit')),
     dbos: { version: dbosVersion(), queueMinPollingIntervalMs: pollMs },
   },
   levels: [],
@@ -135,7 +137,7 @@ const t0 = performance.now();
 if (!a['skip-limit']) {
   log(`[limit] single-row INSERT commit rate, ${a['limit-clients']} clients, ${a['limit-seconds']} s`);
   report.limit = await measureLimit({
-    databaseUrl: dbUrl('bench_limit'),
+    databaseUrl: dbUrl('limit'),
     clients: int('limit-clients', a['limit-clients']),
     seconds: int('limit-seconds', a['limit-seconds']),
   });
@@ -150,7 +152,7 @@ for (const concurrency of levels) {
       level.dbos = await runDbos({
         ...base,
         concurrency,
-        databaseUrl: dbUrl('bench_dbos'),
+        databaseUrl: dbUrl('dbos'),
         pollIntervalMs: pollMs,
         idleRuns,
         log: (m) => log(`[dbos${at}] ${m}`),
@@ -165,7 +167,7 @@ for (const concurrency of levels) {
       const r = await runOurs({
         ...base,
         concurrency,
-        databaseUrl: dbUrl('bench_ours'),
+        databaseUrl: dbUrl('ours'),
         workers,
         idleRuns,
         history: oursHistory,
@@ -188,7 +190,7 @@ for (const concurrency of levels) {
 if (!a['skip-scale']) {
   try {
     report.scale = await runScale({
-      databaseUrl: dbUrl('bench_ours_scale'),
+      databaseUrl: dbUrl('ours_scale'),
       workflows: base.workflows,
       steps: base.steps,
       concurrency: base.concurrency,
@@ -228,7 +230,7 @@ async function warnAboutConnections(): Promise<void> {
   const ours = workers * (enginePool + 1 + writes) + (workers > 1 ? enginePool : 0);
   const dbos = enginePool + writes + 2;
   const need = Math.max(a['skip-ours'] ? 0 : ours, a['skip-dbos'] ? 0 : dbos);
-  const free = await withClient(dbUrl('postgres'), async (c) => {
+  const free = await withClient(`${a['pg-url']!.replace(/\/+$/, '')}/postgres`, async (c) => {
     const { rows } = await c.query<{ free: number }>(
       `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free`,
     );

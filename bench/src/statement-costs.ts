@@ -8,10 +8,11 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { dropDatabase, recreateDatabase } from './db.js';
+import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
 import { createSchema, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
 
+takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
   options: {
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
@@ -19,7 +20,7 @@ const { values: a } = parseArgs({
     history: { type: 'string', default: 'on' },
   },
 });
-const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_stmt`;
+const url = benchDbUrl(a['pg-url']!, 'stmt');
 const reps = Number(a.reps);
 const history = a.history !== 'off';
 const median = (xs: number[]) =>
