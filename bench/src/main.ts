@@ -16,6 +16,9 @@ import { renderTable, writeJson, type LevelReport, type Report } from './report.
 import { runSchedulesBench } from './schedules.js';
 import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
+import { runScaleRowsBench } from './scale-rows/main.js';
+import { runJobsBench } from './jobs/main.js';
+import { runInstancesBench } from './instances.js';
 
 takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
@@ -27,6 +30,21 @@ if (process.argv[2] === 'schedules') {
 if (process.argv[2] === 'verify') {
   await runVerifyBench(process.argv.slice(3));
   process.exit();
+}
+// `npm run bench -- scale …`: millions of finished runs: claim, admin queries, retention, bytes per run (see scale-rows/main.ts).
+if (process.argv[2] === 'scale') {
+  await runScaleRowsBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- jobs …`: graphile-worker, pg-boss and our 1-step workflow side by side (see jobs/main.ts).
+if (process.argv[2] === 'jobs') {
+  await runJobsBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- instances …`: 1 → 2 → 4 → 8 worker processes on one Postgres (see instances.ts).
+if (process.argv[2] === 'instances') {
+  await runInstancesBench(process.argv.slice(3));
+  process.exit(0);
 }
 // `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
 if (process.argv[2] === 'telemetry') {
