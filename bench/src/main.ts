@@ -17,7 +17,7 @@ import { runSchedulesBench } from './schedules.js';
 import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
 import { runScaleRowsBench } from './scale-rows/main.js';
-import { runJobsBench } from './jobs/main.js';
+import { runJobs, runJobsBench } from './jobs/main.js';
 import { runInstancesBench } from './instances.js';
 
 takeDbPrefix(process.argv);
@@ -68,6 +68,10 @@ const { values: a } = parseArgs({
     'ours-prepared': { type: 'boolean', default: false },
     'ours-limits': { type: 'string' },
     'skip-scale': { type: 'boolean', default: false },
+    'skip-jobs': { type: 'boolean', default: false },
+    'job-drain': { type: 'string', default: '20000' },
+    'job-one-by-one': { type: 'string', default: '3000' },
+    'job-callers': { type: 'string', default: '10' },
     'scale-finished': { type: 'string', default: '1000000' },
     'scale-waiting': { type: 'string', default: '100000' },
     'idle-runs': { type: 'string', default: '50' },
@@ -90,10 +94,14 @@ if (a.help) {
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
       '       [--ours-limits G[,K]]   (flow control: queue-wide limit G and per-key limit K on the bench queue)\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
+      '       [--job-drain 20000] [--job-one-by-one 3000] [--job-callers 10] [--skip-jobs]   (graphile-worker, pg-boss, our 1-step workflow)\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
       '       [--db-prefix bench]   (databases are named <prefix>_limit, <prefix>_ours, …; any sub-command too)\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
+      '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50]\n' +
+      '       npm run bench -- scale [--finished 10000000] [--at 1000000,3000000] …   (npm run bench -- scale --help)\n' +
+      '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
   );
   process.exit(0);
@@ -202,6 +210,23 @@ for (const concurrency of levels) {
       level.oursError = (e as Error).stack ?? String(e);
       log(`[ours${at}] ${level.oursError}`);
     }
+  }
+}
+
+if (!a['skip-jobs']) {
+  try {
+    report.jobs = await runJobs({
+      pgUrl: a['pg-url']!,
+      drain: int('job-drain', a['job-drain']),
+      oneByOne: int('job-one-by-one', a['job-one-by-one']),
+      callers: int('job-callers', a['job-callers']),
+      idleJobs: idleRuns,
+      oursConcurrency: Math.max(...levels),
+      log,
+    });
+  } catch (e) {
+    report.jobsError = (e as Error).stack ?? String(e);
+    log(`[jobs] ${report.jobsError}`);
   }
 }
 

@@ -38,6 +38,7 @@ export async function runJobs(o: JobsRunOpts): Promise<JobsReport> {
     ['graphile', (url, h) => new GraphilePeer(url, h)],
     ['pgboss', (url, h) => new PgBossPeer(url, h)],
     ['ours', (url, h) => new OursJobPeer(url, h, o.oursConcurrency)],
+    ['ours_nohistory', (url, h) => new OursJobPeer(url, h, o.oursConcurrency, false)],
   ];
   for (const [key, make] of peers) {
     const url = benchDbUrl(o.pgUrl, `jobs_${key}`);

@@ -1,6 +1,7 @@
 /**
  * Ours in the jobs comparison: a workflow of one step (Durable.step returning a number), the
- * engine's defaults except concurrency 50 (its best drain level in the main run) and a pool of 55.
+ * engine's defaults except concurrency 50 (its best drain level in the main run) and a pool of 55;
+ * a second column runs it with history off (no run-event rows: what they cost).
  * One-by-one starts go through the worker engine itself, as an app that starts runs where it works
  * them does: a start that finds a free slot takes the in-process path (inserted already claimed,
  * executed at once). Bulk starts (startMany) go through a second engine with worker: false.
@@ -10,7 +11,7 @@ import { createSchema, OursHost, WORKFLOW, type HostConfig } from '../peers/ours
 import type { JobHooks, JobPeer } from './peer.js';
 
 export class OursJobPeer implements JobPeer {
-  readonly name = 'nestjs-durable (1-step workflow)';
+  readonly name: string;
   readonly config: Record<string, unknown>;
   private client?: OursHost;
   private workers?: OursHost;
@@ -19,9 +20,11 @@ export class OursJobPeer implements JobPeer {
     url: string,
     private readonly hooks: JobHooks,
     concurrency = 50,
+    history = true,
   ) {
-    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history: true, poolSize: peerPoolSize(concurrency) };
-    this.config = { concurrency, pool: this.cfg.poolSize, history: true, pollIntervalMs: '1000 (default)', steps: 1 };
+    this.name = `nestjs-durable (1-step workflow${history ? '' : ', history off'})`;
+    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history, poolSize: peerPoolSize(concurrency) };
+    this.config = { concurrency, pool: this.cfg.poolSize, history, pollIntervalMs: '1000 (default)', steps: 1 };
   }
   async setup(): Promise<void> {
     await createSchema(this.cfg.url);

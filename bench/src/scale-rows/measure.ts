@@ -60,7 +60,7 @@ export async function adminQueries(host: OursHost, reps: number, log: (m: string
     ['list: status FAILED', list({ status: 'FAILED' })],
     ['list: status CANCELLED, oldest first', list({ status: 'CANCELLED', order: 'asc' })],
     ['list: one workflow of 20', list({ workflow: 'workflow-7' })],
-    ['list: workflow + status FAILED', list({ workflow: 'workflow-7', status: 'FAILED' })],
+    ['list: workflow + status FAILED (none match)', list({ workflow: 'workflow-7', status: 'FAILED' })],
     ['list: queue "emails" (10 %)', list({ queue: 'emails' })],
     [
       'list: created in a 1 h window a day ago',
