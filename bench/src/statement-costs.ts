@@ -58,13 +58,15 @@ const cases: Case[] = [
   },
   {
     name: 'CLAIM (limit 10, 1 due run)',
-    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history, null, null, []])),
+    prepare: async (i) =>
+      void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history, null, null, []])),
     make: () => [SQL.CLAIM, [QUEUE, 10, 'w', 30000, [WORKFLOW], history]],
   },
   {
     // The claim of a worker with the engine option runVersions (a statement of its own: CLAIM is unchanged).
     name: 'CLAIM_VERSIONS (limit 10, 1 due run of version 1)',
-    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`v${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, '1', history, null, null, []])),
+    prepare: async (i) =>
+      void (await c.query(SQL.INSERT_RUN, [`v${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, '1', history, null, null, []])),
     make: () => [SQL.CLAIM_VERSIONS, [QUEUE, 10, 'w', 30000, [WORKFLOW], history, ['1']]],
   },
   {
