@@ -97,18 +97,21 @@ export async function runInstancesBench(argv: string[]): Promise<void> {
   const load0 = loadavg()[0];
   try {
     for (const P of counts) {
-      log(`${P} worker process(es): fresh database, ${N} runs enqueued in bulk, then the workers drain them`);
+      log(`${P} worker process(es) started on a fresh database, then ${N} runs enqueued in bulk for them to drain`);
       await recreateDatabase(url);
       await createSchema(url);
+      // Every worker is up before the runs exist (on a loaded box the first process up would drain them alone).
+      const ws = await startChildWorkers(cfg, P); // forked even for P = 1, so every count is measured alike
+      const snap0 = await ws.snap();
+      const pg0 = snapshotPgCpu();
+      const sampler = sampleActivity(url, db);
       const client = new OursHost({ ...cfg, worker: false });
       await client.start();
       await enqueueBulk(client, 'inst-', N, '');
       await client.stop();
-      const pg0 = snapshotPgCpu();
-      const sampler = sampleActivity(url, db);
-      const ws = await startChildWorkers(cfg, P); // forked even for P = 1, so every count is measured alike
       await untilDone(ws, N, url, log);
-      const snap = await ws.snap();
+      const snap1 = await ws.snap();
+      const snap = { cpuMs: snap1.cpuMs - snap0.cpuMs, claims: snap1.claims };
       const pgc = pgCpuDelta(pg0, snapshotPgCpu(), db);
       const act = await sampler.stop();
       await ws.stop();
