@@ -3,6 +3,27 @@ import pg from 'pg';
 
 const PROTECTED = [/^test$/, /^postgres$/, /^durable_dev$/, /^durable_test/, /^template[01]$/];
 
+let prefix = 'bench';
+
+/**
+ * `--db-prefix P` (default "bench"): every database the bench creates or drops is named `P_<what>`, so two
+ * benches on one server never drop each other's. Taken out of `argv` (in place) before any sub-command parses it.
+ */
+export function takeDbPrefix(argv: string[]): void {
+  const i = argv.findIndex((x) => x === '--db-prefix' || x.startsWith('--db-prefix='));
+  if (i < 0) return;
+  const inline = argv[i].startsWith('--db-prefix=');
+  const value = inline ? argv[i].slice('--db-prefix='.length) : argv[i + 1];
+  if (!value || !/^[a-z_][a-z0-9_]*$/.test(value)) throw new Error(`--db-prefix must match [a-z_][a-z0-9_]*, got ${value}`);
+  argv.splice(i, inline ? 1 : 2);
+  prefix = value;
+}
+
+/** The URL of the bench's scratch database `<prefix>_<what>` on the server at `pgUrl`. */
+export function benchDbUrl(pgUrl: string, what: string): string {
+  return `${pgUrl.replace(/\/+$/, '')}/${prefix}_${what}`;
+}
+
 export function databaseName(url: string): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
   if (!name) throw new Error(`no database name in ${url}`);

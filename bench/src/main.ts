@@ -6,7 +6,7 @@
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { serverVersion, withClient } from './db.js';
+import { benchDbUrl, serverVersion, takeDbPrefix, withClient } from './db.js';
 import { peerPoolSize, writePoolSize, type RunOpts } from './figures.js';
 import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
@@ -16,7 +16,11 @@ import { renderTable, writeJson, type LevelReport, type Report } from './report.
 import { runSchedulesBench } from './schedules.js';
 import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
+import { runScaleRowsBench } from './scale-rows/main.js';
+import { runJobs, runJobsBench } from './jobs/main.js';
+import { runInstancesBench } from './instances.js';
 
+takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
 if (process.argv[2] === 'schedules') {
   await runSchedulesBench(process.argv.slice(3));
@@ -26,6 +30,21 @@ if (process.argv[2] === 'schedules') {
 if (process.argv[2] === 'verify') {
   await runVerifyBench(process.argv.slice(3));
   process.exit();
+}
+// `npm run bench -- scale …`: millions of finished runs: claim, admin queries, retention, bytes per run (see scale-rows/main.ts).
+if (process.argv[2] === 'scale') {
+  await runScaleRowsBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- jobs …`: graphile-worker, pg-boss and our 1-step workflow side by side (see jobs/main.ts).
+if (process.argv[2] === 'jobs') {
+  await runJobsBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- instances …`: 1 → 2 → 4 → 8 worker processes on one Postgres (see instances.ts).
+if (process.argv[2] === 'instances') {
+  await runInstancesBench(process.argv.slice(3));
+  process.exit(0);
 }
 // `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
 if (process.argv[2] === 'telemetry') {
@@ -49,6 +68,10 @@ const { values: a } = parseArgs({
     'ours-prepared': { type: 'boolean', default: false },
     'ours-limits': { type: 'string' },
     'skip-scale': { type: 'boolean', default: false },
+    'skip-jobs': { type: 'boolean', default: false },
+    'job-drain': { type: 'string', default: '20000' },
+    'job-one-by-one': { type: 'string', default: '3000' },
+    'job-callers': { type: 'string', default: '10' },
     'scale-finished': { type: 'string', default: '1000000' },
     'scale-waiting': { type: 'string', default: '100000' },
     'idle-runs': { type: 'string', default: '50' },
@@ -71,9 +94,14 @@ if (a.help) {
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
       '       [--ours-limits G[,K]]   (flow control: queue-wide limit G and per-key limit K on the bench queue)\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
+      '       [--job-drain 20000] [--job-one-by-one 3000] [--job-callers 10] [--skip-jobs]   (graphile-worker, pg-boss, our 1-step workflow)\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
+      '       [--db-prefix bench]   (databases are named <prefix>_limit, <prefix>_ours, …; any sub-command too)\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
+      '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50]\n' +
+      '       npm run bench -- scale [--finished 10000000] [--at 1000000,3000000] …   (npm run bench -- scale --help)\n' +
+      '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
   );
   process.exit(0);
@@ -85,7 +113,7 @@ const int = (name: string, v: string | undefined) => {
   return n;
 };
 const log = (m: string) => process.stderr.write(`${m}\n`);
-const dbUrl = (db: string) => `${a['pg-url']!.replace(/\/+$/, '')}/${db}`;
+const dbUrl = (what: string) => benchDbUrl(a['pg-url']!, what);
 
 /** Worker concurrency levels: both peers run at each, side by side. */
 const levels = a.concurrency!.split(',').map((c) => int('concurrency', c.trim()));
@@ -123,7 +151,7 @@ const report: Report = {
     cpus: cpus().length,
     cpuModel: cpus()[0]?.model,
     memGiB: Math.round(totalmem() / 2 ** 30),
-    postgres: await serverVersion(dbUrl('postgres')),
+    postgres: await serverVersion(dbUrl('limit')),
     dbos: { version: dbosVersion(), queueMinPollingIntervalMs: pollMs },
   },
   levels: [],
@@ -135,7 +163,7 @@ const t0 = performance.now();
 if (!a['skip-limit']) {
   log(`[limit] single-row INSERT commit rate, ${a['limit-clients']} clients, ${a['limit-seconds']} s`);
   report.limit = await measureLimit({
-    databaseUrl: dbUrl('bench_limit'),
+    databaseUrl: dbUrl('limit'),
     clients: int('limit-clients', a['limit-clients']),
     seconds: int('limit-seconds', a['limit-seconds']),
   });
@@ -150,7 +178,7 @@ for (const concurrency of levels) {
       level.dbos = await runDbos({
         ...base,
         concurrency,
-        databaseUrl: dbUrl('bench_dbos'),
+        databaseUrl: dbUrl('dbos'),
         pollIntervalMs: pollMs,
         idleRuns,
         log: (m) => log(`[dbos${at}] ${m}`),
@@ -165,7 +193,7 @@ for (const concurrency of levels) {
       const r = await runOurs({
         ...base,
         concurrency,
-        databaseUrl: dbUrl('bench_ours'),
+        databaseUrl: dbUrl('ours'),
         workers,
         idleRuns,
         history: oursHistory,
@@ -185,10 +213,27 @@ for (const concurrency of levels) {
   }
 }
 
+if (!a['skip-jobs']) {
+  try {
+    report.jobs = await runJobs({
+      pgUrl: a['pg-url']!,
+      drain: int('job-drain', a['job-drain']),
+      oneByOne: int('job-one-by-one', a['job-one-by-one']),
+      callers: int('job-callers', a['job-callers']),
+      idleJobs: idleRuns,
+      oursConcurrency: Math.max(...levels),
+      log,
+    });
+  } catch (e) {
+    report.jobsError = (e as Error).stack ?? String(e);
+    log(`[jobs] ${report.jobsError}`);
+  }
+}
+
 if (!a['skip-scale']) {
   try {
     report.scale = await runScale({
-      databaseUrl: dbUrl('bench_ours_scale'),
+      databaseUrl: dbUrl('ours_scale'),
       workflows: base.workflows,
       steps: base.steps,
       concurrency: base.concurrency,
@@ -228,7 +273,7 @@ async function warnAboutConnections(): Promise<void> {
   const ours = workers * (enginePool + 1 + writes) + (workers > 1 ? enginePool : 0);
   const dbos = enginePool + writes + 2;
   const need = Math.max(a['skip-ours'] ? 0 : ours, a['skip-dbos'] ? 0 : dbos);
-  const free = await withClient(dbUrl('postgres'), async (c) => {
+  const free = await withClient(`${a['pg-url']!.replace(/\/+$/, '')}/postgres`, async (c) => {
     const { rows } = await c.query<{ free: number }>(
       `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free`,
     );

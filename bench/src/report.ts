@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import type { LimitFigures, PeerFigures } from './figures.js';
 import type { OursDetail, PhaseCost } from './peers/ours.js';
 import type { ScaleResult } from './peers/ours-scale.js';
+import { renderJobs, type JobsReport } from './jobs/main.js';
 
 /** Both peers at one worker concurrency. */
 export interface LevelReport {
@@ -22,6 +23,9 @@ export interface Report {
   levels: LevelReport[];
   scale?: ScaleResult;
   scaleError?: string;
+  /** The job-queue peers (jobs/main.ts). */
+  jobs?: JobsReport;
+  jobsError?: string;
 }
 
 interface Row {
@@ -147,6 +151,8 @@ export function renderTable(r: Report): string {
     out.push(`  pgbench:          ${fmt(r.limit.pgbenchInsertCommitsPerSec, 0)} commits/s`);
     for (const n of r.limit.notes) out.push(`  note: ${n}`);
   }
+  if (r.jobs) out.push('', renderJobs(r.jobs));
+  if (r.jobsError) out.push('', `jobs: ${r.jobsError}`);
   if (r.scale) out.push('', ...renderScale(r.scale));
   if (r.scaleError) out.push('', `scale: ${r.scaleError}`);
   return out.join('\n');

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import pg from 'pg';
 import { DurableEngine, WorkflowRegistry, type ScheduledInput } from 'nestjs-durable/engine';
-import { dropDatabase, readDbStats, recreateDatabase, serverVersion, withClient } from './db.js';
+import { benchDbUrl, databaseName, dropDatabase, readDbStats, recreateDatabase, serverVersion, withClient } from './db.js';
 import { createSchema, statementName } from './peers/ours-lib.js';
 import { pgCpuAvailable, pgCpuDelta, snapshotPgCpu } from './pg-cpu.js';
 import { percentile } from './stats.js';
@@ -63,7 +63,7 @@ export async function runSchedulesBench(argv: string[]): Promise<void> {
   const instances = int('instances', a.instances);
   const batch = int('batch', a.batch);
   const log = (m: string) => process.stderr.write(`[schedules] ${m}\n`);
-  const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_sched`;
+  const url = benchDbUrl(a['pg-url']!, 'sched');
 
   await recreateDatabase(url);
   await createSchema(url);
@@ -177,7 +177,7 @@ export async function runSchedulesBench(argv: string[]): Promise<void> {
       statementMs: Object.values(statements).reduce((x, s) => x + s.ms, 0),
       commits: after.db.xactCommit - before.db.xactCommit,
       rowsWritten: after.db.tupWritten - before.db.tupWritten,
-      pgCpuMs: before.cpu && after.cpu ? Math.round(pgCpuDelta(before.cpu, after.cpu, 'bench_sched').dbMs) : null,
+      pgCpuMs: before.cpu && after.cpu ? Math.round(pgCpuDelta(before.cpu, after.cpu, databaseName(url)).dbMs) : null,
     };
     results.push(r);
     log(

@@ -8,10 +8,11 @@
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { dropDatabase, recreateDatabase } from './db.js';
+import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
 import { createSchema, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
 
+takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
   options: {
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
@@ -19,7 +20,7 @@ const { values: a } = parseArgs({
     history: { type: 'string', default: 'on' },
   },
 });
-const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_stmt`;
+const url = benchDbUrl(a['pg-url']!, 'stmt');
 const reps = Number(a.reps);
 const history = a.history !== 'off';
 const median = (xs: number[]) =>
@@ -35,7 +36,7 @@ await c.connect();
 
 /** A RUNNING run leased with epoch 1, one step recorded, for the statements that need one. */
 async function setup(id: string): Promise<void> {
-  await c.query(SQL.INSERT_RUN_CLAIMED, [id, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history]);
+  await c.query(SQL.INSERT_RUN_CLAIMED, [id, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history, null, null, []]);
 }
 
 interface Case {
@@ -49,21 +50,23 @@ interface Case {
 const cases: Case[] = [
   {
     name: 'INSERT_RUN (start, not claimed)',
-    make: (i) => [SQL.INSERT_RUN, [`r${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history]],
+    make: (i) => [SQL.INSERT_RUN, [`r${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history, null, null, []]],
   },
   {
     name: 'INSERT_RUN_CLAIMED (fast path)',
-    make: (i) => [SQL.INSERT_RUN_CLAIMED, [`f${i}`, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history]],
+    make: (i) => [SQL.INSERT_RUN_CLAIMED, [`f${i}`, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history, null, null, []]],
   },
   {
     name: 'CLAIM (limit 10, 1 due run)',
-    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history])),
+    prepare: async (i) =>
+      void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history, null, null, []])),
     make: () => [SQL.CLAIM, [QUEUE, 10, 'w', 30000, [WORKFLOW], history]],
   },
   {
     // The claim of a worker with the engine option runVersions (a statement of its own: CLAIM is unchanged).
     name: 'CLAIM_VERSIONS (limit 10, 1 due run of version 1)',
-    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, [`v${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, '1', history])),
+    prepare: async (i) =>
+      void (await c.query(SQL.INSERT_RUN, [`v${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, '1', history, null, null, []])),
     make: () => [SQL.CLAIM_VERSIONS, [QUEUE, 10, 'w', 30000, [WORKFLOW], history, ['1']]],
   },
   {

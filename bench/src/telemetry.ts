@@ -32,7 +32,7 @@ import {
   TraceIdRatioBasedSampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
-import { dropDatabase, recreateDatabase, withClient } from './db.js';
+import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema, OursHost, UNSERVED_QUEUE, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
 
@@ -138,7 +138,7 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
   };
   if (!(o.sample > 0 && o.sample <= 1)) throw new Error(`--sample must be a ratio in (0, 1], got ${a.sample}`);
   if (!['traces', 'metrics', 'both'].includes(o.sdk)) throw new Error(`--sdk must be traces, metrics or both, got ${a.sdk}`);
-  const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_telemetry`;
+  const url = benchDbUrl(a['pg-url']!, 'telemetry');
   await recreateDatabase(url);
   await createSchema(url);
   const rounds: Round[] = [];

@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { Durable, verifyRuns, WorkflowRegistry } from 'nestjs-durable/engine';
-import { dropDatabase, recreateDatabase, withClient } from './db.js';
+import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema } from './peers/ours-lib.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
@@ -28,7 +28,7 @@ export async function runVerifyBench(argv: string[]): Promise<void> {
   const runs = Number(a.runs);
   const steps = Number(a.steps);
   const broken = Number(a.broken);
-  const url = `${a['pg-url']!.replace(/\/+$/, '')}/bench_verify`;
+  const url = benchDbUrl(a['pg-url']!, 'verify');
   await recreateDatabase(url);
   await createSchema(url);
   const t0 = Date.now();

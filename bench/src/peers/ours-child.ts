@@ -7,7 +7,7 @@
  *              another with a random 5–35 ms gap, waiting for each result, so every start
  *              crosses processes (INSERT + pg_notify -> LISTEN in the worker -> claim).
  */
-import { OursHost, WORKFLOW, type HostConfig, type StatementCounts } from './ours-lib.js';
+import { OursHost, WORKFLOW, type ClaimStats, type HostConfig, type StatementCounts } from './ours-lib.js';
 import { startProfile, stopProfile } from '../profile.js';
 
 export type ToChild =
@@ -22,6 +22,8 @@ export interface Snap {
   cpuMs: number;
   counts: StatementCounts;
   userWrites: number;
+  /** The claims this process sent (the instances comparison reads their contention). */
+  claims?: ClaimStats;
 }
 
 export type FromChild =
@@ -43,7 +45,12 @@ const cpuMs = () => {
 let host: OursHost | undefined;
 let pendingDone = 0;
 let flushTimer: NodeJS.Timeout | undefined;
-const snap = (): Snap => ({ cpuMs: cpuMs(), counts: { ...(host?.counts ?? {}) }, userWrites: host?.userWrites ?? 0 });
+const snap = (): Snap => ({
+  cpuMs: cpuMs(),
+  counts: { ...(host?.counts ?? {}) },
+  userWrites: host?.userWrites ?? 0,
+  claims: host && { ...host.claims },
+});
 
 function runDone(): void {
   pendingDone++;

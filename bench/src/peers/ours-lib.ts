@@ -70,7 +70,14 @@ export function diffCounts(after: StatementCounts, before: StatementCounts): Sta
  * engine sends outside a transactional step goes through pool.query (store/sql-client.ts,
  * pgSqlClient), and is one autocommit transaction. The LISTEN connection is not counted.
  */
-function countedPool(url: string, max: number, counts: StatementCounts, prepared = false): pg.Pool {
+/** The claims this process sent: how many, how many found nothing to claim, and their summed round trip. */
+export interface ClaimStats {
+  n: number;
+  empty: number;
+  ms: number;
+}
+
+function countedPool(url: string, max: number, counts: StatementCounts, claims: ClaimStats, prepared = false): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     application_name: 'nestjs-durable',
@@ -84,10 +91,22 @@ function countedPool(url: string, max: number, counts: StatementCounts, prepared
     const sql = typeof text === 'string' ? text : (text as { text: string }).text;
     const name = statementName(sql);
     counts[name] = (counts[name] ?? 0) + 1;
-    if (prepared && typeof text === 'string' && NAMES.has(sql) && Array.isArray(rest[0])) {
-      return query({ name: `bench_${name}`, text: sql, values: rest[0] }, ...rest.slice(1));
+    const sent =
+      prepared && typeof text === 'string' && NAMES.has(sql) && Array.isArray(rest[0])
+        ? query({ name: `bench_${name}`, text: sql, values: rest[0] }, ...rest.slice(1))
+        : query(text, ...rest);
+    if (name === 'CLAIM' && sent instanceof Promise) {
+      const t0 = performance.now();
+      sent.then(
+        (r: pg.QueryResult) => {
+          claims.n++;
+          claims.ms += performance.now() - t0;
+          if (!r.rowCount) claims.empty++;
+        },
+        () => {},
+      );
     }
-    return query(text, ...rest);
+    return sent;
   };
   return pool;
 }
@@ -97,10 +116,11 @@ function countedPool(url: string, max: number, counts: StatementCounts, prepared
 /**
  * One engine with the workload registered: N x k trivial steps (each optionally INSERTs one row
  * through its own pool, like the DBOS side). `onDone(id)` is called once a run has finished in
- * this process (its end is written), for runs this process executed.
+ * this process (its end is written), for runs this process executed; without it nothing waits.
  */
 export class OursHost {
   readonly counts: StatementCounts = {};
+  readonly claims: ClaimStats = { n: 0, empty: 0, ms: 0 };
   /** Statements the step bodies sent (--db-write), not the engine's. */
   userWrites = 0;
   readonly engine: DurableEngine;
@@ -109,9 +129,11 @@ export class OursHost {
 
   constructor(
     readonly cfg: HostConfig,
-    onDone: (id: string) => void = () => {},
+    onDone?: (id: string) => void,
+    /** Called when an execution of a run begins (the jobs comparison's start latency). */
+    onStart?: (id: string) => void,
   ) {
-    this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, cfg.prepared);
+    this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, this.claims, cfg.prepared);
     if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: writePoolSize(cfg.concurrency) });
     const registry = new WorkflowRegistry();
     const writePool = this.writePool;
@@ -128,8 +150,9 @@ export class OursHost {
       options: {},
       run: async (input: unknown) => {
         const id = Durable.runId();
+        onStart?.(id);
         // Resolves when the worker has written the run's end (or after an hour).
-        void this.engine.waitLocal(id, 3_600_000).then(() => onDone(id));
+        if (onDone) void this.engine.waitLocal(id, 3_600_000).then(() => onDone(id));
         for (let i = 0; i < cfg.steps; i++) await Durable.step('benchStep', () => stepBody(id, i));
         return (input as string).length;
       },

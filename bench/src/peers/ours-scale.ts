@@ -19,8 +19,9 @@
 import pg from 'pg';
 import { databaseName, dropDatabase, recreateDatabase } from '../db.js';
 import { peerPoolSize } from '../figures.js';
-import { percentile, percentiles } from '../stats.js';
-import { createSchema, OursHost, QUEUE, SQL, WORKFLOW, type HostConfig } from './ours-lib.js';
+import { percentile } from '../stats.js';
+import { claimParams as claimParamsFor, claimRound, explainClaim as explainOf, type ClaimRound } from './claim-probe.js';
+import { createSchema, OursHost, QUEUE, WORKFLOW, type HostConfig } from './ours-lib.js';
 import { enqueueBulk, readTimings, untilDone } from './ours.js';
 import { startWorkers } from './ours-workers.js';
 
@@ -84,16 +85,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Rounds of the claim measurement per case. */
 const ROUNDS = 3;
 
-async function explain(c: pg.Client, params: unknown[]): Promise<string> {
-  await c.query('BEGIN');
-  try {
-    const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS) ${SQL.CLAIM}`, params);
-    return r.rows.map((x) => x['QUERY PLAN']).join('\n');
-  } finally {
-    await c.query('ROLLBACK');
-  }
-}
-
 export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[scale] ${m}\n`));
   const url = opts.databaseUrl;
@@ -109,7 +100,7 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
     pollIntervalMs: opts.pollIntervalMs,
     poolSize: peerPoolSize(opts.concurrency),
   });
-  const claimParams = [QUEUE, limit, 'bench-claimer', 30_000, [WORKFLOW], opts.history];
+  const claimParams = claimParamsFor(limit, opts.history);
 
   log(`recreating database ${databaseName(url)} (dropped at the end)`);
   await recreateDatabase(url);
@@ -140,40 +131,16 @@ export async function runScale(opts: ScaleOpts): Promise<ScaleResult> {
 
       // 1. the claim statement, in `rounds` rounds (the median round is reported: robust to a
       //    neighbour's load spike on a shared machine)
-      const rounds: Array<{ p50: number; p99: number; runsPerSec: number; emptyP50: number; emptyP99: number; statements: number }> = [];
+      const rounds: ClaimRound[] = [];
       let explainClaim = '';
       let explainEmptyClaim = '';
       for (let round = 0; round < ROUNDS; round++) {
-        const client = new OursHost(cfg(false));
-        await client.start();
-        await enqueueBulk(client, 'claim-', claimRuns, '');
-        await client.stop();
-        if (round === 0) explainClaim = await explain(c, claimParams);
-        const lat: number[] = [];
-        let claimed = 0;
-        const t0 = performance.now();
-        for (;;) {
-          const s = performance.now();
-          const r = await c.query(SQL.CLAIM, claimParams);
-          lat.push(performance.now() - s);
-          claimed += r.rowCount ?? 0;
-          if (!r.rowCount) break;
-        }
-        const runsPerSec = claimed / ((performance.now() - t0) / 1000);
-        const full = percentiles(lat.slice(0, -1), [50, 99]);
-        const empty: number[] = [];
-        for (let i = 0; i < 200; i++) {
-          const s = performance.now();
-          await c.query(SQL.CLAIM, claimParams);
-          empty.push(performance.now() - s);
-        }
-        const e = percentiles(empty, [50, 99]);
-        if (round === 0) explainEmptyClaim = await explain(c, claimParams);
-        if (claimed !== claimRuns) log(`  WARNING: claimed ${claimed} of ${claimRuns}`);
-        rounds.push({ p50: full.p50, p99: full.p99, runsPerSec, emptyP50: e.p50, emptyP99: e.p99, statements: lat.length });
-        await c.query(`DELETE FROM durable_run_events WHERE run_id LIKE 'claim-%'`);
-        await c.query(`DELETE FROM durable_runs WHERE id LIKE 'claim-%'`);
-        await c.query('VACUUM ANALYZE durable_runs');
+        const r = await claimRound(c, cfg(false), claimRuns, claimParams, {
+          onFull: round ? undefined : async () => void (explainClaim = await explainOf(c, claimParams)),
+          onEmpty: round ? undefined : async () => void (explainEmptyClaim = await explainOf(c, claimParams)),
+        });
+        if (r.claimed !== claimRuns) log(`  WARNING: claimed ${r.claimed} of ${claimRuns}`);
+        rounds.push(r);
       }
       const med = (f: (r: (typeof rounds)[number]) => number) =>
         percentile(

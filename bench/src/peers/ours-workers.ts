@@ -40,7 +40,7 @@ export interface WorkerSet {
 }
 
 function inProcessSnap(host: OursHost): Snap {
-  return { cpuMs: 0, counts: { ...host.counts }, userWrites: host.userWrites };
+  return { cpuMs: 0, counts: { ...host.counts }, userWrites: host.userWrites, claims: { ...host.claims } };
 }
 
 async function startInProcess(cfg: HostConfig): Promise<WorkerSet> {
@@ -90,7 +90,7 @@ export class Child {
   }
 }
 
-async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet> {
+export async function startChildWorkers(cfg: HostConfig, count: number): Promise<WorkerSet> {
   const done = new DoneCounter();
   let failure: Error | undefined;
   const children = Array.from(
@@ -106,6 +106,14 @@ async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet>
     cpuMs: snaps.reduce((a, s) => a + s.cpuMs, 0),
     counts: snaps.reduce((a, s) => addCounts(a, s.counts), {} as StatementCounts),
     userWrites: snaps.reduce((a, s) => a + s.userWrites, 0),
+    claims: snaps.reduce(
+      (a, s) => ({ n: a.n + (s.claims?.n ?? 0), empty: a.empty + (s.claims?.empty ?? 0), ms: a.ms + (s.claims?.ms ?? 0) }),
+      {
+        n: 0,
+        empty: 0,
+        ms: 0,
+      },
+    ),
   });
   const check = () => {
     if (failure) throw failure;
@@ -139,5 +147,5 @@ async function startChildren(cfg: HostConfig, count: number): Promise<WorkerSet>
 
 /** Worker sets for a phase: in this process when processes = 1, otherwise forked children. */
 export function startWorkers(cfg: HostConfig, processes: number): Promise<WorkerSet> {
-  return processes === 1 ? startInProcess(cfg) : startChildren(cfg, processes);
+  return processes === 1 ? startInProcess(cfg) : startChildWorkers(cfg, processes);
 }
