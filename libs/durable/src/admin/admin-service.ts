@@ -169,9 +169,12 @@ export class AdminService {
     };
   }
 
-  /** One bounded batch of a confirmed bulk action; `token` is null in the answer when it is complete. */
-  async bulkExecute(t: BulkToken, batchSize: number) {
-    const r = await this.engine.bulkBatch(t.action, t.filter, t.position, { limit: batchSize, compensate: t.compensate });
+  /**
+   * One bounded batch of a confirmed bulk action; `token` is null in the answer when it is complete.
+   * `actor` (who confirmed it) goes into each changed run's history, as for a single cancel or resume.
+   */
+  async bulkExecute(t: BulkToken, batchSize: number, actor: string) {
+    const r = await this.engine.bulkBatch(t.action, t.filter, t.position, { limit: batchSize, compensate: t.compensate, actor });
     const done = t.done + r.done.length;
     const skipped = t.skipped + r.skipped.length;
     return {
