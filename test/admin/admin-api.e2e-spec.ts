@@ -424,7 +424,14 @@ describe('admin API (real Nest app, real Postgres)', () => {
 
     it('lists registered workflows with their options and queues', async () => {
       const res = await get('workflows').expect(200);
-      expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual(['admin.fail', 'admin.saga', 'admin.slow', 'admin.sum']);
+      expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual([
+        'admin.fail',
+        'admin.family',
+        'admin.saga',
+        'admin.slow',
+        'admin.sum',
+        'admin.waiter',
+      ]);
       expect(res.body.workflows[3]).toEqual({
         name: 'admin.sum',
         queue: 'admin-q',

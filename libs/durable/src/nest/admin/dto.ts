@@ -61,14 +61,34 @@ export class RunListDto {
   @ApiProperty({ type: Number, description: 'Sum of counts over the selected statuses' }) total!: number;
 }
 
+export class StepWaitDto {
+  @ApiProperty({ enum: ['sleep', 'recv', 'child'] }) kind!: string;
+  @ApiPropertyOptional({ type: String, description: 'recv: the topic it waits on' }) topic?: string;
+  @ApiPropertyOptional({ type: String, description: 'child: the child run whose result it waits for' }) runId?: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'sleep: wake time; recv: its timeout (null: none)' })
+  until!: string | null;
+}
+
 export class StepDto {
   @ApiProperty({ type: Number }) seq!: number;
   @ApiProperty({ type: String }) name!: string;
-  @ApiProperty({ enum: ['SUCCEEDED', 'FAILED'] }) status!: string;
+  @ApiProperty({
+    enum: ['SUCCEEDED', 'FAILED', 'WAITING', 'CANCELLED'],
+    description:
+      'WAITING: a durable wait not over yet (a sleep before its wake time, a recv or child result); CANCELLED: a wait the run ended during',
+  })
+  status!: string;
   @ApiProperty({ type: Number }) attempts!: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
-  @ApiProperty({ type: String, format: 'date-time' }) finishedAt!: string;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null while WAITING' }) finishedAt!: string | null;
   @ApiProperty({ type: Number, nullable: true }) durationMs!: number | null;
+  @ApiPropertyOptional({ type: StepWaitDto, description: 'On a durable wait (sleep, recv, child result): what it waits for' })
+  wait?: StepWaitDto;
+  @ApiPropertyOptional({
+    type: Boolean,
+    description: 'Not a recorded step: a wait that records nothing until it ends, shown from the run history (its latest suspension)',
+  })
+  derived?: boolean;
   @ApiPropertyOptional(json) output?: unknown;
   @ApiPropertyOptional(json) error?: unknown;
   @ApiPropertyOptional({

@@ -39,7 +39,7 @@ export class AdminOperationsController {
     description:
       'Send the preview token; each answer carries the token of the next batch (null when complete) and the progress. ' +
       'Each run gets the single-run operation (cancel, resume; retry = resume of a FAILED run; delete of a finished run); ' +
-      'a run whose status changed meanwhile is skipped. Each run\'s history records the actor of this request, as a single action does.',
+      "a run whose status changed meanwhile is skipped. Each run's history records the actor of this request, as a single action does.",
   })
   @ApiBody({ type: BulkExecuteBodyDto })
   @ApiOkResponse({ type: BulkExecuteDto })
@@ -47,7 +47,11 @@ export class AdminOperationsController {
   bulkExecute(@Body() body: unknown, @Query() query: unknown, @Req() req: unknown) {
     onlyKnown(query, []);
     const { token, batchSize } = parseBulkExecute(body);
-    return this.admin.bulkExecute(token, batchSize, requestActor((this.constructor as typeof AdminOperationsController).settings.actor, req));
+    return this.admin.bulkExecute(
+      token,
+      batchSize,
+      requestActor((this.constructor as typeof AdminOperationsController).settings.actor, req),
+    );
   }
 
   @Get('charts')
