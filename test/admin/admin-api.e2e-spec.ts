@@ -432,7 +432,7 @@ describe('admin API (real Nest app, real Postgres)', () => {
         'admin.sum',
         'admin.waiter',
       ]);
-      expect(res.body.workflows[3]).toEqual({
+      expect(res.body.workflows[4]).toEqual({
         name: 'admin.sum',
         queue: 'admin-q',
         queueConcurrency: 10,
@@ -440,7 +440,7 @@ describe('admin API (real Nest app, real Postgres)', () => {
         methodName: 'sum',
         options: expect.objectContaining({ priority: 5, queue: 'admin-q' }),
       });
-      expect(res.body.workflows[2].options.timeoutMs).toBe(600_000);
+      expect(res.body.workflows[3].options.timeoutMs).toBe(600_000);
       expect(res.body.queues).toEqual([
         { name: 'admin-q', concurrency: 10 },
         { name: 'admin-slow', concurrency: 10 },

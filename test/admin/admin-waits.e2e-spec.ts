@@ -55,6 +55,9 @@ describe('admin run detail: waits as steps, child tags (real Nest app, worker, P
       wait: { kind: 'recv', topic: 'go', until: null },
     });
     expect(Date.parse(waiting.startedAt!)).toBeGreaterThanOrEqual(Date.parse(slept.finishedAt!));
+    // The list says what a WAITING run waits for (its latest suspension).
+    const listed = (await request(a.server).get(`/durable/runs?idPrefix=${id}`).expect(200)).body.items[0];
+    expect(listed).toMatchObject({ status: 'WAITING', waits: [{ seq: 2, kind: 'recv', key: 'go' }] });
 
     await sleep(1_000);
     await client.send(id, 'go', { ok: true });
