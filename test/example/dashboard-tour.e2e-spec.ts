@@ -27,7 +27,7 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
 
   beforeAll(async () => {
     db = await createTestDatabase('example_tour');
-    app = await startExampleApp(db.url, { env: { REVIEW_REQUEST_DELAY_MS: '20000' } });
+    app = await startExampleApp(db.url, { env: { REVIEW_REQUEST_DELAY_MS: '180000' } });
     await app.listen(0, '127.0.0.1');
     url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     browser = await launchChromium();
@@ -55,7 +55,7 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
 
     for (const width of [1440, 800]) {
       const page = await browser.newPage({ viewport: { width, height: 900 } });
-      await page.addInitScript(() => sessionStorage.setItem('nestjs-durable.token', 'test-admin-token'));
+      await page.addInitScript("sessionStorage.setItem('nestjs-durable.token', 'test-admin-token')");
       await page.goto(`${url}/durable/`);
       // The list: a declined payment shows its outcome, a waiting order what it waits for.
       await page.locator(`tr[data-run="${declined}"] [data-output]`).waitFor();
@@ -70,11 +70,11 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
       expect(await sleepRow.locator('[data-status]').getAttribute('data-status')).toBe('WAITING');
       expect(await sleepRow.innerText()).toMatch(/sleeps until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
       expect(await sleepRow.locator('.bar.planned').count()).toBe(1);
-      // Consecutive steps before it ran one after another: no bar starts inside the previous one.
+      // Consecutive steps before it ran one after another: no bar starts inside the previous one (a bar is at least 2 px wide).
       const bars = await page
         .locator('#steps tr.step .bar:not(.planned)')
         .evaluateAll((els) => els.map((e) => ({ left: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right })));
-      for (let i = 1; i < bars.length; i++) expect(bars[i].left).toBeGreaterThanOrEqual(bars[i - 1].right - 2.5);
+      for (let i = 1; i < bars.length; i++) expect(bars[i].left).toBeGreaterThanOrEqual(bars[i - 1].right - 3);
       // The duration column stays in view inside the pane.
       const pane = await page.locator('#detail-view').boundingBox();
       const duration = await sleepRow.locator('.dur').boundingBox();
@@ -89,7 +89,10 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
       const sticky = await page
         .locator('.top')
         .first()
-        .evaluate((e) => getComputedStyle(e).position === 'sticky');
+        .evaluate(
+          (e) =>
+            (globalThis as unknown as { getComputedStyle(e: unknown): { position: string } }).getComputedStyle(e).position === 'sticky',
+        );
       if (sticky) expect(head!.y).toBeGreaterThanOrEqual(header!.y + header!.height - 1);
       await page.screenshot({ path: join(ARTIFACTS, `example-${width}-scrolled.png`) });
       await page.close();
