@@ -424,8 +424,15 @@ describe('admin API (real Nest app, real Postgres)', () => {
 
     it('lists registered workflows with their options and queues', async () => {
       const res = await get('workflows').expect(200);
-      expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual(['admin.fail', 'admin.saga', 'admin.slow', 'admin.sum']);
-      expect(res.body.workflows[3]).toEqual({
+      expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual([
+        'admin.fail',
+        'admin.family',
+        'admin.saga',
+        'admin.slow',
+        'admin.sum',
+        'admin.waiter',
+      ]);
+      expect(res.body.workflows[4]).toEqual({
         name: 'admin.sum',
         queue: 'admin-q',
         queueConcurrency: 10,
@@ -433,7 +440,7 @@ describe('admin API (real Nest app, real Postgres)', () => {
         methodName: 'sum',
         options: expect.objectContaining({ priority: 5, queue: 'admin-q' }),
       });
-      expect(res.body.workflows[2].options.timeoutMs).toBe(600_000);
+      expect(res.body.workflows[3].options.timeoutMs).toBe(600_000);
       expect(res.body.queues).toEqual([
         { name: 'admin-q', concurrency: 10 },
         { name: 'admin-slow', concurrency: 10 },

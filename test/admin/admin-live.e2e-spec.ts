@@ -3,7 +3,7 @@ import { WorkflowClient } from 'nestjs-durable';
 import request from 'supertest';
 import { LiveFeed, type LiveEvent } from '../../libs/durable/src/admin/live-feed.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
-import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
+import { createAdminApp, seedRuns, sleep, type AdminApp } from './support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
 
 /** Live updates: one shared statement per interval whatever the number of subscribers, and the SSE endpoint. */
@@ -27,7 +27,7 @@ describe('admin live updates (Server-Sent Events)', () => {
     const feed = new LiveFeed(
       () => ({ sql: counting as never, history: true }),
       async () => ({ stats: ++statsCalls }),
-      { intervalMs: 3_600_000, pingMs: 0, statsEveryMs: 0, slackMs: 1000 },
+      { intervalMs: 3_600_000, pingMs: 0, statsEveryMs: 0, slackMs: 1000, maxLookBackMs: 60_000 },
     );
     const got: LiveEvent[][] = [];
     const offs = Array.from({ length: 30 }, (_, i) => {
@@ -51,6 +51,58 @@ describe('admin live updates (Server-Sent Events)', () => {
     expect(got.slice(10).some((events) => events.some((e) => e.type === 'stats'))).toBe(false);
     offs.forEach((off) => off());
     expect(feed.subscribers).toBe(0);
+  });
+
+  it('names a run written by a transaction that commits long after it began, once, also from a savepoint', async () => {
+    const feed = new LiveFeed(
+      () => ({ sql: pgSqlClient(a.pool, { prepared: false }), history: true }),
+      async () => ({}),
+      { intervalMs: 3_600_000, pingMs: 3_600_000, statsEveryMs: 3_600_000, slackMs: 1000, maxLookBackMs: 60_000 },
+    );
+    const events: LiveEvent[] = [];
+    const off = feed.subscribe({ run: null, stats: false }, (e) => events.push(e));
+    const named = () => events.filter((e) => e.type === 'changes').flatMap((e) => (e.data as { ids: string[] }).ids);
+    const late = await a.pool.connect();
+    const saved = await a.pool.connect();
+    try {
+      await feed.tick();
+      // Two transactions begin (updated_at = now() is their start), write later, and commit 2.5 s after they began;
+      // one writes its row inside a savepoint (a subtransaction id).
+      await late.query('BEGIN');
+      await saved.query('BEGIN');
+      await late.query('SELECT 1');
+      await saved.query('SELECT 1');
+      await feed.tick();
+      await sleep(1200);
+      await late.query(`UPDATE durable_runs SET status = 'CANCELLED', updated_at = now() WHERE id = 'V-00001'`);
+      await saved.query('SAVEPOINT s1');
+      await saved.query(`UPDATE durable_runs SET status = 'CANCELLED', updated_at = now() WHERE id = 'V-00002'`);
+      await saved.query('RELEASE SAVEPOINT s1');
+      await feed.tick();
+      await sleep(1300);
+      await feed.tick();
+      expect(named().filter((id) => id === 'V-00001' || id === 'V-00002')).toEqual([]);
+      await late.query('COMMIT');
+      await saved.query('COMMIT');
+      const { rows } = await a.pool.query<{ age_ms: number }>(
+        `SELECT extract(epoch FROM clock_timestamp() - updated_at) * 1000 AS age_ms FROM durable_runs WHERE id IN ('V-00001', 'V-00002')`,
+      );
+      // Older than a 1-s look-back when it becomes visible: a feed that only looked 1 s back would miss it.
+      for (const r of rows) expect(Number(r.age_ms)).toBeGreaterThan(2000);
+      const committed = named().length;
+      await feed.tick();
+      expect(named().slice(committed).sort()).toEqual(['V-00001', 'V-00002']);
+      const before = named().length;
+      await feed.tick();
+      await feed.tick();
+      expect(named().slice(before)).toEqual([]);
+    } finally {
+      await late.query('ROLLBACK').catch(() => {});
+      await saved.query('ROLLBACK').catch(() => {});
+      late.release();
+      saved.release();
+      off();
+    }
   });
 
   it('streams hello, then the change of a run started after connecting, over HTTP', async () => {

@@ -85,6 +85,30 @@ describe('admin API: cross-site requests, security headers, actor in the history
     await expect(client.cancel(id, { actor: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', parameter: 'actor' });
   });
 
+  it('records the actor of a bulk action in each run it changed (the confirming request user; the client option)', async () => {
+    const ids = await Promise.all(
+      [0, 1, 2].map(async (i) => (await client.start('admin.slow', { steps: 200, ms: 50 }, { tags: [`bulk-actor-${i % 2}`] })).id),
+    );
+    const preview = await post('runs/bulk/preview')
+      .send({ action: 'cancel', filter: { tag: 'bulk-actor-0' } })
+      .expect(200);
+    expect(preview.body.matched).toBe(2);
+    let token: string | null = preview.body.token;
+    while (token) token = (await post('runs/bulk/execute').send({ token, batchSize: 1 }).expect(200)).body.token;
+    await client.bulk('cancel', { tags: ['bulk-actor-1'] }, { actor: 'ops:bulk-script' });
+    await client.bulk('resume', { ids: [ids[0]] }, { actor: 'ops:bulk-script' });
+    const actors = async (id: string) =>
+      (await history(id)).filter((e) => ['cancelled', 'resumed'].includes(e.kind)).map((e) => [e.kind, e.detail?.actor]);
+    expect(await actors(ids[0])).toEqual([
+      ['cancelled', '42'],
+      ['resumed', 'ops:bulk-script'],
+    ]);
+    expect(await actors(ids[2])).toEqual([['cancelled', '42']]);
+    expect(await actors(ids[1])).toEqual([['cancelled', 'ops:bulk-script']]);
+    await expect(client.bulk('cancel', { ids }, { actor: ' ' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', parameter: 'actor' });
+    await client.cancel(ids[0]);
+  });
+
   it('sends no-store, nosniff and no X-Powered-By on answers, errors and refusals (the guard’s too)', async () => {
     const responses = [
       await request(a.server).get('/durable/runs').set('Authorization', 'Bearer jane').expect(200),

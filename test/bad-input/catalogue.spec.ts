@@ -68,6 +68,7 @@ describe('bad input: the catalogue', () => {
           throw { reason: 'out of stock', sku: 42 };
         },
         unknownChild: async () => (await Durable.startChild('noSuchWorkflow', {})).result(),
+        badChildTags: async () => Durable.startChild('echo', 1, { tags: 'vip' as never }),
         hugeEvent: async () => Durable.setEvent('report', 'z'.repeat(LIMIT + 1)),
         recvInStep: async () => steps.recvInside(),
         emptyPatchId: async () => Durable.patched(''),
@@ -110,6 +111,15 @@ describe('bad input: the catalogue', () => {
       expect(run.error).toMatchObject({
         name: 'UnknownWorkflowError',
         message: expect.stringContaining('No workflow named "noSuchWorkflow"'),
+      });
+      expect(await h.query(`SELECT id FROM durable_runs WHERE parent_id = $1`, [run.id])).toEqual([]);
+    });
+
+    it('a child started with bad tags fails the parent with InvalidArgumentError that says what tags may be, and creates no child', async () => {
+      const { run } = await failedRun('badChildTags');
+      expect(run.error).toMatchObject({
+        name: 'InvalidArgumentError',
+        message: expect.stringContaining('tags must be an array: pass an array of at most 20 strings'),
       });
       expect(await h.query(`SELECT id FROM durable_runs WHERE parent_id = $1`, [run.id])).toEqual([]);
     });

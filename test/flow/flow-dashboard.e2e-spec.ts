@@ -68,7 +68,7 @@ describeBrowser('flow-control panel of the dashboard in headless Chromium', () =
 
     await page.click('tr[data-run="F-wait-1"]');
     await page.waitForSelector('#run-blockers');
-    expect(await page.locator('#run-blockers').textContent()).toContain('Why it has not started: concurrency key t1: 1/1');
+    expect(await page.locator('#run-blockers').textContent()).toContain('Held back by flow control: concurrency key t1: 1/1');
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-flow.png'), fullPage: false });
 
     await page.locator('tr.flow-row[data-queue="seed-f"] button[data-action="reset"]').click();

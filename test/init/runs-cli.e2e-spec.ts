@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { userInfo } from 'node:os';
 import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import pg from 'pg';
@@ -81,6 +82,11 @@ describe('nestjs-durable runs (CLI)', () => {
     expect(done.err).toContain('retry: 2 of 3');
     for (const id of failed) expect(await status(id)).toBe('PENDING');
     expect(await status('K-00022')).toBe('FAILED');
+    const { rows } = await pool.query(
+      `SELECT run_id, detail->>'actor' AS actor FROM durable_run_events WHERE kind = 'resumed' AND run_id = ANY($1)`,
+      [failed],
+    );
+    expect(rows.map((r) => r.actor)).toEqual(failed.map(() => `cli:${userInfo().username}`));
   });
 
   it('refuses what it cannot do with a message and exit code 1 or 2', async () => {

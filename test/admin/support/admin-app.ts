@@ -95,6 +95,27 @@ export class AdminTestWorkflows {
     for (let i = 0; i < (input?.steps ?? 200); i++) await this.steps.tick(i, input?.ms ?? 150);
     return 'done';
   }
+
+  /** Three children: one with the parent's tags (the default), one with its own, one with none. */
+  @Workflow({ name: 'admin.family', queue: 'admin-q' })
+  async family() {
+    const kids = await Promise.all([
+      Durable.startChild('admin.sum', { n: 1 }),
+      Durable.startChild('admin.sum', { n: 1 }, { tags: ['child:own'] }),
+      Durable.startChild('admin.sum', { n: 1 }, { tags: [] }),
+    ]);
+    return kids.map((k) => k.id);
+  }
+
+  /** A step, a durable sleep, a message without timeout, one with a timeout: what the detail shows while it waits. */
+  @Workflow({ name: 'admin.waiter', queue: 'admin-q' })
+  async waiter(input: { sleepMs?: number; timeoutMs?: number }) {
+    await this.steps.add(1, 1);
+    await Durable.sleep(input?.sleepMs ?? 1000);
+    const go = await Durable.recv('go');
+    const late = await Durable.recv('late', { timeoutMs: input?.timeoutMs ?? 1000 });
+    return { go, late };
+  }
 }
 
 /** Guard that lets a request through with `Authorization: Bearer <token>`. */

@@ -10,6 +10,7 @@ import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import { encodeCursor } from './cursor.js';
 import { LiveFeed } from './live-feed.js';
+import { withWaits } from './step-waits.js';
 import { charts, type ChartRange } from '../store/admin-charts.js';
 import type { BulkAction } from '../engine/bulk.js';
 import { encodeBulkToken, type BulkToken } from './bulk-params.js';
@@ -83,7 +84,8 @@ export class AdminService {
   async getRun(id: string) {
     const detail = await runDetail(this.store, id);
     if (!detail) throw new RunNotFoundError(id);
-    const { run, steps, messages, events, history, children, totals, dbNow } = detail;
+    const { run, messages, events, history, children, totals, dbNow } = detail;
+    const steps = withWaits(run as { status: string; finishedAt: string | null }, detail.steps, history, dbNow);
     // Not started (or suspended): what holds it back, e.g. "concurrency key tenant-a: 5/5" (one more query).
     const waiting = run.status === 'PENDING' || run.status === 'WAITING';
     const startBlockers = waiting ? await whyNotStarted(this.store, id) : null;
@@ -169,9 +171,12 @@ export class AdminService {
     };
   }
 
-  /** One bounded batch of a confirmed bulk action; `token` is null in the answer when it is complete. */
-  async bulkExecute(t: BulkToken, batchSize: number) {
-    const r = await this.engine.bulkBatch(t.action, t.filter, t.position, { limit: batchSize, compensate: t.compensate });
+  /**
+   * One bounded batch of a confirmed bulk action; `token` is null in the answer when it is complete.
+   * `actor` (who confirmed it) goes into each changed run's history, as for a single cancel or resume.
+   */
+  async bulkExecute(t: BulkToken, batchSize: number, actor: string) {
+    const r = await this.engine.bulkBatch(t.action, t.filter, t.position, { limit: batchSize, compensate: t.compensate, actor });
     const done = t.done + r.done.length;
     const skipped = t.skipped + r.skipped.length;
     return {

@@ -20,21 +20,33 @@ interface Subscriber extends LiveSubscription {
   send: (e: LiveEvent) => void;
 }
 
-/** How often the feed looks for changes, sends a ping, and at most refreshes the stats. */
-export const LIVE_DEFAULTS = { intervalMs: 1000, pingMs: 10_000, statsEveryMs: 5000, slackMs: 1000 };
+/**
+ * How often the feed looks for changes, sends a ping, and at most refreshes the stats; how far back
+ * its first look reaches (slackMs), and how far back it ever looks for a transaction that commits late.
+ */
+export const LIVE_DEFAULTS = { intervalMs: 1000, pingMs: 10_000, statsEveryMs: 5000, slackMs: 1000, maxLookBackMs: 60_000 };
 
 /**
  * One feed per admin module, shared by every live connection: while anyone listens it runs ONE
  * statement per interval (store/live.ts: runs updated since the last tick, and the versions of the
  * runs open somewhere), and the stats at most every few seconds, whatever the number of
  * subscribers. Each subscriber gets what concerns it. The timer stops with the last subscriber.
- * Updates committed late (a transaction that took longer than the slack) may be seen late; the
- * dashboard still refreshes what it shows now and then.
+ *
+ * No change is missed, even one committed late (a run written in a transaction that began long
+ * before it committed carries the old updated_at of its start): each look reaches back to the
+ * start of the oldest transaction that was open two looks ago (a transaction still open at the
+ * previous look was either open then, or began after), and keeps only rows written by
+ * transactions the previous look could not see yet (store/live.ts). A row version already named
+ * is not named again. Only a transaction open longer than maxLookBackMs (60 s) can be missed; the
+ * dashboard also reloads what it shows now and then.
  */
 export class LiveFeed {
   private readonly subs = new Set<Subscriber>();
   private timer: NodeJS.Timeout | null = null;
-  private since: Date | null = null;
+  /** What the last two looks found: their snapshot xmin, and the start of the oldest open transaction. */
+  private looks: Array<{ now: Date; horizon: string; oldest: Date }> = [];
+  /** Row versions named recently (run id → transaction id), so that a second look does not name them again. */
+  private named = new Map<string, string>();
   private versions = new Map<string, string>();
   private lastStats = 0;
   private lastPing = 0;
@@ -62,7 +74,8 @@ export class LiveFeed {
       if (!this.subs.size && this.timer) {
         clearInterval(this.timer);
         this.timer = null;
-        this.since = null;
+        this.looks = [];
+        this.named.clear();
         this.versions.clear();
       }
     };
@@ -78,12 +91,17 @@ export class LiveFeed {
     this.ticking = true;
     try {
       const watched = [...new Set([...this.subs].map((s) => s.run).filter((r): r is string => r !== null))];
-      const t = await liveTick(this.store(), this.since ?? new Date(Date.now() - this.o.slackMs), watched);
-      this.since = new Date(t.now.getTime() - this.o.slackMs);
+      const prev = this.looks[this.looks.length - 1];
+      const t = await liveTick(this.store(), this.since(), prev?.horizon ?? null, watched);
+      this.looks = [...this.looks.slice(-1), { now: t.now, horizon: t.horizon, oldest: t.oldest }];
       const at = t.now.toISOString();
-      if (t.changed.length) {
+      const fresh = t.changed.filter((c) => this.named.get(c.id) !== c.xid);
+      for (const c of t.changed) this.named.set(c.id, c.xid);
+      // A version below the horizon is never returned again: forget it.
+      for (const [id, xid] of this.named) if (BigInt(xid) < BigInt(t.horizon)) this.named.delete(id);
+      if (fresh.length) {
         this.dirty = true;
-        const ids = [...new Set(t.changed.slice(0, LIVE_CHANGED_LIMIT).map((c) => c.id))];
+        const ids = [...new Set(fresh.slice(0, LIVE_CHANGED_LIMIT).map((c) => c.id))];
         this.broadcast(() => ({ type: 'changes', data: { ids, many: t.changed.length > LIVE_CHANGED_LIMIT, at } }));
       }
       for (const w of t.watched) {
@@ -107,6 +125,17 @@ export class LiveFeed {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /**
+   * How far back this look reaches: the oldest transaction open two looks ago (see the class), or
+   * at the first looks the slack before the previous one; never more than maxLookBackMs.
+   */
+  private since(): Date {
+    const [older, last] = this.looks.length === 2 ? this.looks : [undefined, this.looks[0]];
+    if (!last) return new Date(Date.now() - this.o.slackMs);
+    const from = older ? older.oldest.getTime() : Math.min(last.oldest.getTime(), last.now.getTime() - this.o.slackMs);
+    return new Date(Math.max(from, last.now.getTime() - this.o.maxLookBackMs));
   }
 
   private broadcast(event: (s: Subscriber) => LiveEvent | null): void {

@@ -165,7 +165,7 @@ async function bulkCommand(admin: AdminService, action: string, values: Values, 
   let last = { done: 0, skipped: 0, skippedRuns: [] as Array<{ id: string; reason: string }> };
   while (token) {
     const { token: t, batchSize } = parseBulkExecute({ token, batchSize: values['batch-size'] ?? 200 });
-    const r = await admin.bulkExecute(t, batchSize);
+    const r = await admin.bulkExecute(t, batchSize, cliActor());
     last = { done: r.done, skipped: r.skipped, skippedRuns: [...last.skippedRuns, ...r.skippedRuns].slice(0, 20) };
     io.err(`${action}: ${r.done + r.skipped} of ${preview.matched}`);
     token = r.token;

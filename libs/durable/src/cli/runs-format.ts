@@ -7,7 +7,18 @@ interface ListItem {
   stepCount: number;
   createdAt: string;
   errorMessage: string | null;
+  outputSummary?: string | null;
+  waits?: Array<{ kind: string; key: string | null }> | null;
   tags?: string[];
+}
+
+/** The last column: the error, else what a WAITING run waits for, else the start of the output; then the tags. */
+function outcome(r: ListItem): string {
+  const waits = r.waits?.length
+    ? `waits for ${r.waits.map((w) => (w.kind === 'recv' ? `message ${w.key}` : w.kind === 'child' ? `child ${w.key}` : 'timer')).join(' or ')}`
+    : null;
+  const tags = r.tags?.length ? ` [${r.tags.join(',')}]` : '';
+  return (r.errorMessage ?? waits ?? r.outputSummary ?? '') + tags;
 }
 
 const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
@@ -20,16 +31,9 @@ function table(rows: string[][]): string {
 
 export function formatRunList(page: { items: ListItem[]; total: number; countsCapped: string[]; nextCursor: string | null }): string {
   if (!page.items.length) return 'No runs match.';
-  const rows = [['ID', 'WORKFLOW', 'STATUS', 'STEPS', 'CREATED', 'TAGS / ERROR']];
+  const rows = [['ID', 'WORKFLOW', 'STATUS', 'STEPS', 'CREATED', 'ERROR / RESULT [TAGS]']];
   for (const r of page.items) {
-    rows.push([
-      r.id,
-      r.workflowName,
-      r.status,
-      String(r.stepCount),
-      time(r.createdAt),
-      clip(r.errorMessage ?? (r.tags ?? []).join(','), 60),
-    ]);
+    rows.push([r.id, r.workflowName, r.status, String(r.stepCount), time(r.createdAt), clip(outcome(r), 80)]);
   }
   const more = page.nextCursor ? ` (showing ${page.items.length}; narrow the filters or raise --limit)` : '';
   return `${table(rows)}\n${page.total}${page.countsCapped.length ? '+' : ''} run(s) match${more}.`;
@@ -46,7 +50,15 @@ interface Detail {
   tags?: string[];
   error?: unknown;
   output?: unknown;
-  steps: Array<{ seq: number; name: string; status: string; attempts: number; durationMs: number | null; error?: unknown }>;
+  steps: Array<{
+    seq: number;
+    name: string;
+    status: string;
+    attempts: number;
+    durationMs: number | null;
+    error?: unknown;
+    wait?: { until: string | null };
+  }>;
   totals: Record<string, number>;
 }
 
@@ -63,7 +75,13 @@ export function formatRun(r: Detail): string {
     lines.push('');
     const rows = [['#', 'STEP', 'STATUS', 'TRIES', 'DURATION']];
     for (const s of r.steps) {
-      rows.push([String(s.seq), s.name, s.status, String(s.attempts), s.durationMs === null ? '—' : `${Math.round(s.durationMs)} ms`]);
+      const duration =
+        s.status === 'WAITING'
+          ? `waiting${s.wait?.until ? ` until ${time(s.wait.until)}` : ''}`
+          : s.durationMs === null
+            ? '—'
+            : `${Math.round(s.durationMs)} ms`;
+      rows.push([String(s.seq), s.name, s.status, String(s.attempts), duration]);
     }
     lines.push(table(rows));
     if (r.totals.steps > r.steps.length) lines.push(`(first ${r.steps.length} of ${r.totals.steps} steps)`);

@@ -4,7 +4,7 @@ import { deleteFinishedRuns } from '../store/bulk.js';
 import { dbNow } from '../store/schedules.js';
 import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { EngineContext } from './engine-context.js';
-import { cancel, resume } from './run-control.js';
+import { actorOf, cancel, resume } from './run-control.js';
 
 /**
  * What a bulk action does to each run its filter selects, with the same semantics as the
@@ -89,9 +89,10 @@ export async function bulkBatch(
   action: BulkAction,
   filter: RunFilter,
   at: BulkPosition,
-  opts: { limit: number; compensate?: boolean },
+  opts: { limit: number; compensate?: boolean; actor?: string },
 ): Promise<BulkBatchResult> {
   checkAction(action);
+  actorOf(`bulk ${action}`, opts); // a bad actor is refused once, not as a reason to skip every run
   if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_BULK_BATCH) {
     throw new InvalidArgumentError(`bulk batch size must be an integer between 1 and ${MAX_BULK_BATCH} (got ${opts.limit}).`, 'batchSize');
   }
@@ -110,8 +111,8 @@ export async function bulkBatch(
   } else {
     for (const id of ids) {
       try {
-        if (action === 'cancel') await cancel(e, id, { compensate: opts.compensate === true });
-        else await resume(e, id);
+        if (action === 'cancel') await cancel(e, id, { compensate: opts.compensate === true, actor: opts.actor });
+        else await resume(e, id, { actor: opts.actor });
         done.push(id);
       } catch (err) {
         if (!(err instanceof DurableError)) throw err;
@@ -142,6 +143,8 @@ export interface BulkOptions {
   batchSize?: number;
   /** cancel only: undo what each run's steps did first (see CancelOptions.compensate). */
   compensate?: boolean;
+  /** Who acts, recorded in each changed run's history (as CancelOptions.actor); e.g. 'ops:alice'. */
+  actor?: string;
   /** Called after each batch with the running totals (progress). */
   onBatch?: (progress: { done: number; skipped: number; matched: number }) => void;
 }
@@ -161,7 +164,11 @@ export async function bulkAll(e: EngineContext, action: BulkAction, filter: Bulk
   let at: BulkPosition | null = { asOf, cursor: null };
   const total = { done: 0, skipped: 0, matched };
   while (at) {
-    const r: BulkBatchResult = await bulkBatch(e, action, f, at, { limit: opts.batchSize ?? 200, compensate: opts.compensate });
+    const r: BulkBatchResult = await bulkBatch(e, action, f, at, {
+      limit: opts.batchSize ?? 200,
+      compensate: opts.compensate,
+      actor: opts.actor,
+    });
     total.done += r.done.length;
     total.skipped += r.skipped.length;
     opts.onBatch?.({ ...total });

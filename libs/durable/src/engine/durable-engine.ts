@@ -304,7 +304,7 @@ export class DurableEngine implements HandleBackend {
     action: BulkAction,
     filter: BulkFilter,
     at: BulkPosition,
-    opts: { limit: number; compensate?: boolean },
+    opts: { limit: number; compensate?: boolean; actor?: string },
   ): Promise<BulkBatchResult> {
     return bulkBatch(this.context, action, completeFilter(filter), at, opts);
   }

@@ -33,7 +33,8 @@ export interface StartOptions {
   /**
    * Labels to find the run by (admin API and CLI filter `tag`, dashboard search): up to 20 distinct
    * strings of 1–100 characters without NUL, e.g. `['customer:acme', 'batch:2026-12']`. Stored in
-   * durable_runs.tags (indexed); a child run does not inherit them.
+   * durable_runs.tags (indexed). A child run (Durable.startChild) carries its parent's tags unless
+   * it is started with its own.
    */
   tags?: readonly string[];
 }

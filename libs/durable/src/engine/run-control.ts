@@ -115,7 +115,7 @@ export async function fork(
 const MAX_ACTOR = 200;
 
 /** The checked `actor` option (null when not given). */
-function actorOf(action: string, opts: ControlOptions): string | null {
+export function actorOf(action: string, opts: ControlOptions): string | null {
   if (!opts || typeof opts !== 'object') {
     throw new InvalidArgumentError(`${action}(): the options must be an object { actor?: string }.`, 'options');
   }

@@ -26,7 +26,7 @@
  *   durable_messages_idempotency_key (run_id, …), durable_run_events_run_idx (run_id, id)   run detail
  */
 import { RUN_STATUSES, type RunStatus } from './rows.js';
-import { iso, type Store } from './store.js';
+import { iso, parsed, type Store } from './store.js';
 
 /** Per-status counts of the runs list stop at this many rows per status (index-only, bounded). */
 export const COUNT_CAP = 10_000;
@@ -121,13 +121,19 @@ function runFilter(withStatus: boolean): { sql: string; next: number } {
 const OUTPUT_SUMMARY_MAX_BYTES = 2048;
 const OUTPUT_SUMMARY_CHARS = 160;
 
-/** Columns of a run in lists (no input, a summary of the output: a list stays small). */
+/**
+ * Columns of a run in lists (no input, a summary of the output: a list stays small), and for a
+ * WAITING run what it waits for: the waits of its latest suspension (durable_run_events_run_idx,
+ * backwards from its newest row).
+ */
 const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.attempt, r.parent_id, r.app_version,
   r.lease_owner, r.created_at, r.started_at, r.finished_at, r.updated_at, r.available_at, r.deadline_at,
   r.cancel_requested_at, r.tags, r.error->>'message' AS error_message,
   CASE WHEN r.output IS NULL THEN NULL WHEN pg_column_size(r.output) <= ${OUTPUT_SUMMARY_MAX_BYTES} THEN left(r.output::text, ${OUTPUT_SUMMARY_CHARS})
        ELSE '(' || pg_column_size(r.output) || ' bytes)' END AS output_summary,
-  (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count`;
+  (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count,
+  CASE WHEN r.status = 'WAITING' THEN (
+    SELECT h.detail->'waits' FROM durable_run_events h WHERE h.run_id = r.id AND h.kind = 'suspended' ORDER BY h.id DESC LIMIT 1) END AS waits`;
 
 export type SortKey = 'created' | 'updated';
 export type SortOrder = 'asc' | 'desc';
@@ -225,6 +231,7 @@ export async function listRuns(
     leaseOwner: (r.lease_owner as string | null) ?? null,
     errorMessage: (r.error_message as string | null) ?? null,
     outputSummary: (r.output_summary as string | null) ?? null,
+    waits: parsed<Array<{ seq: number; kind: 'sleep' | 'recv' | 'child'; key: string | null }> | null>(r.waits) ?? null,
     stepCount: Number(r.step_count),
     createdAt: iso(r.created_at)!,
     startedAt: iso(r.started_at),

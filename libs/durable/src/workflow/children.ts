@@ -26,6 +26,11 @@ export interface ChildOptions {
   timeoutMs?: number | null;
   /** Start the child this many ms later. */
   delayMs?: number;
+  /**
+   * The child's tags (as StartOptions.tags). Default: the parent's tags, so that a search or a bulk
+   * action by tag finds a whole tree of runs; `[]` starts the child without tags.
+   */
+  tags?: readonly string[];
 }
 
 const startStepName = (workflow: string) => `durable.startChild:${workflow}`;
@@ -106,7 +111,7 @@ function create<T>(
         void startBatch(ctx, created).finally(done);
       });
     }
-    batch.push({ seq, name: stepName, child, output, resolve, reject });
+    batch.push({ seq, name: stepName, child, output, inheritTags: opts.tags === undefined || opts.tags === null, resolve, reject });
   }).then(() => new ChildWorkflowHandle<T>(child.id, child.workflowName));
 }
 
@@ -115,6 +120,7 @@ interface PendingStart {
   name: string;
   child: NewRun;
   output: string;
+  inheritTags: boolean;
   resolve(): void;
   reject(err: unknown): void;
 }

@@ -117,10 +117,11 @@
     if (!b && !r.concurrencyKey) return null;
     var lines = [];
     if (r.concurrencyKey) lines.push(el('div', null, el('b', null, 'Concurrency key: '), el('span', { class: 'mono', text: r.concurrencyKey })));
-    if (b) {
-      lines.push(el('div', null, el('b', null, 'Why it has not started: '),
-        b.reasons.length ? b.reasons.join(' · ') : (b.claimable ? 'nothing holds it back: the next worker of queue ' + b.queue + ' with a free slot takes it' : '—')));
-    }
+    // Its time (a delay, a timer, a safety re-check) is told by the Waiting box: here only the limits that hold it back.
+    var notDue = b && b.availableAt && new Date(b.availableAt).getTime() > new Date(r.now || Date.now()).getTime();
+    var limits = b ? (notDue ? b.reasons.slice(1) : b.reasons) : [];
+    if (limits.length) lines.push(el('div', null, el('b', null, 'Held back by flow control: '), limits.join(' · ')));
+    if (!lines.length) return null;
     return el('div', { class: 'flow-why', id: 'run-blockers' }, lines);
   }
 

@@ -86,7 +86,9 @@ export function renderList(data) {
       el('td', { class: 'num', text: fmtDuration(runDuration(r)) }),
       r.errorMessage
         ? el('td', { class: 'c-error', title: r.errorMessage, text: r.errorMessage })
-        : el('td', { class: 'c-error c-output', title: r.outputSummary || '', 'data-output': '', text: r.outputSummary || '' }));
+        : r.waits && r.waits.length
+          ? el('td', { class: 'c-error c-waits', 'data-waits': '', text: waitsText(r.waits) })
+          : el('td', { class: 'c-error c-output', title: r.outputSummary || '', 'data-output': '', text: r.outputSummary || '' }));
     tb.appendChild(tr);
   });
   $('runs-empty').hidden = data.items.length > 0;
@@ -115,4 +117,11 @@ export function setFilter(patch) {
   saveHash();
   renderChips(state.list && state.list.counts, state.list && state.list.countsCapped);
   loadList();
+}
+
+/** What a WAITING run waits for, in a few words: "waits for message shipment, timer". */
+export function waitsText(waits) {
+  return 'waits for ' + waits.map(function (w) {
+    return w.kind === 'recv' ? 'message ' + w.key : w.kind === 'child' ? 'child ' + w.key : w.kind === 'sleep' ? 'timer' : w.kind;
+  }).join(' or ');
 }

@@ -10,14 +10,13 @@ export function timeline(r) {
   var live = r.progress && r.status === 'RUNNING' ? r.progress.steps : [];
   if (!steps.length && !live.length) return el('p', { class: 'muted', text: r.status === 'PENDING' ? 'Not started yet.' : 'No steps recorded.' });
   if (!steps.length) return el('div', null, progressTable(live, r.progress.at));
+  var now = new Date(r.now || Date.now()).getTime();
+  var spans = layout(steps, now);
   var t0 = Infinity, t1 = -Infinity;
-  steps.forEach(function (s) {
-    var a = new Date(s.startedAt || s.finishedAt).getTime(), b = new Date(s.finishedAt).getTime();
-    if (a < t0) t0 = a;
-    if (b > t1) t1 = b;
-  });
+  spans.forEach(function (x) { t0 = Math.min(t0, x.a); t1 = Math.max(t1, x.b, x.until || -Infinity); });
   if (r.startedAt) t0 = Math.min(t0, new Date(r.startedAt).getTime());
   var span = Math.max(1, t1 - t0);
+  var pct = function (t) { return ((t - t0) / span * 100).toFixed(3) + '%'; };
   // A step stands out when it took at least half as long as the longest and twice the median.
   var durations = steps.map(function (s) { return s.durationMs || 0; }).sort(function (x, y) { return x - y; });
   var slowFrom = Math.max(durations[durations.length - 1] * 0.5, durations[Math.floor(durations.length / 2)] * 2, 1);
@@ -25,40 +24,89 @@ export function timeline(r) {
     el('th', { class: 'num', text: '#' }), el('th', { text: 'Step' }), el('th', { text: 'Status' }), el('th', { class: 'num', text: 'Tries' }),
     el('th', { class: 'bar-cell', text: 'Timeline (' + fmtDuration(span) + ')' }), el('th', { class: 'num', text: 'Duration' }))));
   var tb = el('tbody');
-  steps.forEach(function (s) {
-    var a = new Date(s.startedAt || s.finishedAt).getTime(), b = new Date(s.finishedAt).getTime();
-    var bar = el('div', { class: 'bar ' + s.status, title: s.name + ': ' + fmtDuration(s.durationMs) });
-    bar.style.left = ((a - t0) / span * 100).toFixed(3) + '%';
-    bar.style.width = (Math.max(0, b - a) / span * 100).toFixed(3) + '%';
+  steps.forEach(function (s, i) {
+    var x = spans[i];
+    var track = el('div', { class: 'track' });
+    var bar = el('div', { class: 'bar ' + s.status, title: s.name + ': ' + (s.status === 'WAITING' ? 'waiting' : fmtDuration(s.durationMs)) });
+    bar.style.left = pct(x.a);
+    bar.style.width = ((x.b - x.a) / span * 100).toFixed(3) + '%';
+    if (s.compensates != null) bar.className += ' comp';
+    track.appendChild(bar);
+    if (x.until && x.until > x.b) {
+      // A sleep not over yet: the rest of it, up to its wake time.
+      var rest = el('div', { class: 'bar planned', title: 'wakes at ' + fmtTime(s.wait.until) });
+      rest.style.left = pct(x.b);
+      rest.style.width = ((x.until - x.b) / span * 100).toFixed(3) + '%';
+      track.appendChild(rest);
+    }
     var open = !!state.openSteps[s.seq];
     var slow = s.durationMs != null && steps.length > 1 && s.durationMs >= slowFrom;
-    if (s.compensates != null) bar.className += ' comp';
     tb.appendChild(el('tr', {
-      class: 'step' + (open ? ' open' : '') + (s.compensates != null ? ' compensation' : ''), 'data-seq': s.seq,
+      class: 'step' + (open ? ' open' : '') + (s.compensates != null ? ' compensation' : '') + (s.derived ? ' derived' : ''), 'data-seq': s.seq,
       onclick: function () { state.openSteps[s.seq] = !open; renderRun(state.run); },
     },
     el('td', { class: 'num', text: s.seq }),
-    el('td', { class: 'mono' }, s.name, stepNote(s)),
+    el('td', { class: 'mono step-name' }, s.name, stepNote(s)),
     el('td', null, badge(s.status)),
     el('td', { class: 'num', text: s.attempts }),
-    el('td', { class: 'bar-cell' }, el('div', { class: 'track' }, bar)),
-    el('td', { class: 'num' }, el('span', { class: 'dur' + (slow ? ' slow' : ''), text: fmtDuration(s.durationMs) }))));
-    if (open) {
-      tb.appendChild(el('tr', { class: 'step-body' }, el('td', { colspan: 6 },
-        s.error ? el('div', { class: 'step-error' }, el('h3', { text: 'Error' }), errorBox(s.error, null)) : null,
-        el('h3', { text: 'Output' }), jsonView(s.output),
-        s.compensation ? el('div', null, el('h3', { text: 'Undone by ' + s.compensation.by + (s.compensation.args ? ' (step arguments, then its output)' : ' (its output)') }),
-          s.compensation.args ? jsonView(s.compensation.args) : null) : null,
-        el('p', { class: 'muted', text: 'started ' + fmtTime(s.startedAt) + ' · finished ' + fmtTime(s.finishedAt) }))));
-    }
+    el('td', { class: 'bar-cell' }, track),
+    el('td', { class: 'num' }, el('span', { class: 'dur' + (slow ? ' slow' : ''), text: s.status === 'WAITING' ? waitingText(s, now) : fmtDuration(s.durationMs) }))));
+    if (open) tb.appendChild(stepBody(s));
   });
   table.appendChild(tb);
   var more = r.totals.steps > steps.length ? el('p', { class: 'muted', text: 'Showing the first ' + steps.length + ' of ' + nf(r.totals.steps) + ' steps.' }) : null;
   return el('div', null, live.length ? progressTable(live, r.progress.at) : null, table, more);
 }
 
+/**
+ * Where each step's bar goes (ms): its recorded start and end; a wait not over yet ends now (a sleep
+ * also has its wake time). A checkpoint is written a little after its step returned (a batch, a
+ * transaction), so the recorded times of steps that ran one after another may overlap by that
+ * delay: a step that starts inside the previous bar, ends after it and overlaps it by less than
+ * half its own length is drawn from the previous end, with its own length. Parallel steps (a
+ * Promise.all: overlapping most of their length) keep their recorded times.
+ */
+export function layout(steps, now) {
+  var prev = null;
+  return steps.map(function (s) {
+    var b = s.finishedAt ? new Date(s.finishedAt).getTime() : now;
+    var a = s.startedAt ? new Date(s.startedAt).getTime() : b;
+    // A sleep's wake time is drawn ahead (dashed); a recv's timeout may be days away: not drawn.
+    var until = s.status === 'WAITING' && s.wait && s.wait.kind === 'sleep' && s.wait.until ? new Date(s.wait.until).getTime() : null;
+    if (prev && a < prev.b && b > prev.b && prev.b - a < (b - a) / 2) {
+      var len = b - a;
+      a = prev.b;
+      b = s.finishedAt ? a + len : Math.max(a, now);
+    }
+    var x = { a: a, b: Math.max(a, b), until: until };
+    prev = x;
+    return x;
+  });
+}
+
+/** The duration cell of a wait not over yet (its wake time or timeout is in the name cell). */
+function waitingText(s, now) {
+  return s.startedAt ? 'waiting ' + fmtDuration(now - new Date(s.startedAt).getTime()) : 'waiting';
+}
+
+function stepBody(s) {
+  return el('tr', { class: 'step-body' }, el('td', { colspan: 6 },
+    s.derived ? el('p', { class: 'muted', text: 'Nothing is recorded for this wait until it ends: shown from the run history (its latest suspension).' }) : null,
+    s.error ? el('div', { class: 'step-error' }, el('h3', { text: 'Error' }), errorBox(s.error, null)) : null,
+    s.wait ? null : el('h3', { text: 'Output' }), s.wait ? null : jsonView(s.output),
+    s.compensation ? el('div', null, el('h3', { text: 'Undone by ' + s.compensation.by + (s.compensation.args ? ' (step arguments, then its output)' : ' (its output)') }),
+      s.compensation.args ? jsonView(s.compensation.args) : null) : null,
+    s.wait && s.status !== 'WAITING' && s.wait.kind !== 'sleep' ? el('div', null, el('h3', { text: 'Received' }), jsonView(s.output)) : null,
+    el('p', { class: 'muted', text: 'started ' + fmtTime(s.startedAt) + ' · ' + (s.finishedAt ? 'finished ' + fmtTime(s.finishedAt) : 'not over yet') +
+      (s.wait && s.wait.until ? ' · ' + (s.wait.kind === 'sleep' ? 'wakes at ' : 'times out at ') + fmtTime(s.wait.until) : '') })));
+}
+
 /** What the step name cell says besides the name: what undoes it, or what it undoes. */
 export function stepNote(s) {
+  var w = s.wait;
+  if (w && w.kind === 'sleep') return el('span', { class: 'step-note', 'data-wait': 'sleep', text: (s.status === 'WAITING' ? ' sleeps until ' : ' slept until ') + fmtTime(w.until) });
+  if (w && w.kind === 'recv') return el('span', { class: 'step-note', 'data-wait': 'recv', text: ' message on ' }, el('b', { text: w.topic }), w.until ? ' (timeout ' + fmtTime(w.until) + ')' : s.status === 'WAITING' ? ' (no timeout)' : '');
+  if (w && w.kind === 'child') return el('span', { class: 'step-note', 'data-wait': 'child', text: ' result of a child run' });
   if (s.compensates != null) return el('span', { class: 'step-note comp', 'data-compensates': s.compensates, text: ' ↩ undoes #' + s.compensates });
   if (s.compensation) return el('span', { class: 'step-note', 'data-compensation': s.compensation.by, title: 'Recorded with the step: undone by ' + s.compensation.by + ' if the run fails or is cancelled with compensation', text: ' ↺ ' + s.compensation.by });
   return null;

@@ -16,7 +16,7 @@ function lastSuspension(r) {
 
 function waitItem(r, w, until) {
   // A recv with a timeout records its deadline as a WAITING step at its position; one without records nothing.
-  var timeout = r.steps.some(function (s) { return s.seq === w.seq && s.status === 'WAITING'; });
+  var timeout = r.steps.some(function (s) { return s.seq === w.seq && s.status === 'WAITING' && !!(s.wait && s.wait.until); });
   if (w.kind === 'recv') return el('li', { 'data-wait': 'recv' }, 'a message on topic ', el('b', { class: 'mono', text: w.key }), timeout ? ' (or its timeout)' : ' (no timeout)');
   if (w.kind === 'child') return el('li', { 'data-wait': 'child' }, 'child run ', el('a', { class: 'mono', onclick: function () { openRun(w.key); } }, w.key), ' to finish');
   if (w.kind === 'sleep') return el('li', { 'data-wait': 'sleep' }, 'a timer (Durable.sleep) until ', fmtTime(until), ' (', ago(until), ')');

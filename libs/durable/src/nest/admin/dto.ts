@@ -6,6 +6,7 @@
 import { RUN_STATUSES } from '../../store/rows.js';
 import { ApiProperty, ApiPropertyOptional } from './swagger.js';
 import { StartBlockersDto } from './flow-dto.js';
+import { ProgressDto, StepDto } from './step-dto.js';
 
 const statuses = [...RUN_STATUSES];
 const json = { description: 'Stored JSON (values JSON cannot hold are tagged: { "$durable": "Date", "v": … })', nullable: true };
@@ -32,6 +33,14 @@ export class RunListItemDto {
   @ApiProperty({ type: String, nullable: true }) errorMessage!: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Start of the output JSON (160 characters; its size when over 2 kB)' })
   outputSummary!: string | null;
+  @ApiProperty({
+    type: 'array',
+    nullable: true,
+    items: { type: 'object', properties: { seq: { type: 'number' }, kind: { type: 'string' }, key: { type: 'string', nullable: true } } },
+    description:
+      'A WAITING run: what it waits for, from its latest suspension (kind sleep | recv | child; key: the topic or the child run id); else null',
+  })
+  waits!: Array<{ seq: number; kind: string; key: string | null }> | null;
   @ApiProperty({ type: Number }) stepCount!: number;
   @ApiProperty({ type: String, format: 'date-time' }) createdAt!: string;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
@@ -59,37 +68,6 @@ export class RunListDto {
   @ApiProperty({ enum: statuses, isArray: true, description: 'Statuses whose count reached countCap' }) countsCapped!: string[];
   @ApiProperty({ type: Number }) countCap!: number;
   @ApiProperty({ type: Number, description: 'Sum of counts over the selected statuses' }) total!: number;
-}
-
-export class StepDto {
-  @ApiProperty({ type: Number }) seq!: number;
-  @ApiProperty({ type: String }) name!: string;
-  @ApiProperty({ enum: ['SUCCEEDED', 'FAILED'] }) status!: string;
-  @ApiProperty({ type: Number }) attempts!: number;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true }) startedAt!: string | null;
-  @ApiProperty({ type: String, format: 'date-time' }) finishedAt!: string;
-  @ApiProperty({ type: Number, nullable: true }) durationMs!: number | null;
-  @ApiPropertyOptional(json) output?: unknown;
-  @ApiPropertyOptional(json) error?: unknown;
-  @ApiPropertyOptional({
-    description: 'What undoes this step, recorded with it: { by: compensation name, args?: the step arguments }',
-    nullable: true,
-  })
-  compensation?: unknown;
-  @ApiProperty({ type: Number, nullable: true, description: 'On a compensation step: the seq of the step it undoes' })
-  compensates!: number | null;
-}
-
-export class StepProgressDto {
-  @ApiProperty({ type: Number }) seq!: number;
-  @ApiProperty({ type: String }) step!: string;
-  @ApiPropertyOptional({ description: 'The latest value the step passed to Durable.progress()', nullable: true }) value?: unknown;
-}
-
-export class ProgressDto {
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it was written (database clock)' })
-  at!: string | null;
-  @ApiProperty({ type: [StepProgressDto] }) steps!: StepProgressDto[];
 }
 
 export class MessageDto {

@@ -1,10 +1,11 @@
-import { Body, Get, HttpCode, Inject, Post, Query, Sse, type MessageEvent, type Type } from '@nestjs/common';
+import { Body, Get, HttpCode, Inject, Post, Query, Req, Sse, type MessageEvent, type Type } from '@nestjs/common';
 import { Observable } from 'rxjs';
 import { AdminService } from '../../admin/admin-service.js';
 import { parseBulkExecute, parseBulkPreview } from '../../admin/bulk-params.js';
 import { onlyKnown, parseChartsQuery, parseLiveQuery } from '../../admin/params.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 import { errors, mountAdminController } from './admin.controller.js';
+import { requestActor } from './request-actor.js';
 import { BulkExecuteBodyDto, BulkExecuteDto, BulkPreviewBodyDto, BulkPreviewDto, ChartsDto } from './operations-dto.js';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
 
@@ -13,6 +14,8 @@ import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
  * batches). Mounted with the same path, guards and error filter as the admin API.
  */
 export class AdminOperationsController {
+  static settings: ResolvedAdminOptions;
+
   constructor(@Inject(AdminService) protected readonly admin: AdminService) {}
 
   @Post('runs/bulk/preview')
@@ -36,15 +39,19 @@ export class AdminOperationsController {
     description:
       'Send the preview token; each answer carries the token of the next batch (null when complete) and the progress. ' +
       'Each run gets the single-run operation (cancel, resume; retry = resume of a FAILED run; delete of a finished run); ' +
-      'a run whose status changed meanwhile is skipped.',
+      "a run whose status changed meanwhile is skipped. Each run's history records the actor of this request, as a single action does.",
   })
   @ApiBody({ type: BulkExecuteBodyDto })
   @ApiOkResponse({ type: BulkExecuteDto })
   @errors(400)
-  bulkExecute(@Body() body: unknown, @Query() query: unknown) {
+  bulkExecute(@Body() body: unknown, @Query() query: unknown, @Req() req: unknown) {
     onlyKnown(query, []);
     const { token, batchSize } = parseBulkExecute(body);
-    return this.admin.bulkExecute(token, batchSize);
+    return this.admin.bulkExecute(
+      token,
+      batchSize,
+      requestActor((this.constructor as typeof AdminOperationsController).settings.actor, req),
+    );
   }
 
   @Get('charts')
@@ -82,5 +89,6 @@ export class AdminOperationsController {
 /** The operations controller for one module definition. */
 export function createOperationsController(settings: ResolvedAdminOptions): Type<AdminOperationsController> {
   class DurableOperationsController extends AdminOperationsController {}
+  DurableOperationsController.settings = settings;
   return mountAdminController(DurableOperationsController, settings);
 }
