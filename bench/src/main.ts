@@ -16,6 +16,7 @@ import { renderTable, writeJson, type LevelReport, type Report } from './report.
 import { runSchedulesBench } from './schedules.js';
 import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
+import { runClaimsBench } from './claims-bench.js';
 
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
 if (process.argv[2] === 'schedules') {
@@ -26,6 +27,11 @@ if (process.argv[2] === 'schedules') {
 if (process.argv[2] === 'verify') {
   await runVerifyBench(process.argv.slice(3));
   process.exit();
+}
+// `npm run bench -- claims …`: claim cost with flow control, plain vs limited (see claims-bench.ts).
+if (process.argv[2] === 'claims') {
+  await runClaimsBench(process.argv.slice(3));
+  process.exit(0);
 }
 // `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
 if (process.argv[2] === 'telemetry') {
@@ -74,7 +80,8 @@ if (a.help) {
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
-      '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
+      '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n' +
+      '       npm run bench -- claims [--backlog 100000] [--keys 10000] [--claimers 3] [--batch 10] [--seconds 10]   (claim cost: plain vs limited)\n',
   );
   process.exit(0);
 }
