@@ -151,6 +151,7 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
 async function startRuns(s: ChaosSettings, url: string): Promise<void> {
   const registry = new WorkflowRegistry();
   registry.register({ name: 'chaos', queue: 'default', options: {}, run: async () => undefined });
+  registry.register({ name: SLOT_WORKFLOW, queue: SLOT_QUEUE, options: {}, run: async () => undefined });
   const client = new DurableEngine({ registry, connection: url, poolSize: 2, options: { worker: false } });
   await client.start();
   try {
