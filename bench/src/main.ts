@@ -19,6 +19,7 @@ import { runTelemetryBench } from './telemetry.js';
 import { runScaleRowsBench } from './scale-rows/main.js';
 import { runJobs, runJobsBench } from './jobs/main.js';
 import { runInstancesBench } from './instances.js';
+import { runClaimsBench } from './claims-bench.js';
 
 takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
@@ -44,6 +45,11 @@ if (process.argv[2] === 'jobs') {
 // `npm run bench -- instances …`: 1 → 2 → 4 → 8 worker processes on one Postgres (see instances.ts).
 if (process.argv[2] === 'instances') {
   await runInstancesBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- claims …`: claim cost with flow control, plain vs limited (see claims-bench.ts).
+if (process.argv[2] === 'claims') {
+  await runClaimsBench(process.argv.slice(3));
   process.exit(0);
 }
 // `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
@@ -102,7 +108,8 @@ if (a.help) {
       '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50]\n' +
       '       npm run bench -- scale [--finished 10000000] [--at 1000000,3000000] …   (npm run bench -- scale --help)\n' +
       '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
-      '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
+      '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n' +
+      '       npm run bench -- claims [--backlog 100000] [--keys 10000] [--claimers 3] [--batch 10] [--seconds 10]   (claim cost: plain vs limited)\n',
   );
   process.exit(0);
 }

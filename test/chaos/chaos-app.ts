@@ -2,7 +2,7 @@ import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Durable, DurableCron, DurableModule, NonRetryableError, Step, Workflow, type ScheduledInput } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
-import { REPLY_WORKFLOW, TICK_SCHEDULE, UNDO_ERROR } from './chaos-config.js';
+import { REPLY_WORKFLOW, SLOT_QUEUE, SLOT_WORKFLOW, TICK_SCHEDULE, UNDO_ERROR } from './chaos-config.js';
 
 /**
  * The app the chaos worker processes run: a real Nest application context with the library and
@@ -93,6 +93,20 @@ export class ChaosSteps {
     return { step: 'ledger', pid: process.pid };
   }
 
+  /**
+   * The step of a flow-control run: it holds its run's slot for `ms`, and records the interval it
+   * executed in (rows 'slot' and 'slot:end', clock_timestamp()) in its own transaction, so only an
+   * execution whose checkpoint was accepted (its run held the lease throughout) leaves one.
+   */
+  @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  async holdSlot(runId: string, ms: number): Promise<StepResult> {
+    const tx = Durable.tx<PrismaClient>();
+    await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'slot', ${process.pid})`;
+    await pause(ms);
+    await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'slot:end', ${process.pid})`;
+    return { step: 'slot', pid: process.pid };
+  }
+
   @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
   async unledger(runId: string, ms: number): Promise<StepResult> {
     const tx = Durable.tx<PrismaClient>();
@@ -143,6 +157,13 @@ export class ChaosWorkflows {
   async tick(input: ScheduledInput) {
     await this.steps.tickLedger(Durable.runId());
     return { slot: input.scheduledAt, finishedBy: process.pid };
+  }
+
+  /** A run of the limited queue (its concurrency key is given at start): one step that holds the slot. */
+  @Workflow({ name: SLOT_WORKFLOW, queue: SLOT_QUEUE })
+  async slot(input: { ms: number }) {
+    await this.steps.holdSlot(Durable.runId(), input.ms);
+    return { finishedBy: process.pid };
   }
 
   /** The child: waits for its parent's message, runs one plain step, answers with the message's token. */

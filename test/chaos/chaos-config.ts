@@ -8,12 +8,22 @@ export const REPLY_WORKFLOW = 'chaos.reply';
 export const UNDO_ERROR = 'chaos: undo requested';
 /** The declared schedule every worker has (every second): each slot must start exactly one run, under the chaos too. */
 export const TICK_SCHEDULE = 'chaos.tick';
+/** Flow control under the chaos: the workflow of the runs with a concurrency key, and its queue, which has cluster-wide limits. */
+export const SLOT_WORKFLOW = 'chaos.slot';
+export const SLOT_QUEUE = 'chaos.limited';
 
 export interface ChaosSettings {
   /** Worker processes alive at once (P). */
   workers: number;
   /** Runs started at the beginning (M). */
   runs: number;
+  /**
+   * Flow control: runs of SLOT_WORKFLOW started with the others, in SLOT_QUEUE (limits: slotLimits),
+   * with a concurrency key each (slotKeys keys, in turn). Each holds its slot for a step of stepMs.
+   */
+  slotRuns: number;
+  slotKeys: number;
+  slotLimits: { globalConcurrency: number; keyConcurrency: number };
   /** The driver makes trouble for at most this long (s); the workload then finishes in peace. */
   durationS: number;
   /** Mean seconds between two SIGKILLs (each followed by a replacement); 0 = no kills. */
@@ -63,6 +73,9 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   const s: ChaosSettings = {
     workers: 3,
     runs,
+    slotRuns: Math.round(runs / 10),
+    slotKeys: 8,
+    slotLimits: { globalConcurrency: 6, keyConcurrency: 2 },
     durationS: 60,
     killEveryS: 4,
     minKills: 0,
@@ -134,6 +147,9 @@ export function workerEnv(s: ChaosSettings, pools?: WorkerPools): Record<string,
     DURABLE_IN_MEMORY_WAIT_MS: String(s.inMemoryWaitMs),
   };
 }
+
+/** Every top-level run of the workload: the chaos runs and the flow-control runs (children and schedule runs aside). */
+export const workloadRuns = (s: ChaosSettings) => s.runs + s.slotRuns;
 
 /** Runs that fail on purpose and compensate (every undoEvery-th, by index). */
 export const undoRuns = (s: ChaosSettings) => (s.undoEvery > 0 ? Math.floor(s.runs / s.undoEvery) : 0);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import type { ChaosSettings } from './chaos-config.js';
+import { workloadRuns, type ChaosSettings } from './chaos-config.js';
 import { rng } from '../support/rng.js';
 import type { Fleet, FleetWorker } from './chaos-fleet.js';
 
@@ -69,8 +69,8 @@ export class ChaosDriver {
     let nextKill = this.s.killEveryS > 0 ? t0 + nextGap() : Infinity;
     let zombiesDone = 0;
     let restarted = this.s.outage === 'none';
-    while (!this.stopped && Date.now() < end && this.progress().finished < this.s.runs) {
-      const done = this.progress().finished / this.s.runs;
+    while (!this.stopped && Date.now() < end && this.progress().finished < workloadRuns(this.s)) {
+      const done = this.progress().finished / workloadRuns(this.s);
       // How far the chaos is: by finished runs, or by time when runs finish late (children queue behind the backlog).
       const stage = Math.max(done, (Date.now() - t0) / (end - t0));
       if (!restarted && (done >= 0.4 || Date.now() >= t0 + (end - t0) / 2)) {

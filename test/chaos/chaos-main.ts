@@ -12,6 +12,8 @@ const HELP = `npm run chaos -- [flags]
   --no-pg-restart          no database outage mid-run
   --outage <kind>          restart (default: pg_ctlcluster restart), proxy (cut only the workers'
                            connections for --outage-ms, default 3000, through a TCP proxy), none
+  --slot-runs <n>          flow control: runs with a concurrency key (8 keys) in a queue limited to 6 at
+                           once and 2 per key, started with the others (default runs / 10; 0 = none)
   --concurrency <n>        runs at once per worker (default 10)
   --lease-ms <ms>          lease (default 3000); --sweep-ms <ms> sweeper interval (default 500)
   --undo-every <n>         every n-th run fails on purpose at its end and compensates its steps
@@ -32,6 +34,7 @@ const { values: a } = parseArgs({
     outage: { type: 'string' },
     'outage-ms': { type: 'string' },
     concurrency: { type: 'string' },
+    'slot-runs': { type: 'string' },
     'lease-ms': { type: 'string' },
     'sweep-ms': { type: 'string' },
     seed: { type: 'string' },
@@ -59,6 +62,7 @@ const settings: ChaosSettings = chaosSettings({
   outage: a['no-pg-restart'] ? 'none' : (a.outage as ChaosSettings['outage'] | undefined),
   outageMs: num(a['outage-ms'], 'outage-ms'),
   concurrency: num(a.concurrency, 'concurrency'),
+  slotRuns: num(a['slot-runs'], 'slot-runs'),
   leaseMs: num(a['lease-ms'], 'lease-ms'),
   sweepMs: num(a['sweep-ms'], 'sweep-ms'),
   seed: num(a.seed, 'seed'),

@@ -2,6 +2,7 @@ import { undoRuns, type ChaosSettings } from './chaos-config.js';
 import type { ChaosEvent } from './chaos-driver.js';
 import type { ChaosFacts } from './chaos-facts.js';
 import type { Fleet } from './chaos-fleet.js';
+import { judgeSlots, type SlotFacts } from './chaos-slots.js';
 import {
   judgeDuplicates,
   LEASE_LOST_LIVE,
@@ -20,6 +21,8 @@ export interface ChaosOutcome {
   events: ChaosEvent[];
   fleet: Fleet;
   facts: ChaosFacts;
+  /** The flow-control runs' facts (chaos-slots.ts). */
+  slots: SlotFacts;
   startedAt: number;
   chaosEndedAt: number;
   /** Every run finished before settleTimeoutS. */
@@ -50,6 +53,10 @@ export interface ChaosFigures {
   /** Slots of the schedule chaos.tick from its first to its last run, and those without exactly one SUCCEEDED run with one ledger row. */
   scheduleSlots: number;
   scheduleBadSlots: number;
+  /** Flow control: the flow-control runs by status, and the most executing at once, queue-wide and per key. */
+  slotStatuses: Record<string, number>;
+  slotOverlap: number;
+  slotKeyOverlap: number;
 }
 
 export interface ChaosReport {
@@ -239,7 +246,12 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   for (const c of fleet.crashes) violations.push(`worker ${c.pid} crashed (exit ${c.code ?? c.signal}):\n${c.tail}`);
   for (const f of o.stopFailures) violations.push(`worker ${f.pid} exited ${f.code} on SIGTERM`);
 
-  // 8. Database outage: logged once per outage, not per attempt.
+  // 8. Flow control: the limits held across the kills; every slot came back.
+  const flow = judgeSlots(s, o.slots, facts);
+  lines.push(...flow.lines);
+  violations.push(...flow.violations);
+
+  // 9. Database outage: logged once per outage, not per attempt.
   if (restart?.end) {
     const perWorker = fleet.all
       .filter((w) => w.lines.some((l) => l.at <= restart.at))
@@ -284,6 +296,9 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       crashes: fleet.crashes.length,
       scheduleSlots: expectedSlots,
       scheduleBadSlots,
+      slotStatuses: o.slots.statuses,
+      slotOverlap: flow.figures.overall,
+      slotKeyOverlap: flow.figures.perKey,
     },
   };
 }

@@ -3,9 +3,20 @@ import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
 import type { ChaosInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
-import { between, isUndoRun, poolsFor, TICK_SCHEDULE, workerEnv, type ChaosSettings } from './chaos-config.js';
+import {
+  between,
+  isUndoRun,
+  poolsFor,
+  SLOT_QUEUE,
+  SLOT_WORKFLOW,
+  TICK_SCHEDULE,
+  workerEnv,
+  workloadRuns,
+  type ChaosSettings,
+} from './chaos-config.js';
 import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
 import { loadFacts } from './chaos-facts.js';
+import { loadSlotFacts } from './chaos-slots.js';
 import { Fleet } from './chaos-fleet.js';
 import { buildReport, type ChaosReport } from './chaos-report.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -32,17 +43,17 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
     await Promise.all(Array.from({ length: s.workers }, () => fleet.spawn()));
     stamp(`${s.workers} workers ready: ${fleet.all.map((w) => w.pid).join(', ')}`);
     await startRuns(s, url);
-    stamp(`${s.runs} runs started`);
+    stamp(`${s.runs} runs started${s.slotRuns ? `, and ${s.slotRuns} with a concurrency key in the limited queue ${SLOT_QUEUE}` : ''}`);
 
     // Sampling (progress for the driver and the console); tolerates the database being away.
     const sampler = (async () => {
       let lastPrint = 0;
       while (sampling) {
         try {
-          // Children (chaos.reply) are counted in the statuses; "finished" counts the chaos runs, which end after their child.
+          // Children (chaos.reply) are counted in the statuses; "finished" counts the chaos runs, which end after their child, and the flow-control runs.
           const rows = (
             await pool.query(
-              `SELECT status, lease_owner, workflow_name = 'chaos' AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
+              `SELECT status, lease_owner, workflow_name IN ('chaos', '${SLOT_WORKFLOW}') AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
             )
           ).rows as Array<{ status: string; lease_owner: string | null; top: boolean; n: number }>;
           const leased = new Map<string, number>();
@@ -64,7 +75,7 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
             .join(' · ');
           const frozen = fleet.all.filter((w) => w.state === 'frozen').length;
           stamp(
-            `${progress.finished}/${s.runs} finished | ${st} | workers ${fleet.running().length}${frozen ? ` (+${frozen} frozen)` : ''}` +
+            `${progress.finished}/${workloadRuns(s)} finished | ${st} | workers ${fleet.running().length}${frozen ? ` (+${frozen} frozen)` : ''}` +
               (driver
                 ? ` | kills ${driver.count('kill')} zombies ${driver.count('freeze')} pg-restarts ${driver.count('pg-restart')}`
                 : ''),
@@ -85,7 +96,7 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
     const chaosEndedAt = Date.now();
     stamp('chaos over; waiting for every run to finish');
     const deadline = Date.now() + s.settleTimeoutS * 1000;
-    while (progress.finished < s.runs && Date.now() < deadline) {
+    while (progress.finished < workloadRuns(s) && Date.now() < deadline) {
       await driver.maintain();
       await delay(250);
     }
@@ -101,7 +112,7 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
       if (rows[0].n === 0) break;
       await driver.maintain();
     }
-    const settled = progress.finished >= s.runs;
+    const settled = progress.finished >= workloadRuns(s);
     const settledAt = Date.now();
     // Late writes (a zombie that woke up just now) land before the books are checked.
     await delay(s.leaseMs + 1_000);
@@ -110,7 +121,19 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
     stamp(settled ? 'all runs finished; stopping the workers (SIGTERM)' : `NOT all runs finished within ${s.settleTimeoutS} s`);
     const stopFailures = await fleet.stopAll();
     const facts = await loadFacts(pool);
-    return buildReport({ settings: s, events: driver.events, fleet, facts, startedAt: t0, chaosEndedAt, settled, settledAt, stopFailures });
+    const slots = await loadSlotFacts(pool);
+    return buildReport({
+      settings: s,
+      events: driver.events,
+      fleet,
+      facts,
+      slots,
+      startedAt: t0,
+      chaosEndedAt,
+      settled,
+      settledAt,
+      stopFailures,
+    });
   } finally {
     sampling = false;
     driver?.stop();
@@ -121,14 +144,27 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
   }
 }
 
-/** Starts the workload: `runs` runs of "chaos" with seeded random step durations, 500 per statement. */
+/**
+ * Starts the workload: `runs` runs of "chaos" with seeded random step durations, 500 per statement,
+ * and `slotRuns` runs of SLOT_WORKFLOW in SLOT_QUEUE, whose limits it sets first.
+ */
 async function startRuns(s: ChaosSettings, url: string): Promise<void> {
   const registry = new WorkflowRegistry();
   registry.register({ name: 'chaos', queue: 'default', options: {}, run: async () => undefined });
+  registry.register({ name: SLOT_WORKFLOW, queue: SLOT_QUEUE, options: {}, run: async () => undefined });
   const client = new DurableEngine({ registry, connection: url, poolSize: 2, options: { worker: false } });
   await client.start();
   try {
     const r = rng(s.seed);
+    if (s.slotRuns) {
+      await client.flowControl.setQueueLimits(SLOT_QUEUE, s.slotLimits);
+      const slots = Array.from({ length: s.slotRuns }, (_, i) => ({
+        workflow: SLOT_WORKFLOW,
+        input: { ms: between(r, s.stepMs) * 2 },
+        options: { id: `slot-${String(i).padStart(6, '0')}`, queue: SLOT_QUEUE, concurrencyKey: `key-${i % s.slotKeys}` },
+      }));
+      for (let i = 0; i < slots.length; i += 500) await client.startMany(slots.slice(i, i + 500));
+    }
     for (let i = 0; i < s.runs; i += 500) {
       const batch = Array.from({ length: Math.min(500, s.runs - i) }, (_, k) => {
         const input: ChaosInput = {

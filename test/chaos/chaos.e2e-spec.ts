@@ -3,7 +3,8 @@ import { chaosSettings } from './chaos-config.js';
 import { runChaos } from './chaos-run.js';
 
 /**
- * The chaos run (npm run chaos), CI-sized: 3 worker processes, 600 runs of 5 steps and a child, SIGKILLs
+ * The chaos run (npm run chaos), CI-sized: 3 worker processes, 600 runs of 5 steps and a child (and 60
+ * runs with a concurrency key in a queue with cluster-wide limits), SIGKILLs
  * (at least 3) with replacements, one zombie frozen past its lease, and one database outage.
  *
  * The outage cuts only the workers' connections, through a TCP proxy: the other test files run
@@ -32,6 +33,7 @@ describe('chaos (CI-sized)', () => {
     const settings = chaosSettings({
       workers: 3,
       runs: 600,
+      slotRuns: 60,
       concurrency: 5,
       durationS: 60,
       killEveryS: 5,
@@ -60,5 +62,9 @@ describe('chaos (CI-sized)', () => {
     expect(report.figures.crashes).toBe(0);
     expect(report.figures.scheduleSlots).toBeGreaterThan(30);
     expect(report.figures.scheduleBadSlots).toBe(0);
+    // flow control: the limits held across the kills (queue-wide 6, 2 per key), every slot came back
+    expect(report.figures.slotStatuses).toEqual({ SUCCEEDED: 60 });
+    expect(report.figures.slotOverlap).toBeLessThanOrEqual(6);
+    expect(report.figures.slotKeyOverlap).toBeLessThanOrEqual(2);
   }, 180_000);
 });

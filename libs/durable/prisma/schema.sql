@@ -15,6 +15,7 @@ CREATE TABLE "durable_runs" (
     "error" JSONB,
     "priority" INTEGER NOT NULL DEFAULT 0,
     "available_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    "order_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "lease_owner" TEXT,
     "lease_expires_at" TIMESTAMPTZ(3),
     "lease_epoch" INTEGER NOT NULL DEFAULT 0,
@@ -144,7 +145,7 @@ CREATE TABLE "durable_queue_limits" (
 );
 
 -- CreateIndex
-CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "available_at") WHERE (status = 'PENDING');
+CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "order_at", "available_at") WHERE (status = 'PENDING');
 
 -- CreateIndex
 CREATE INDEX "durable_runs_wake_idx" ON "durable_runs"("queue", "available_at") WHERE (status = 'WAITING');
@@ -156,7 +157,7 @@ CREATE INDEX "durable_runs_lease_idx" ON "durable_runs"("lease_expires_at") WHER
 CREATE INDEX "durable_runs_running_idx" ON "durable_runs"("queue", "concurrency_key") WHERE (status = 'RUNNING');
 
 -- CreateIndex
-CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key", "priority", "available_at") WHERE (status = 'PENDING' AND concurrency_key IS NOT NULL);
+CREATE INDEX "durable_runs_key_idx" ON "durable_runs"("queue", "concurrency_key", "priority", "order_at", "available_at") WHERE (status = 'PENDING' AND concurrency_key IS NOT NULL);
 
 -- CreateIndex
 CREATE INDEX "durable_runs_deadline_idx" ON "durable_runs"("deadline_at") WHERE (deadline_at IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING'));

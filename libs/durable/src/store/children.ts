@@ -16,12 +16,14 @@ import type { NewRun } from './rows.js';
  * nothing is written for it and `conflicts` names it. One wake-up per queue. A parent being cancelled
  * with compensation (a startChild that was in flight when the cancel came) passes the request on:
  * the child is cancelled with compensation too (it has nothing to undo yet, so it ends at once).
+ * A child takes its parent's place in the queue (order_at, see QUEUE_ORDER in leases.ts): ahead of
+ * the runs not started yet, for which its parent's slot may be waiting. A delayed child is placed when it is due.
  */
 const START_CHILDREN = statement(
   'start_children',
   `
 WITH run AS (
-  SELECT id, cancel_requested_at, tags FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+  SELECT id, cancel_requested_at, tags, order_at FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
 c AS (
   SELECT * FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::float8[], $11::float8[], $12::text[],
                        $15::text[], $16::text[], $17::text[])
@@ -30,9 +32,10 @@ c AS (
 other AS (SELECT c.seq, r.workflow_name FROM c JOIN durable_runs r ON r.id = c.id WHERE r.workflow_name <> c.wf),
 ok AS (SELECT * FROM c WHERE c.seq NOT IN (SELECT seq FROM other)),
 child AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version,
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
                             cancel_requested_at, concurrency_key, traceparent, tags)
   SELECT id, wf, q, 'PENDING', inp::jsonb, pr, now() + coalesce(delay_ms, 0) * interval '1 millisecond',
+         CASE WHEN delay_ms > 0 THEN now() + delay_ms * interval '1 millisecond' ELSE (SELECT order_at FROM run) END,
          now() + timeout_ms * interval '1 millisecond', $1, $13, (SELECT cancel_requested_at FROM run), ck, tp,
          CASE WHEN tg IS NULL THEN (SELECT tags FROM run) ELSE ARRAY(SELECT jsonb_array_elements_text(tg::jsonb)) END
   FROM ok

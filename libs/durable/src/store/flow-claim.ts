@@ -16,7 +16,7 @@
  */
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
-import { CLAIM_UPDATE, claim, claimedRun } from './leases.js';
+import { CLAIM_UPDATE, claim, claimedRun, QUEUE_ORDER } from './leases.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
 
@@ -50,8 +50,8 @@ const nextKey = (after: string, upTo = '') => `(SELECT concurrency_key FROM dura
  *   executing rows); room: what the queue-wide limit and the worker's free slots leave.
  * - Keys take turns (fairness): the keys with PENDING runs are read in key order starting after the
  *   cursor and wrapping around (a loose index scan of durable_runs_key_idx: one probe per key), at
- *   most room + (keys at their limit) + 1 of them; each key not at its limit offers its oldest due
- *   runs, up to its free slots. The runs are taken by priority, then round by round (every key's
+ *   most room + (keys at their limit) + 1 of them; each key not at its limit offers its first due
+ *   runs in QUEUE_ORDER (see leases.ts), up to its free slots. The runs are taken by priority, then round by round (every key's
  *   first run, then every key's second, …), keys in scan order. Runs without a key are one more
  *   "key", read from the head of the queue (durable_runs_claim_idx); woken WAITING runs go first
  *   within their key (durable_runs_wake_idx). The cursor moves to the last key served (or the last
@@ -83,11 +83,11 @@ wrapped(k, pos) AS (
 scanned AS (SELECT k, pos FROM after_cur WHERE k IS NOT NULL UNION ALL SELECT k, pos FROM wrapped WHERE k IS NOT NULL),
 heads AS (
   SELECT h.*, s.pos FROM scanned s CROSS JOIN LATERAL (
-    SELECT r.id, r.status AS prev, r.priority, r.available_at, r.concurrency_key FROM durable_runs r
+    SELECT r.id, r.status AS prev, r.priority, r.order_at, r.available_at, r.concurrency_key FROM durable_runs r
     WHERE r.queue = $1 AND r.status = 'PENDING' AND r.concurrency_key = s.k AND r.available_at <= ${DUE_BY}
       AND r.workflow_name = ANY($5::text[])
       AND ($10::text[] IS NULL OR r.app_version IS NULL OR r.app_version = ANY($10::text[]))
-    ORDER BY r.priority, r.available_at
+    ORDER BY r.priority, r.order_at, r.available_at
     -- its free slots (never negative: a limit lowered below what runs leaves none)
     LIMIT greatest(0, least((SELECT n FROM room),
                             coalesce($8::int - coalesce((SELECT n FROM running WHERE running.k = s.k), 0), (SELECT n FROM room))))
@@ -95,15 +95,15 @@ heads AS (
   WHERE s.k NOT IN (SELECT k FROM full_keys)),
 p AS (
   SELECT x.*, 0 AS pos FROM (
-    SELECT id, status AS prev, priority, available_at, concurrency_key FROM durable_runs
+    SELECT id, status AS prev, priority, order_at, available_at, concurrency_key FROM durable_runs
     WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
       AND ($10::text[] IS NULL OR app_version IS NULL OR app_version = ANY($10::text[]))
-    ORDER BY priority, available_at
+    ORDER BY ${QUEUE_ORDER}
     LIMIT (SELECT n FROM room) * ${WINDOW}
     FOR UPDATE SKIP LOCKED) x
   WHERE x.concurrency_key IS NULL),
 w AS (
-  SELECT id, status AS prev, priority, available_at, concurrency_key, 0 AS pos FROM durable_runs
+  SELECT id, status AS prev, priority, order_at, available_at, concurrency_key, 0 AS pos FROM durable_runs
   WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
     AND ($10::text[] IS NULL OR app_version IS NULL OR app_version = ANY($10::text[]))
     AND (concurrency_key IS NULL OR concurrency_key NOT IN (SELECT k FROM full_keys))
@@ -111,7 +111,7 @@ w AS (
   LIMIT (SELECT n FROM room) * ${WINDOW}
   FOR UPDATE SKIP LOCKED),
 ranked AS (
-  SELECT d.*, row_number() OVER (PARTITION BY d.concurrency_key ORDER BY d.prev DESC, d.priority, d.available_at) AS rn
+  SELECT d.*, row_number() OVER (PARTITION BY d.concurrency_key ORDER BY d.prev DESC, d.priority, d.order_at, d.available_at) AS rn
   FROM (SELECT * FROM heads UNION ALL SELECT * FROM p UNION ALL SELECT * FROM w) d),
 c AS (
   SELECT ranked.id, ranked.prev, ranked.concurrency_key, ranked.pos FROM ranked LEFT JOIN running ON running.k = ranked.concurrency_key

@@ -8,12 +8,15 @@ import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
 /**
  * The end of both claims: a CTE c (id, prev status) of the runs chosen → leased to worker $3 for $4 ms
  * (epoch + 1, attempt + 1), with their recorded steps; $6 history ('claimed', or 'woken' for a WAITING run).
+ * A run's first claim also moves its order_at 1 ms earlier (see QUEUE_ORDER).
  */
 export const CLAIM_UPDATE = `u AS (
   UPDATE durable_runs r
   SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
       lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-      started_at = coalesce(r.started_at, now()), updated_at = now()
+      started_at = coalesce(r.started_at, now()), updated_at = now(),
+      -- its first claim moves it ahead of the runs due with it that have not started (QUEUE_ORDER)
+      order_at = CASE WHEN r.started_at IS NULL THEN r.order_at - interval '1 millisecond' ELSE r.order_at END
   FROM c WHERE r.id = c.id
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
             r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, r.traceparent, ${STEPS_OF_R} AS steps),
@@ -29,16 +32,30 @@ SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, a
  * (one primary-key probe of durable_queue_limits, a CTE evaluated once per statement, before any run
  * is read or locked) keeps an instance that has not heard of a new limit yet from claiming around it.
  */
+/**
+ * The order claims take due runs in: priority, then order_at, a run's place in its queue, then
+ * available_at. order_at is when a run started from outside is first due (its start, or its run-at);
+ * its first claim moves it 1 ms earlier, ahead of the runs due with it that have not started (one
+ * startMany gives a whole batch the same time); its children take its order_at; and it keeps it through
+ * sleeps, waits, release and recovery from a dead worker. So the work of a workflow already started
+ * goes before workflows that have not: a child does not queue behind the backlog started after its
+ * parent (whose slot may be waiting for it), nor does a run woken from a wait or recovered from a
+ * dead worker. A PENDING run that is not due yet has order_at = available_at (a delayed start), so
+ * the claim's index scan meets no run it must pass over before the due ones.
+ */
+export const QUEUE_ORDER = 'priority, order_at, available_at';
+
 const LIMITED = `limited AS (SELECT 1 FROM durable_queue_limits WHERE queue = $1 AND ${HAS_LIMIT})`;
 const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority
- * (lowest number) and oldest first, among the workflows $5 this worker has code for (during a
+ * (lowest number) first, then by place in the queue (QUEUE_ORDER: the work of workflows started
+ * earlier first, children and woken or recovered runs included), among the workflows $5 this worker has code for (during a
  * rolling deploy an older instance leaves newer workflows to the instances that know them).
  * One statement: SKIP LOCKED lets every worker claim at once without waiting on each other.
- * Indexes: durable_runs_claim_idx (PENDING) and durable_runs_wake_idx (WAITING, by wake-up time),
- * both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
+ * Indexes: durable_runs_claim_idx (PENDING, in QUEUE_ORDER, available_at read from the index) and
+ * durable_runs_wake_idx (WAITING, by wake-up time; the due ones then take their place by order_at), both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
  * CTE but left out of the final LIMIT are released at commit.
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
  * token of durable waits, see wait-sql.ts), whether the run is to compensate and end CANCELLED
@@ -50,18 +67,18 @@ const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
 const claimSql = (versions: string) => `
 WITH ${LIMITED},
 p AS (
-  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  SELECT id, status AS prev, priority, order_at, available_at FROM durable_runs
   WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions} AND ${UNLIMITED}
-  ORDER BY priority, available_at
+  ORDER BY ${QUEUE_ORDER}
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 w AS (
-  SELECT id, status AS prev, priority, available_at FROM durable_runs
+  SELECT id, status AS prev, priority, order_at, available_at FROM durable_runs
   WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions} AND ${UNLIMITED}
   ORDER BY available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
-c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY priority, available_at LIMIT $2),
+c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY ${QUEUE_ORDER} LIMIT $2),
 ${CLAIM_UPDATE}`;
 const CLAIM = statement('claim', claimSql(''));
 

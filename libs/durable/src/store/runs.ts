@@ -4,21 +4,24 @@ import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
 
+/** When a run started with $6 run-at (null = now) and $7 delay ms (null = none) is first due. */
+const FIRST_DUE = `coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond'`;
+
 /**
  * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
  * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
  * $9 parent id, $10 app version, $11 history, $12 concurrency key, $13 traceparent (the trace context
  * of the start; null without OpenTelemetry or an active span), $14 tags text[]. Existing id → no row (idempotent start).
+ * order_at (the run's place in its queue, see QUEUE_ORDER in leases.ts) = available_at: when it is first due.
  * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
  */
 const INSERT_RUN = statement(
   'insert_run',
   `
 WITH ins AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version,
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
                             concurrency_key, traceparent, tags)
-  VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5,
-          coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
+  VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, ${FIRST_DUE}, ${FIRST_DUE},
           now() + $8::float8 * interval '1 millisecond', $9, $10, $12, $13, $14::text[])
   ON CONFLICT (id) DO NOTHING
   RETURNING id, queue, available_at <= ${DUE_BY} AS due),
@@ -55,15 +58,15 @@ SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`,
  * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
  * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
  * $8 parent ids, $9 app version (one value), $10 history, $11 concurrency keys, $12 traceparents, $13 tags (a JSON
- * array of strings per run, as text). Returns the ids actually inserted; one wake-up per queue.
+ * array of strings per run, as text). Returns the ids actually inserted; one wake-up per queue. order_at as INSERT_RUN.
  */
 const INSERT_RUNS = statement(
   'insert_runs',
   `
 WITH ins AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id, app_version,
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
                             concurrency_key, traceparent, tags)
-  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9,
+  SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9,
          t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[], $11::text[],
               $12::text[], $13::text[])
