@@ -23,6 +23,7 @@ export const ATTR = {
   status: 'durable.status',
   outcome: 'durable.outcome',
   parentRunId: 'durable.parent_run_id',
+  topic: 'durable.topic',
 } as const;
 
 /**
@@ -118,6 +119,30 @@ export class Tracing {
       },
       this.contextOf(parent),
     );
+  }
+
+  /**
+   * A recv received a message: a short span under the run attempt's span, linked to the span the
+   * message was sent in (its stored traceparent: an HTTP request's, or the sending run's), so a
+   * trace viewer leads from the receiver to the sender's trace and back.
+   */
+  received(
+    parent: EngineSpan | null,
+    attrs: { workflow: string; runId: string; topic: string; seq: number },
+    traceparent: string | null,
+  ): void {
+    if (!this.tracer || !this.api || !parent) return;
+    const sender = parseTraceparent(traceparent);
+    const span = this.tracer.startSpan(
+      `durable.recv ${attrs.topic}`,
+      {
+        kind: this.api.SpanKind.CONSUMER,
+        attributes: { [ATTR.workflow]: attrs.workflow, [ATTR.runId]: attrs.runId, [ATTR.topic]: attrs.topic, [ATTR.seq]: attrs.seq },
+        links: sender ? [{ context: { ...sender, isRemote: true } }] : undefined,
+      },
+      this.contextOf(parent),
+    );
+    span.end();
   }
 
   private contextOf(span: EngineSpan): Context {
