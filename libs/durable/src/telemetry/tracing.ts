@@ -99,23 +99,16 @@ export class Tracing {
     );
   }
 
-  /** Starts the span of one attempt of a step, a child of its run attempt's span. */
-  startStep(
-    parent: EngineSpan | null,
-    attrs: { workflow: string; runId: string; step: string; seq: number; attempt: number },
-  ): EngineSpan | null {
-    if (!this.tracer || !this.api || !parent) return null;
+  /** Starts the span of one attempt of a step, a child of its run attempt's span (arguments, not an object: nothing is allocated when tracing is off). */
+  startStep(parent: EngineSpan | null, workflow: string, runId: string, step: string, seq: number, attempt: number): EngineSpan | null {
+    // An unsampled (or SDK-less) run attempt records nothing below it: no span, no attribute object.
+    // The step's code still runs in the attempt's context, so spans it makes stay unsampled too.
+    if (!this.tracer || !this.api || !parent || !otel(parent).isRecording()) return null;
     return this.tracer.startSpan(
-      `durable.step ${attrs.step}`,
+      `durable.step ${step}`,
       {
         kind: this.api.SpanKind.INTERNAL,
-        attributes: {
-          [ATTR.workflow]: attrs.workflow,
-          [ATTR.runId]: attrs.runId,
-          [ATTR.step]: attrs.step,
-          [ATTR.seq]: attrs.seq,
-          [ATTR.attempt]: attrs.attempt,
-        },
+        attributes: { [ATTR.workflow]: workflow, [ATTR.runId]: runId, [ATTR.step]: step, [ATTR.seq]: seq, [ATTR.attempt]: attempt },
       },
       this.contextOf(parent),
     );
