@@ -13,39 +13,45 @@ describe('telemetry: traces and metrics', () => {
   let sdk: OtelTestSdk;
   let engine: DurableEngine;
   let flaky = 0;
+  const logged: string[] = [];
 
   beforeAll(async () => {
     sdk = OtelTestSdk.register();
     h = await EngineHarness.create('telemetry');
-    engine = await h.engine({
-      order: async (input: { id: string }) => {
-        const reserved = await Durable.step('reserve', async () => `r-${input.id}`);
-        await Durable.step(
-          'charge',
-          async () => {
-            if (flaky++ === 0) throw new Error('card declined once');
-            return 'charged';
-          },
-          { retries: { maxAttempts: 3, initialDelayMs: 10 } },
-        );
-        const child = await Durable.startChild('ship', { reserved });
-        return { shipped: await child.result() };
+    const keep = (level: string) => (m: string) => void logged.push(`${level} ${m}`);
+    const logger = { log: keep('log'), warn: keep('warn'), error: keep('error'), debug: keep('debug') };
+    engine = await h.engine(
+      {
+        order: async (input: { id: string }) => {
+          const reserved = await Durable.step('reserve', async () => `r-${input.id}`);
+          await Durable.step(
+            'charge',
+            async () => {
+              if (flaky++ === 0) throw new Error('card declined once');
+              return 'charged';
+            },
+            { retries: { maxAttempts: 3, initialDelayMs: 10 } },
+          );
+          const child = await Durable.startChild('ship', { reserved });
+          return { shipped: await child.result() };
+        },
+        ship: async (input: { reserved: string }) => Durable.step('label', async () => `label-${input.reserved}`),
+        waiter: async () => ({ webhook: await Durable.recv<string>('webhook'), peer: await Durable.recv<string>('peer') }),
+        sender: async (input: { to: string }) => {
+          await Durable.send(input.to, 'peer', 'hello from a run');
+          return 'sent';
+        },
+        broken: async () =>
+          Durable.step(
+            'explode',
+            async () => {
+              throw new Error('kaboom');
+            },
+            { retries: { maxAttempts: 1 } },
+          ),
       },
-      ship: async (input: { reserved: string }) => Durable.step('label', async () => `label-${input.reserved}`),
-      waiter: async () => ({ webhook: await Durable.recv<string>('webhook'), peer: await Durable.recv<string>('peer') }),
-      sender: async (input: { to: string }) => {
-        await Durable.send(input.to, 'peer', 'hello from a run');
-        return 'sent';
-      },
-      broken: async () =>
-        Durable.step(
-          'explode',
-          async () => {
-            throw new Error('kaboom');
-          },
-          { retries: { maxAttempts: 1 } },
-        ),
-    });
+      { logger, logLevel: 'log' },
+    );
   });
   beforeAll(() => {
     const sql = engine.storeForTools.sql as { query: (q: unknown, p?: unknown) => Promise<unknown> };
@@ -157,6 +163,12 @@ describe('telemetry: traces and metrics', () => {
     const { traceId, spanId } = senderSpans[0].spanContext();
     expect(fromRun.links[0].context).toMatchObject({ traceId, spanId });
     expect(fromRun.links[0].context.traceId).not.toBe(waiterRun[0].spanContext().traceId);
+  });
+
+  it('log lines name the run, its workflow and the step; logLevel keeps debug out', () => {
+    const retry = logged.find((l) => l.startsWith('warn ') && l.includes('"charge"'));
+    expect(retry).toMatch(/^warn step "charge" \(#1\) of run \S+ \(order\) failed \(attempt 1\/3\), retrying: .*card declined once/);
+    expect(logged.filter((l) => l.startsWith('debug '))).toEqual([]);
   });
 
   it('stores nothing when no span is active; a failed run is an error span with the exception', async () => {
