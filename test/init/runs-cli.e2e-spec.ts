@@ -1,3 +1,5 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
 import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
@@ -55,6 +57,37 @@ describe('nestjs-durable runs (CLI)', () => {
     expect(r.out).toContain('error Error: seeded failure 4');
     expect(r.out.match(/^\d\s+step\d\s+SUCCEEDED/gm)).toHaveLength(3);
     expect(JSON.parse((await cli('show', 'K-00004', '--json')).out).steps).toHaveLength(3);
+  });
+
+  it('exports a run with its checkpoints as JSON: to stdout, or to a file with --out', async () => {
+    const printed = await cli('export', 'K-00004');
+    expect(printed.code).toBe(0);
+    const doc = JSON.parse(printed.out);
+    expect(doc).toMatchObject({
+      format: 'nestjs-durable.run/1',
+      run: { id: 'K-00004', workflowName: 'billing.charge', status: 'FAILED', input: { i: 4 }, error: { message: 'seeded failure 4' } },
+    });
+    expect(doc.steps.map((s: { seq: number; name: string; output: unknown }) => [s.seq, s.name, s.output])).toEqual([
+      [0, 'step0', { k: 0 }],
+      [1, 'step1', { k: 1 }],
+      [2, 'step2', { k: 2 }],
+    ]);
+    const dir = mkdtempSync(join(tmpdir(), 'runs-export-'));
+    try {
+      const saved = await cli('export', 'K-00004', '--out', join(dir, 'run.json'));
+      expect(saved).toMatchObject({ code: 0, out: '' });
+      expect(saved.err).toContain(`Exported run K-00004 (billing.charge, FAILED, 3 step(s)) to ${join(dir, 'run.json')}`);
+      const file = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+      expect({ ...file, exportedAt: null }).toEqual({ ...doc, exportedAt: null });
+      const unwritable = await cli('export', 'K-00004', '--out', join(dir, 'no-such-folder', 'run.json'));
+      expect(unwritable.code).toBe(1);
+      expect(unwritable.err).toContain('could not write');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect((await cli('export', 'no-such-run')).err).toContain('No run with id "no-such-run"');
+    expect((await cli('export')).code).toBe(2);
+    expect((await cli('show', 'K-00004', '--out', 'x.json')).code).toBe(2);
   });
 
   it('cancels, resumes and forks one run with the engine statements', async () => {

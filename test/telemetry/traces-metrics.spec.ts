@@ -13,34 +13,45 @@ describe('telemetry: traces and metrics', () => {
   let sdk: OtelTestSdk;
   let engine: DurableEngine;
   let flaky = 0;
+  const logged: string[] = [];
 
   beforeAll(async () => {
     sdk = OtelTestSdk.register();
     h = await EngineHarness.create('telemetry');
-    engine = await h.engine({
-      order: async (input: { id: string }) => {
-        const reserved = await Durable.step('reserve', async () => `r-${input.id}`);
-        await Durable.step(
-          'charge',
-          async () => {
-            if (flaky++ === 0) throw new Error('card declined once');
-            return 'charged';
-          },
-          { retries: { maxAttempts: 3, initialDelayMs: 10 } },
-        );
-        const child = await Durable.startChild('ship', { reserved });
-        return { shipped: await child.result() };
+    const keep = (level: string) => (m: string) => void logged.push(`${level} ${m}`);
+    const logger = { log: keep('log'), warn: keep('warn'), error: keep('error'), debug: keep('debug') };
+    engine = await h.engine(
+      {
+        order: async (input: { id: string }) => {
+          const reserved = await Durable.step('reserve', async () => `r-${input.id}`);
+          await Durable.step(
+            'charge',
+            async () => {
+              if (flaky++ === 0) throw new Error('card declined once');
+              return 'charged';
+            },
+            { retries: { maxAttempts: 3, initialDelayMs: 10 } },
+          );
+          const child = await Durable.startChild('ship', { reserved });
+          return { shipped: await child.result() };
+        },
+        ship: async (input: { reserved: string }) => Durable.step('label', async () => `label-${input.reserved}`),
+        waiter: async () => ({ webhook: await Durable.recv<string>('webhook'), peer: await Durable.recv<string>('peer') }),
+        sender: async (input: { to: string }) => {
+          await Durable.send(input.to, 'peer', 'hello from a run');
+          return 'sent';
+        },
+        broken: async () =>
+          Durable.step(
+            'explode',
+            async () => {
+              throw new Error('kaboom');
+            },
+            { retries: { maxAttempts: 1 } },
+          ),
       },
-      ship: async (input: { reserved: string }) => Durable.step('label', async () => `label-${input.reserved}`),
-      broken: async () =>
-        Durable.step(
-          'explode',
-          async () => {
-            throw new Error('kaboom');
-          },
-          { retries: { maxAttempts: 1 } },
-        ),
-    });
+      { logger, logLevel: 'log' },
+    );
   });
   beforeAll(() => {
     const sql = engine.storeForTools.sql as { query: (q: unknown, p?: unknown) => Promise<unknown> };
@@ -110,6 +121,54 @@ describe('telemetry: traces and metrics', () => {
     expect(runSpanIds.has(parentOf(childRun[0])!)).toBe(true);
     expect(childRun[0].attributes['durable.parent_run_id']).toBe(handle.id);
     expect(byName(spansOfRun(childId), 'durable.step label')[0].spanContext().traceId).toBe(root.traceId);
+  });
+
+  it("links the span of a recv to the span the message was sent in: an HTTP request's, or the sending run's", async () => {
+    const waiter = await engine.startRun('waiter', {}); // no span active: a trace of its own
+    let webhook!: { traceId: string; spanId: string };
+    await sdk.tracer.startActiveSpan('POST /webhook', async (span) => {
+      webhook = span.spanContext();
+      try {
+        await engine.send(waiter.id, 'webhook', 'hello from a request');
+      } finally {
+        span.end();
+      }
+    });
+    const sender = await sdk.tracer.startActiveSpan('POST /other', async (span) => {
+      try {
+        return await engine.startRun('sender', { to: waiter.id });
+      } finally {
+        span.end();
+      }
+    });
+    expect(await sender.result({ timeoutMs: 20_000 })).toBe('sent');
+    expect(await waiter.result({ timeoutMs: 20_000 })).toEqual({ webhook: 'hello from a request', peer: 'hello from a run' });
+
+    const stored = await h.query(`SELECT topic, traceparent FROM durable_messages WHERE run_id = $1 ORDER BY id`, [waiter.id]);
+    expect(stored[0]).toEqual({ topic: 'webhook', traceparent: `00-${webhook.traceId}-${webhook.spanId}-01` });
+    const senderSpans = byName(spansOfRun(sender.id), 'durable.run sender');
+    expect(stored[1].traceparent).toBe(`00-${senderSpans[0].spanContext().traceId}-${senderSpans[0].spanContext().spanId}-01`);
+
+    const waiterRun = byName(spansOfRun(waiter.id), 'durable.run waiter');
+    const [fromRequest] = byName(spansOfRun(waiter.id), 'durable.recv webhook');
+    const [fromRun] = byName(spansOfRun(waiter.id), 'durable.recv peer');
+    for (const recv of [fromRequest, fromRun]) {
+      // In the receiver's own trace, under the execution that received it; the sender's is a link.
+      expect(recv.spanContext().traceId).toBe(waiterRun[0].spanContext().traceId);
+      expect(waiterRun.map((s) => s.spanContext().spanId)).toContain(parentOf(recv));
+      expect(recv.links).toHaveLength(1);
+    }
+    expect(fromRequest.attributes).toMatchObject({ 'durable.topic': 'webhook', 'durable.step.seq': 0, 'durable.workflow': 'waiter' });
+    expect(fromRequest.links[0].context).toMatchObject({ traceId: webhook.traceId, spanId: webhook.spanId });
+    const { traceId, spanId } = senderSpans[0].spanContext();
+    expect(fromRun.links[0].context).toMatchObject({ traceId, spanId });
+    expect(fromRun.links[0].context.traceId).not.toBe(waiterRun[0].spanContext().traceId);
+  });
+
+  it('log lines name the run, its workflow and the step; logLevel keeps debug out', () => {
+    const retry = logged.find((l) => l.startsWith('warn ') && l.includes('"charge"'));
+    expect(retry).toMatch(/^warn step "charge" \(#1\) of run \S+ \(order\) failed \(attempt 1\/3\), retrying: .*card declined once/);
+    expect(logged.filter((l) => l.startsWith('debug '))).toEqual([]);
   });
 
   it('stores nothing when no span is active; a failed run is an error span with the exception', async () => {

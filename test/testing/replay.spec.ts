@@ -4,10 +4,24 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { DeterminismError, Durable, DurableModule, Step, Workflow } from 'nestjs-durable';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DeterminismError,
+  Durable,
+  DurableModule,
+  replayRun as replayRecordedRun,
+  Step,
+  verifyRuns,
+  Workflow,
+  WorkflowRegistry,
+} from 'nestjs-durable';
 import { createDurableTestingModule, replayRun, type DurableTestingModule, type RunExport } from 'nestjs-durable/testing';
 import request from 'supertest';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
+import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
+import { WorkflowExplorer } from '../../libs/durable/src/nest/workflow-explorer.js';
 import { serverUrl } from '../support/global-setup.js';
 
 @Injectable()
@@ -91,11 +105,45 @@ class OrderV2Reordered {
   }
 }
 
+/** Version 2, safe: `charge` removed (every recorded run has passed it). */
+@Injectable()
+class OrderV2WithoutCharge {
+  constructor(@Inject(Steps) private readonly s: Steps) {}
+  @Workflow({ name: 'order' })
+  async run(input: Input) {
+    const reservation = await this.s.reserve(input.sku);
+    const go = await Durable.recv<boolean>('go');
+    if (!go) return { chargeId: null, shipped: null };
+    await Durable.sleep(3_600_000);
+    return { chargeId: null, shipped: await this.s.ship(reservation) };
+  }
+}
+
+/** Version 2, safe: it no longer ships (the steps it used to take after the message are removed). */
+@Injectable()
+class OrderV2NoShipping {
+  constructor(@Inject(Steps) private readonly s: Steps) {}
+  @Workflow({ name: 'order' })
+  async run(input: Input) {
+    await this.s.reserve(input.sku);
+    const { chargeId } = await this.s.charge(input.amount);
+    await Durable.recv<boolean>('go');
+    return { chargeId, shipped: null };
+  }
+}
+
 /** The code of one version, compiled by Nest but not started: no database needed. */
 async function codeOf(workflow: new (s: Steps) => unknown) {
   @Module({ imports: [DurableModule.forRoot({ prisma: {} as never, connection: false })], providers: [Steps, workflow] })
   class VersionModule {}
   return Test.createTestingModule({ imports: [VersionModule] }).compile();
+}
+
+/** The workflows of one version's code, as the engine (and verify) register them. */
+async function registryOf(workflow: new (s: Steps) => unknown) {
+  const registry = new WorkflowRegistry();
+  (await codeOf(workflow)).get(WorkflowExplorer, { strict: false }).explore(registry);
+  return registry;
 }
 
 describe('replayRun: a recorded run against current code (nestjs-durable/testing)', () => {
@@ -153,6 +201,69 @@ describe('replayRun: a recorded run against current code (nestjs-durable/testing
       expect(err).toBeInstanceOf(DeterminismError);
       expect(err).toMatchObject({ runId: recording.run.id, seq: 0, recorded: 'reserve', actual: 'charge' });
     }
+    expect(executed).toEqual([]);
+  });
+
+  it('replays a run exported with the CLI (npx nestjs-durable runs export --out)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'replay-'));
+    try {
+      const file = join(dir, 'run.json');
+      const io = { cwd: dir, out: () => {}, err: () => {} };
+      expect(await runRunsCli(['export', finished.run.id, '--out', 'run.json'], io, { DATABASE_URL: t.db.url })).toBe(0);
+      await expect(replayRun(readFileSync(file, 'utf8'), await codeOf(OrderV1))).resolves.toMatchObject({
+        outcome: 'returned',
+        replayed: 5,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("is the engine's replay (verify's): the same verdict and the same DeterminismError for every change", async () => {
+    const versions = { OrderV1, OrderV2Safe, OrderV2WithoutCharge, OrderV2NoShipping, OrderV2Reordered };
+    const verdicts: Record<string, string[]> = {};
+    for (const [version, code] of Object.entries(versions)) {
+      const registry = await registryOf(code);
+      // verify, as before a deploy: every run of the test database (both are within the window) against this code.
+      const report = await verifyRuns(registry, t.db.url, { finishedWithinMs: 30 * 86_400_000 });
+      const failedInVerify = new Map(report.workflows.flatMap((w) => w.failures).map((f) => [f.runId, f]));
+      for (const recording of [finished, waiting]) {
+        const engine = await replayRecordedRun(registry.get('order'), {
+          id: recording.run.id,
+          input: recording.run.input,
+          steps: recording.steps,
+        });
+        const kit = await replayRun(recording, registry).then(
+          (r) => ({ ok: r.outcome }),
+          (e: unknown) => ({ failed: e }),
+        );
+        (verdicts[version] ??= []).push(engine.verdict);
+        if (engine.verdict === 'nondeterministic') {
+          expect(kit).toEqual({ failed: engine.error });
+          expect((kit as { failed: Error }).failed.message).toBe(engine.error!.message);
+          expect(failedInVerify.get(recording.run.id)).toMatchObject({ ...engine.mismatch, message: engine.error!.message });
+        } else {
+          expect(kit).toEqual({
+            ok: { returned: 'returned', threw: 'threw', frontier: 'recording-ended', stalled: 'stalled' }[engine.ended],
+          });
+          expect(failedInVerify.has(recording.run.id)).toBe(false);
+        }
+      }
+    }
+    // [finished, waiting] recording: removing steps the runs have passed replays, reordering them does
+    // not. The waiting run stopped right after `charge`, which is still a @Step() method: its recv where
+    // `charge` was recorded could as well be a wait inserted before it (step-matcher.ts), so both refuse.
+    expect(verdicts).toEqual({
+      OrderV1: ['ok', 'ok'],
+      OrderV2Safe: ['ok', 'ok'],
+      OrderV2WithoutCharge: ['ok', 'nondeterministic'],
+      OrderV2NoShipping: ['ok', 'ok'],
+      OrderV2Reordered: ['nondeterministic', 'nondeterministic'],
+    });
+    await expect(replayRun(finished, await codeOf(OrderV2NoShipping))).resolves.toMatchObject({
+      outcome: 'returned',
+      output: { chargeId: 'C-900', shipped: null },
+    });
     expect(executed).toEqual([]);
   });
 

@@ -64,6 +64,7 @@ CREATE TABLE "durable_messages" (
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "consumed_seq" INTEGER,
     "consumed_at" TIMESTAMPTZ(3),
+    "traceparent" TEXT,
 
     CONSTRAINT "durable_messages_pkey" PRIMARY KEY ("id")
 );

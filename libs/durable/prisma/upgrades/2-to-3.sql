@@ -18,6 +18,9 @@ ALTER TABLE "durable_steps" ADD COLUMN     "compensates" INTEGER,
 ADD COLUMN     "compensation" JSONB;
 
 -- AlterTable
+ALTER TABLE "durable_messages" ADD COLUMN     "traceparent" TEXT;
+
+-- AlterTable
 ALTER TABLE "durable_schema" ALTER COLUMN "version" SET DEFAULT 3;
 
 -- CreateTable

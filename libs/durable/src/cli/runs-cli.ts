@@ -1,4 +1,6 @@
+import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AdminService } from '../admin/admin-service.js';
 import { parseBulkExecute, parseBulkPreview } from '../admin/bulk-params.js';
@@ -14,6 +16,7 @@ export const RUNS_USAGE = `Usage: npx nestjs-durable runs <command> [options]   
 Works on the database directly: no app needs to run. Actions use the same statements as the app.
   runs list   [filters] [--limit N] [--sort created|updated] [--order desc|asc]
   runs show   <id>
+  runs export <id> [--out file]            (the run and its checkpoints as JSON: replayRun() in nestjs-durable/testing)
   runs cancel <id> [--compensate]          runs cancel --all [filters] [--compensate] [--yes]
   runs resume <id>                          runs resume --all [filters] [--yes]
   runs retry  <id>                          runs retry  --all [filters] [--yes]   (FAILED runs, from the failed step)
@@ -58,6 +61,7 @@ function parse(argv: string[]) {
         'from-step': { type: 'string' },
         'batch-size': { type: 'string' },
         json: { type: 'boolean' },
+        out: { type: 'string' },
         'database-url': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -96,12 +100,14 @@ export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessE
   const [command, id, ...extra] = positionals;
   const url = values['database-url'] ?? env.DATABASE_URL;
   const usage = (why: string) => (io.err(`nestjs-durable: ${why}\n\n${RUNS_USAGE}`), 2);
-  if (!['list', 'show', 'cancel', 'resume', 'retry', 'fork', 'delete'].includes(command)) return usage(`unknown command "runs ${command}"`);
+  if (!['list', 'show', 'export', 'cancel', 'resume', 'retry', 'fork', 'delete'].includes(command))
+    return usage(`unknown command "runs ${command}"`);
   if (extra.length) return usage(`unexpected "${extra.join(' ')}"`);
+  if (values.out !== undefined && command !== 'export') return usage('--out goes with "runs export"');
   if (!url) return usage('set DATABASE_URL (or pass --database-url) to the database the app uses');
   const bulk = values.all === true;
   if (['list'].includes(command) && id) return usage(`"runs list" takes no id; filter with --id-prefix`);
-  if (['show', 'fork'].includes(command) && (!id || bulk)) return usage(`"runs ${command}" needs one run id`);
+  if (['show', 'export', 'fork'].includes(command) && (!id || bulk)) return usage(`"runs ${command}" needs one run id`);
   if (command === 'delete' && !bulk) return usage('"runs delete" works on many runs: add --all and filters (a dry run without --yes)');
   if (['cancel', 'resume', 'retry'].includes(command) && !!id === bulk)
     return usage(`"runs ${command}" takes a run id, or --all with filters`);
@@ -122,6 +128,20 @@ export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessE
     } else if (command === 'show') {
       const run = await admin.getRun(runId(id));
       print(run, formatRun(run as unknown as Parameters<typeof formatRun>[0]));
+    } else if (command === 'export') {
+      const exported = await admin.exportRun(runId(id));
+      const json = JSON.stringify(exported, null, 2);
+      if (values.out === undefined) io.out(json);
+      else {
+        const file = resolve(io.cwd, values.out);
+        try {
+          writeFileSync(file, `${json}\n`);
+        } catch (e) {
+          io.err(`nestjs-durable: could not write ${file}: ${(e as Error).message}`);
+          return 1;
+        }
+        io.err(`Exported run ${id} (${exported.run.workflowName}, ${exported.run.status}, ${exported.steps.length} step(s)) to ${file}`);
+      }
     } else if (command === 'fork') {
       if (values['from-step'] === undefined) return usage('"runs fork" needs --from-step N (0 = run every step again)');
       const from = Number(values['from-step']);

@@ -339,6 +339,14 @@ export class DurableEngine implements HandleBackend {
   }
 
   /**
+   * Calls `listener` each time an execution in this process ends (the run finished, suspended or
+   * stopped); returns the function that removes it. The testing kit's settle() waits on it.
+   */
+  onExecutionEnded(listener: (runId: string) => void): () => void {
+    return this.worker.onRunFinished((id) => listener(id));
+  }
+
+  /**
    * Replays the unfinished runs (optionally recently finished ones too) against this engine's
    * workflows, reading inside one READ ONLY transaction on the engine's connection; reports the runs
    * the code would fail (see verify.ts). Works without start(): a build about to be deployed checks

@@ -42,7 +42,8 @@ export async function send(e: EngineContext, runId: string, topic: string, paylo
   if (key !== null) checkKey('send()', 'idempotencyKey', key);
   const encoded = encode(payload, { where: `message "${topic}" to run ${runId}`, maxBytes: e.options.maxPayloadBytes });
   const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
-  const r = await sendMessage(store, { runId, topic, payload: encoded, idempotencyKey: key });
+  const traceparent = e.telemetry.tracing.activeTraceparent();
+  const r = await sendMessage(store, { runId, topic, payload: encoded, idempotencyKey: key, traceparent });
   if (!r.found) throw new RunNotFoundError(runId);
 }
 

@@ -5,7 +5,7 @@ import type { Store } from './store.js';
 
 /**
  * WorkflowClient.send: store a message for run $1 on topic $2 ($3 payload jsonb, $4 idempotency key
- * or null) and signal the run (a WAITING run becomes due and its queue is woken; a RUNNING one is
+ * or null, $5 the sender's traceparent or null) and signal the run (a WAITING run becomes due and its queue is woken; a RUNNING one is
  * told through SIGNAL_CHANNEL). Inside the caller's transaction, the message and the signal exist
  * iff it commits. A repeated idempotency key for the same run inserts nothing.
  * Returns found (the run exists), sent (1 = new message).
@@ -15,8 +15,8 @@ const SEND_MESSAGE = statement(
   `
 WITH r AS (SELECT id FROM durable_runs WHERE id = $1),
 ins AS (
-  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key)
-  SELECT id, $2, $3::jsonb, $4 FROM r
+  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key, traceparent)
+  SELECT id, $2, $3::jsonb, $4, $5 FROM r
   ON CONFLICT (run_id, idempotency_key) DO NOTHING
   RETURNING run_id),
 ${signalRuns('sig', 'SELECT run_id FROM ins')}
@@ -27,7 +27,7 @@ SELECT (SELECT count(*) FROM r)::int AS found, (SELECT count(*) FROM ins)::int A
  * Durable.send (from workflow code): checkpoint the sender's step and store the message in one
  * statement, fenced by the sender's epoch — sent exactly once, however often the sender replays.
  * $1 sender run, $2 epoch, $3 seq, $4 step name, $5 target run, $6 topic, $7 payload (jsonb),
- * $8 idempotency key (sender run + seq). Returns held (0 = lease lost) and found (target exists).
+ * $8 idempotency key (sender run + seq), $9 the sender's traceparent or null. Returns held (0 = lease lost) and found (target exists).
  */
 const SEND_FROM_RUN = statement(
   'send_from_run',
@@ -41,8 +41,8 @@ step AS (
   ON CONFLICT (run_id, seq) DO NOTHING
   RETURNING seq),
 ins AS (
-  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key)
-  SELECT $5, $6, $7::jsonb, $8 FROM step
+  INSERT INTO durable_messages (run_id, topic, payload, idempotency_key, traceparent)
+  SELECT $5, $6, $7::jsonb, $8, $9 FROM step
   ON CONFLICT (run_id, idempotency_key) DO NOTHING
   RETURNING run_id),
 ${signalRuns('sig', 'SELECT run_id FROM ins')}
@@ -52,16 +52,31 @@ SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM target)::i
 /** Stores a message and signals the run; found = the run exists, sent = a new message (not a duplicate key). */
 export async function sendMessage(
   store: Store,
-  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null },
+  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null },
 ): Promise<{ found: boolean; sent: boolean }> {
-  const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [a.runId, a.topic, a.payload, a.idempotencyKey]);
+  const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [
+    a.runId,
+    a.topic,
+    a.payload,
+    a.idempotencyKey,
+    a.traceparent,
+  ]);
   return { found: Number(row.found) === 1, sent: Number(row.sent) === 1 };
 }
 
 /** Durable.send: the sender's step and the message in one fenced statement. */
 export async function sendFromRun(
   store: Store,
-  a: { runId: string; epoch: number; seq: number; name: string; target: string; topic: string; payload: string },
+  a: {
+    runId: string;
+    epoch: number;
+    seq: number;
+    name: string;
+    target: string;
+    topic: string;
+    payload: string;
+    traceparent: string | null;
+  },
 ): Promise<{ held: boolean; found: boolean }> {
   const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
     a.runId,
@@ -72,6 +87,7 @@ export async function sendFromRun(
     a.topic,
     a.payload,
     `${a.runId}#${a.seq}`,
+    a.traceparent,
   ]);
   return { held: Number(row.held) === 1, found: Number(row.found) === 1 };
 }

@@ -91,14 +91,14 @@ FROM ${VIRTUAL_CLOCK_SCHEMA}.state c`,
 
 /**
  * Is there work the engine can do now? Runs executing, runs due (PENDING/WAITING with available_at
- * reached) of the workflows in $1, runs past their deadline, schedules due. No lock.
+ * reached) of the workflows in $1, runs past their deadline (`overdue`: the sweeper's), schedules due. No lock.
  */
 const SELECT_UNSETTLED = statement(
   'testing_unsettled',
   `
 SELECT
-  (SELECT coalesce(json_agg(json_build_object('id', id, 'workflow', workflow_name, 'status', status) ORDER BY id), '[]'::json)
-   FROM (SELECT id, workflow_name, status FROM durable_runs
+  (SELECT coalesce(json_agg(json_build_object('id', id, 'workflow', workflow_name, 'status', status, 'overdue', overdue) ORDER BY id), '[]'::json)
+   FROM (SELECT id, workflow_name, status, coalesce(deadline_at <= now(), false) AS overdue FROM durable_runs
          WHERE workflow_name = ANY($1::text[])
            AND (status = 'RUNNING' OR (status IN ('PENDING','WAITING') AND available_at <= now())
                 OR (status IN ('PENDING','WAITING') AND deadline_at <= now()))
@@ -134,13 +134,21 @@ export async function readVirtualClock(store: Store): Promise<VirtualClockState>
   };
 }
 
+/** A run the engine could still work on now; `overdue`: past its deadline. */
+export interface UnsettledRun {
+  id: string;
+  workflow: string;
+  status: string;
+  overdue: boolean;
+}
+
 /** Runs (at most 20) the engine could still work on now, and the number of due schedules. */
 export async function unsettledWork(
   store: Store,
   workflows: string[],
   schedules: boolean,
-): Promise<{ runs: Array<{ id: string; workflow: string; status: string }>; schedules: number }> {
+): Promise<{ runs: UnsettledRun[]; schedules: number }> {
   const [row] = await store.sql.query<{ runs: unknown; schedules: number }>(SELECT_UNSETTLED, [workflows, schedules]);
-  const runs = (typeof row.runs === 'string' ? JSON.parse(row.runs) : row.runs) as Array<{ id: string; workflow: string; status: string }>;
+  const runs = (typeof row.runs === 'string' ? JSON.parse(row.runs) : row.runs) as UnsettledRun[];
   return { runs, schedules: row.schedules };
 }

@@ -33,8 +33,11 @@ export interface ResolveResult {
   token: Date | null;
   /** Set when the run was suspended: WAITING until then, on this queue. */
   suspended: { until: Date; queue: string } | null;
-  /** Steps written: resolved waits (SUCCEEDED) and newly recorded deadlines (WAITING). */
-  steps: Array<{ seq: number; status: 'SUCCEEDED' | 'WAITING'; output: unknown }>;
+  /**
+   * Steps written: resolved waits (SUCCEEDED) and newly recorded deadlines (WAITING); `message`: a
+   * recv that received a message, sent in the trace context `traceparent` (null without one).
+   */
+  steps: Array<{ seq: number; status: 'SUCCEEDED' | 'WAITING'; output: unknown; message: boolean; traceparent: string | null }>;
 }
 
 /**
@@ -67,12 +70,12 @@ w AS (
 rw AS (SELECT w.*, row_number() OVER (PARTITION BY w.key ORDER BY w.seq) AS rk FROM w WHERE w.kind = 'recv'),
 tp AS (SELECT key AS topic, count(*) AS n FROM rw GROUP BY key),
 msg AS (
-  SELECT m.id, m.topic, m.payload, row_number() OVER (PARTITION BY m.topic ORDER BY m.id) AS rk
+  SELECT m.id, m.topic, m.payload, m.traceparent, row_number() OVER (PARTITION BY m.topic ORDER BY m.id) AS rk
   FROM tp CROSS JOIN LATERAL (
-    SELECT id, topic, payload FROM durable_messages
+    SELECT id, topic, payload, traceparent FROM durable_messages
     WHERE run_id = $1 AND topic = tp.topic AND consumed_at IS NULL
     ORDER BY id LIMIT tp.n) m),
-got AS (SELECT rw.seq, rw.name, msg.id AS msg_id, msg.payload FROM rw JOIN msg ON msg.topic = rw.key AND msg.rk = rw.rk),
+got AS (SELECT rw.seq, rw.name, msg.id AS msg_id, msg.payload, msg.traceparent FROM rw JOIN msg ON msg.topic = rw.key AND msg.rk = rw.rk),
 rdl AS (
   SELECT rw.seq, rw.name, rw.due IS NULL AS fresh, coalesce(rw.due, ${plusMs('rw.ms')}) AS deadline
   FROM rw WHERE (rw.due IS NOT NULL OR rw.ms IS NOT NULL) AND rw.seq NOT IN (SELECT seq FROM got)),
@@ -128,7 +131,9 @@ SELECT (SELECT count(*) FROM run)::int AS held,
        (SELECT available_at FROM run) AS token,
        (SELECT available_at FROM sus) AS suspended_until,
        (SELECT queue FROM sus) AS queue,
-       (SELECT coalesce(json_agg(json_build_object('seq', seq, 'status', status, 'output', output)), '[]'::json) FROM ins) AS steps`,
+       (SELECT coalesce(json_agg(json_build_object('seq', seq, 'status', status, 'output', output,
+                 'message', got.seq IS NOT NULL, 'traceparent', got.traceparent)), '[]'::json)
+        FROM ins LEFT JOIN got USING (seq)) AS steps`,
 );
 
 export async function resolveWaits(

@@ -49,8 +49,17 @@ interface Instruments {
   schedulesFired: Counter;
 }
 
+/** Distinct attribute sets kept for reuse; past this many the cache starts over (a bound, not an expected size). */
+const MAX_ATTRIBUTE_SETS = 10_000;
+
 export class DurableMetrics {
   private i: Instruments | null = null;
+  /**
+   * Attribute objects by their values, built once and reused by every record: a step's duration,
+   * a run's start or end allocates no object on the hot path (the set of workflows, steps, queues
+   * and statuses is small).
+   */
+  private readonly attributeSets = new Map<string, Attributes>();
   private cached: { at: number; figures: Promise<ClusterFigures> } | null = null;
 
   constructor(private readonly minIntervalMs = 1_000) {}
@@ -129,29 +138,29 @@ export class DurableMetrics {
   }
 
   runsStarted(workflow: string, queue: string, n = 1): void {
-    this.i?.runsStarted.add(n, { [ATTR.workflow]: workflow, [ATTR.queue]: queue });
+    this.i?.runsStarted.add(n, this.attributes(ATTR.workflow, workflow, ATTR.queue, queue));
   }
 
   runFinished(workflow: string, status: string): void {
-    this.i?.runsFinished.add(1, { [ATTR.workflow]: workflow, [ATTR.status]: status });
+    this.i?.runsFinished.add(1, this.attributes(ATTR.workflow, workflow, ATTR.status, status));
   }
 
   stepFinished(workflow: string, step: string, status: 'SUCCEEDED' | 'FAILED', seconds: number): void {
-    this.i?.stepDuration.record(seconds, { [ATTR.workflow]: workflow, [ATTR.step]: step, [ATTR.status]: status });
+    this.i?.stepDuration.record(seconds, this.attributes(ATTR.workflow, workflow, ATTR.step, step, ATTR.status, status));
   }
 
   stepRetried(workflow: string, step: string): void {
-    this.i?.stepRetries.add(1, { [ATTR.workflow]: workflow, [ATTR.step]: step });
+    this.i?.stepRetries.add(1, this.attributes(ATTR.workflow, workflow, ATTR.step, step));
   }
 
   leaseLost(workflow: string): void {
-    this.i?.leaseLost.add(1, { [ATTR.workflow]: workflow });
+    this.i?.leaseLost.add(1, this.attributes(ATTR.workflow, workflow));
   }
 
   /** A claim statement's round trip, and how late each claimed run was (due → claimed). */
   claimed(queue: string, seconds: number, dueSince: ReadonlyArray<Date | null | undefined>): void {
     if (!this.i) return;
-    const attrs: Attributes = { [ATTR.queue]: queue };
+    const attrs = this.attributes(ATTR.queue, queue);
     this.i.claimDuration.record(seconds, attrs);
     const now = Date.now();
     for (const d of dueSince) if (d) this.i.claimDelay.record(Math.max(0, (now - d.getTime()) / 1000), attrs);
@@ -159,6 +168,19 @@ export class DurableMetrics {
 
   schedulesFired(n: number): void {
     if (n > 0) this.i?.schedulesFired.add(n);
+  }
+
+  /** The attribute object of these (name, value) pairs, made once. */
+  private attributes(...pairs: string[]): Attributes {
+    const key = pairs.join('\u0000');
+    let a = this.attributeSets.get(key);
+    if (!a) {
+      if (this.attributeSets.size >= MAX_ATTRIBUTE_SETS) this.attributeSets.clear();
+      a = {};
+      for (let k = 0; k < pairs.length; k += 2) a[pairs[k]] = pairs[k + 1];
+      this.attributeSets.set(key, Object.freeze(a));
+    }
+    return a;
   }
 
   /** One figures query per minIntervalMs at most, whatever the number of readers collecting. */

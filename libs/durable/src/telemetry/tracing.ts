@@ -23,6 +23,7 @@ export const ATTR = {
   status: 'durable.status',
   outcome: 'durable.outcome',
   parentRunId: 'durable.parent_run_id',
+  topic: 'durable.topic',
 } as const;
 
 /**
@@ -98,26 +99,43 @@ export class Tracing {
     );
   }
 
-  /** Starts the span of one attempt of a step, a child of its run attempt's span. */
-  startStep(
-    parent: EngineSpan | null,
-    attrs: { workflow: string; runId: string; step: string; seq: number; attempt: number },
-  ): EngineSpan | null {
-    if (!this.tracer || !this.api || !parent) return null;
+  /** Starts the span of one attempt of a step, a child of its run attempt's span (arguments, not an object: nothing is allocated when tracing is off). */
+  startStep(parent: EngineSpan | null, workflow: string, runId: string, step: string, seq: number, attempt: number): EngineSpan | null {
+    // An unsampled (or SDK-less) run attempt records nothing below it: no span, no attribute object.
+    // The step's code still runs in the attempt's context, so spans it makes stay unsampled too.
+    if (!this.tracer || !this.api || !parent || !otel(parent).isRecording()) return null;
     return this.tracer.startSpan(
-      `durable.step ${attrs.step}`,
+      `durable.step ${step}`,
       {
         kind: this.api.SpanKind.INTERNAL,
-        attributes: {
-          [ATTR.workflow]: attrs.workflow,
-          [ATTR.runId]: attrs.runId,
-          [ATTR.step]: attrs.step,
-          [ATTR.seq]: attrs.seq,
-          [ATTR.attempt]: attrs.attempt,
-        },
+        attributes: { [ATTR.workflow]: workflow, [ATTR.runId]: runId, [ATTR.step]: step, [ATTR.seq]: seq, [ATTR.attempt]: attempt },
       },
       this.contextOf(parent),
     );
+  }
+
+  /**
+   * A recv received a message: a short span under the run attempt's span, linked to the span the
+   * message was sent in (its stored traceparent: an HTTP request's, or the sending run's), so a
+   * trace viewer leads from the receiver to the sender's trace and back.
+   */
+  received(
+    parent: EngineSpan | null,
+    attrs: { workflow: string; runId: string; topic: string; seq: number },
+    traceparent: string | null,
+  ): void {
+    if (!this.tracer || !this.api || !parent) return;
+    const sender = parseTraceparent(traceparent);
+    const span = this.tracer.startSpan(
+      `durable.recv ${attrs.topic}`,
+      {
+        kind: this.api.SpanKind.CONSUMER,
+        attributes: { [ATTR.workflow]: attrs.workflow, [ATTR.runId]: attrs.runId, [ATTR.topic]: attrs.topic, [ATTR.seq]: attrs.seq },
+        links: sender ? [{ context: { ...sender, isRemote: true } }] : undefined,
+      },
+      this.contextOf(parent),
+    );
+    span.end();
   }
 
   private contextOf(span: EngineSpan): Context {

@@ -6,12 +6,13 @@ import type { RunView } from '../engine/run-view.js';
 import type { StartOptions } from '../engine/new-run.js';
 import type { WorkflowHandle } from '../engine/handle.js';
 import type { RunStatus } from '../store/rows.js';
-import { moveVirtualClock, readVirtualClock, unsettledWork } from '../store/virtual-clock.js';
+import { moveVirtualClock, readVirtualClock } from '../store/virtual-clock.js';
 import { DurableRuntime } from '../nest/durable-runtime.js';
 import { DURABLE_OPTIONS, type DurableModuleOptions } from '../nest/module-definition.js';
 import { WorkflowClient } from '../nest/workflow-client.js';
 import { durationMs, type Duration } from './duration.js';
 import { StepFaults, type StepFault, type StepFaultOptions } from './faults.js';
+import { ExecutionEnds, LOOK_AGAIN_MS, settleEngine } from './settle.js';
 import { checkSteps, isDurableStep, type ExpectedStep } from './step-expectations.js';
 import { openTestDatabase, type DurableTestDatabase, type TestDatabaseOption, type TestSchemaOptions } from './test-database.js';
 
@@ -39,8 +40,6 @@ const DEFAULT_WAIT_MS = 10_000;
 const MAX_TIMER_STEPS = 1_000;
 /** How often result() and waitFor() wake the worker while they wait. */
 const POKE_MS = 50;
-/** How often settle() looks at the database. */
-const SETTLE_POLL_MS = 10;
 /** "Never" for the safety re-check of waits without a timer: virtual time would step through every one. */
 const TEN_YEARS_MS = 10 * 365 * 86_400_000;
 
@@ -209,10 +208,12 @@ export class DurableTestingModule {
     const statuses = until.status === undefined ? null : Array.isArray(until.status) ? until.status : [until.status];
     const end = Date.now() + (until.timeoutMs ?? DEFAULT_WAIT_MS);
     const poke = this.pokeWhileWaiting();
+    const ends = new ExecutionEnds(this.engine);
     try {
-      return await this.poll(runId, until, statuses, end);
+      return await this.poll(runId, until, statuses, end, ends);
     } finally {
       clearInterval(poke);
+      ends.close();
     }
   }
 
@@ -221,6 +222,7 @@ export class DurableTestingModule {
     until: { step?: string; timeoutMs?: number },
     statuses: RunStatus[] | null,
     end: number,
+    ends: ExecutionEnds,
   ): Promise<RunView> {
     for (;;) {
       const run = await this.client.getRun(runId);
@@ -233,7 +235,7 @@ export class DurableTestingModule {
             (run ? `it is ${run.status}, steps: ${run.steps.map((s) => `${s.name} (${s.status})`).join(', ') || 'none'}` : 'no such run'),
         );
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await ends.next(LOOK_AGAIN_MS);
     }
   }
 
@@ -265,7 +267,8 @@ export class DurableTestingModule {
     for (let i = 0; ; i++) {
       const { nextTimerMs, nextDeadlineMs } = await readVirtualClock(store);
       const last = nextTimerMs === null || nextTimerMs > target || i >= MAX_TIMER_STEPS;
-      const to = last ? target : nextTimerMs;
+      // 1 ms past the timer: its time read back from SQL as epoch ms may round a microsecond short of it.
+      const to = last ? target : Math.min(target, Math.floor(nextTimerMs) + 1);
       await this.moveClock(to, nextDeadlineMs !== null && nextDeadlineMs <= to);
       await this.settle(opts);
       if (last) return;
@@ -282,29 +285,11 @@ export class DurableTestingModule {
   /**
    * Resolves when the engine has nothing left to do now: no run executing, none due (started,
    * woken by a message or a timer), no deadline passed, no schedule due. Runs waiting for a message,
-   * a child or a later time are settled. TestWaitTimeoutError (naming the busy runs) after timeoutMs (10 s).
+   * a child or a later time are settled. Work that is due is handed to the engine at once, not left
+   * to its poll. TestWaitTimeoutError (naming the busy runs) after timeoutMs (10 s).
    */
-  async settle(opts: { timeoutMs?: number } = {}): Promise<void> {
-    const timeoutMs = opts.timeoutMs ?? DEFAULT_WAIT_MS;
-    const end = Date.now() + timeoutMs;
-    const names = this.engine.registry.names();
-    let quiet = 0;
-    for (let i = 1; ; i++) {
-      const work = await unsettledWork(this.engine.storeForTools, names, this.engine.options.schedules);
-      // Twice in a row: a run that just ended may have woken its parent in the same instant.
-      if (!work.runs.length && !work.schedules) {
-        if (++quiet === 2) return;
-      } else quiet = 0;
-      if (Date.now() > end) {
-        const runs = work.runs.map((r) => `${r.id} (${r.workflow}, ${r.status})`).join(', ');
-        throw new TestWaitTimeoutError(
-          `settle(): the engine still had work after ${timeoutMs} ms: ${runs || 'none'}${work.schedules ? `; ${work.schedules} schedule(s) due` : ''}. ` +
-            'A step that never ends, or a workflow that keeps starting work, keeps it busy; pass { timeoutMs } for longer work.',
-        );
-      }
-      if (i % 25 === 0) await this.engine.timeMoved(); // a missed wake-up costs ~100 ms, not a poll interval
-      await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
-    }
+  settle(opts: { timeoutMs?: number } = {}): Promise<void> {
+    return settleEngine(this.engine, opts.timeoutMs ?? DEFAULT_WAIT_MS);
   }
 
   /** Stops the app (graceful), drops the test database, leaves the embedded server. Idempotent. */

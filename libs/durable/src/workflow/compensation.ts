@@ -81,6 +81,7 @@ export function compensateNow(): Promise<number> {
 
 /** History rows of a compensation (a rare path: one statement each); never fails the run. */
 async function history(ctx: RunContext, kind: string, detail: Record<string, unknown>): Promise<void> {
+  if (ctx.replayOnly) return; // a replay writes nothing
   await insertRunEvent(ctx.services.store, ctx.runId, kind, detail).catch((err: Error) => {
     ctx.services.options.logger.debug?.(`run ${ctx.runId}: could not record history event "${kind}" (${errorText(err)})`);
   });

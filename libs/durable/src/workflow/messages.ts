@@ -16,7 +16,16 @@ export function durableSend(runId: string, topic: string, payload: unknown): Pro
     if (recorded) return;
     const encoded = encode(payload, { where: `message "${topic}" to run ${runId}`, maxBytes: ctx.services.options.maxPayloadBytes });
     const r = await fencedWrite(ctx, () =>
-      sendFromRun(ctx.services.store, { runId: ctx.runId, epoch: ctx.epoch, seq, name, target: runId, topic, payload: encoded }),
+      sendFromRun(ctx.services.store, {
+        runId: ctx.runId,
+        epoch: ctx.epoch,
+        seq,
+        name,
+        target: runId,
+        topic,
+        payload: encoded,
+        traceparent: ctx.services.telemetry.tracing.traceparentOf(ctx.span),
+      }),
     );
     if (!r.found) throw new RunNotFoundError(runId);
   });

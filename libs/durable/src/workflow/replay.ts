@@ -7,6 +7,7 @@ import { resolveEngineOptions } from '../config/options.js';
 import type { WorkflowDefinition } from '../definitions/definitions.js';
 import type { RecordedStep } from '../store/rows.js';
 import type { ExecutionServices } from './execution-services.js';
+import { runCompensations } from './compensation.js';
 import { durableScope, RunContext } from './run-context.js';
 
 /** A run as recorded: what a replay needs (e.g. a row of durable_runs with its durable_steps, or a run's JSON). */
@@ -45,7 +46,11 @@ export interface ReplayResult {
   ended: 'returned' | 'threw' | 'frontier' | 'stalled';
   /** The first operation the replay did not have a completed checkpoint for. */
   frontier: { seq: number; name: string } | null;
+  /** Recorded positions the replay went through (each matched by name, its recorded result fed back). */
+  replayed: number;
   mismatch: ReplayMismatch | null;
+  /** What the workflow returned (`ended: 'returned'`). */
+  output?: unknown;
   error: Error | null;
 }
 
@@ -61,20 +66,30 @@ const REPLAY_OPTIONS = resolveEngineOptions({ worker: false, schedules: false })
  * deterministic by contract) with every durable operation answered from the run's checkpoints, by
  * the same matching rule as a real execution (step-matcher.ts); no step body runs, no statement is
  * sent, no wait starts — an operation the run has not completed never settles, and ends the replay.
- * Engine-level and database-free: `verify` feeds it runs from the database, a test can feed it a
- * run's JSON.
+ * A body that throws is followed, as in a real execution, by the run's compensations, replayed from
+ * their checkpoints too (their order is checked the same way). Engine-level and database-free:
+ * `verify` feeds it runs from the database; the testing kit's replayRun() feeds it an exported run.
  */
 export async function replayRun(def: WorkflowDefinition, run: RecordedRun, opts: ReplayOptions = {}): Promise<ReplayResult> {
   const ctx = new RunContext(run.id, 0, [...run.steps], replayServices(run.id), { replayOnly: true });
   let ended: ReplayResult['ended'] | null = null;
   let thrown: unknown = null;
+  let threw = false;
+  let output: unknown;
   void durableScope
     .run({ run: ctx }, () => def.run(decode(run.input)))
     .then(
-      () => (ended = 'returned'),
+      (value) => {
+        output = value;
+        ended = 'returned';
+      },
       (err: unknown) => {
-        ended = 'threw';
         thrown = err;
+        threw = true;
+        if (ctx.fatal || err instanceof DeterminismError) return void (ended = 'threw');
+        // The executor undoes a failed (or cancelled) run's steps after its body: so does the replay.
+        const done = () => void (ended = 'threw');
+        void durableScope.run({ run: ctx }, () => runCompensations(ctx, 'failed')).then(done, done);
       },
     );
   const idleTurns = opts.idleTurns ?? 3;
@@ -85,24 +100,31 @@ export async function replayRun(def: WorkflowDefinition, run: RecordedRun, opts:
     if (ctx.operations !== seen) {
       seen = ctx.operations;
       idle = 0;
-    } else if (++idle >= idleTurns) ended = ctx.frontier ? 'frontier' : 'stalled';
+    } else if (++idle >= idleTurns) ended = threw ? 'threw' : ctx.frontier ? 'frontier' : 'stalled'; // threw: its compensations reached the frontier
   }
   ctx.stop('shutdown');
   const how = ended as ReplayResult['ended'] | null; // set by the callbacks above
+  const base = { runId: run.id, frontier: ctx.frontier, replayed: ctx.frontier?.seq ?? ctx.position };
   const fatal = ctx.fatal ?? (thrown instanceof DeterminismError ? thrown : null);
   if (fatal instanceof DeterminismError) {
     const { seq, recorded, actual, kind } = fatal;
-    return {
-      runId: run.id,
-      verdict: 'nondeterministic',
-      ended: how ?? 'threw',
-      frontier: ctx.frontier,
-      mismatch: { seq, recorded, actual, kind },
-      error: fatal,
-    };
+    return { ...base, verdict: 'nondeterministic', ended: how ?? 'threw', mismatch: { seq, recorded, actual, kind }, error: fatal };
   }
+  if (how === 'returned') return { ...base, verdict: 'ok', ended: how, mismatch: null, output, error: null };
   const error = how === 'threw' ? (thrown instanceof Error ? thrown : new Error(String(thrown))) : null;
-  return { runId: run.id, verdict: error ? 'error' : 'ok', ended: how!, frontier: ctx.frontier, mismatch: null, error };
+  return { ...base, verdict: error ? 'error' : 'ok', ended: how!, mismatch: null, error };
+}
+
+/**
+ * The clock of a replay: past every recorded wake time, so a sleep the run recorded counts as over
+ * and the replay checks what follows it (the run's next checkpoint, or the frontier if it is still
+ * asleep). The real clock would stop a replay at every sleep still due by this machine's time, e.g.
+ * all of a recording made under the testing kit's virtual time.
+ */
+class EndOfTime extends EngineClock {
+  override now(): number {
+    return 8.64e15; // the largest Date
+  }
 }
 
 /** What a replay's run context gets from the engine: nothing that can reach a database or start work. */
@@ -114,7 +136,7 @@ function replayServices(runId: string): ExecutionServices {
     store: { sql: { query: async () => refuse(), transaction: async () => refuse() }, history: false },
     prisma: null,
     options: REPLAY_OPTIONS,
-    clock: new EngineClock(),
+    clock: new EndOfTime(),
     stepHooks: {},
     telemetry: new Telemetry(REPLAY_OPTIONS.telemetry), // never loaded: no spans, no metrics
     writes: { step: async () => refuse(), end: async () => refuse() },

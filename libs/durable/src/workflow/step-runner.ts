@@ -122,8 +122,7 @@ async function executeStep(
   const policy = resolveRetryPolicy(options.stepRetries, def.options.retries);
   const where = `step "${def.name}" (#${seq}) of run ${ctx.runId} (${ctx.workflowName})`;
   const { tracing, metrics } = ctx.services.telemetry;
-  const spanOf = (attempt: number) =>
-    tracing.startStep(ctx.span, { workflow: ctx.workflowName, runId: ctx.runId, step: def.name, seq, attempt });
+  const spanOf = (attempt: number) => tracing.startStep(ctx.span, ctx.workflowName, ctx.runId, def.name, seq, attempt);
   const finished = (status: 'SUCCEEDED' | 'FAILED') =>
     metrics.stepFinished(ctx.workflowName, def.name, status, (performance.now() - started) / 1000);
   const started = performance.now();

@@ -277,6 +277,10 @@ export class WaitSet {
         w.ms = null;
       } else {
         this.pending.delete(s.seq);
+        if (s.message) {
+          const attrs = { workflow: ctx.workflowName, runId: ctx.runId, topic: w.key ?? '', seq: s.seq };
+          ctx.services.telemetry.tracing.received(ctx.span, attrs, s.traceparent);
+        }
         try {
           w.resolve(w.settle(out));
         } catch (err) {
