@@ -73,7 +73,7 @@ describe('claim order', () => {
       runId: parent.id,
       epoch: parent.epoch,
       appVersion: null,
-      children: [{ seq: 0, name: 'child', child, output: '{}' }],
+      children: [{ seq: 0, name: 'child', child, output: '{}', inheritTags: true }],
     });
     expect((await next()).id).toBe(child.id);
     // and the grandchild, started by the child, next
@@ -83,7 +83,7 @@ describe('claim order', () => {
       runId: child.id,
       epoch: c[0].epoch,
       appVersion: null,
-      children: [{ seq: 0, name: 'g', child: grandchild, output: '{}' }],
+      children: [{ seq: 0, name: 'g', child: grandchild, output: '{}', inheritTags: true }],
     });
     expect((await next()).id).toBe(grandchild.id);
     expect((await next()).id).toBe('root-001');
