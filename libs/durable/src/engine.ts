@@ -31,6 +31,8 @@ export {
   type QueueLimitsView,
   type QueueLimitsUsage,
   type RateLimitView,
+  type DebouncedRun,
+  type SingletonRun,
   type KeyUsage,
   type StartBlockers,
 } from './engine/flow-control.js';

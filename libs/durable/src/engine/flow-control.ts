@@ -16,6 +16,7 @@ import {
   type RateLimitView,
 } from '../store/flow-limits.js';
 import type { Store } from '../store/store.js';
+import { debouncedRuns, singletonRuns, type DebouncedRun, type SingletonRun } from '../store/keyed-runs.js';
 import type { EngineContext } from './engine-context.js';
 
 /** Cluster-wide limits of a queue (null or absent = no such limit). */
@@ -30,7 +31,7 @@ export interface QueueLimits {
   keyRateLimit?: RateLimit | null;
 }
 
-export type { QueueLimitsView, QueueLimitsUsage, KeyUsage, RateLimitView };
+export type { QueueLimitsView, QueueLimitsUsage, KeyUsage, RateLimitView, DebouncedRun, SingletonRun };
 
 /** Why a run has not started (or is not executing now): `reasons` in words, the figures behind them. */
 export interface StartBlockers {
@@ -209,6 +210,17 @@ export class FlowControlClient {
   /** The busiest concurrency keys of a queue: executing and due runs per key. */
   keyUsage(queue: string, opts: { limit?: number } = {}): Promise<KeyUsage[]> {
     return keysOf(this.context(), queue, opts.limit);
+  }
+
+  /** Runs waiting out a debounce (soonest first) and active runs holding a dedupe key (newest first), at most `limit` (default 50) of each. */
+  async keyedRuns(opts: { limit?: number } = {}): Promise<{ debounced: DebouncedRun[]; singletons: SingletonRun[] }> {
+    const limit = opts.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+      throw new InvalidArgumentError(`keyedRuns: limit must be an integer between 1 and 1000 (got ${JSON.stringify(limit)}).`, 'limit');
+    }
+    const { store } = this.context();
+    const [debounced, singletons] = await Promise.all([debouncedRuns(store, limit), singletonRuns(store, limit)]);
+    return { debounced, singletons };
   }
 
   /** Why a run has not started ("concurrency key tenant-a: 5/5", "not due until …"). */
