@@ -35,14 +35,29 @@ describe('admin API: flow control', () => {
     expect(set.body).toMatchObject({ queue: 'seed-f', globalConcurrency: 3, keyConcurrency: 1, source: 'runtime' });
     const flow = await get('flow').expect(200);
     expect(flow.body.queues).toEqual([
-      expect.objectContaining({ queue: 'seed-f', globalConcurrency: 3, keyConcurrency: 1, running: 2, due: 3 }),
+      expect.objectContaining({ queue: 'seed-f', globalConcurrency: 3, keyConcurrency: 1, running: 2, due: 3, rateLimit: null }),
     ]);
+    expect(flow.body).toMatchObject({ debounced: [], singletons: [] });
+    // a rate limit through the API: shown with its window
+    await post('flow/queues/seed-f/limits', {
+      globalConcurrency: 3,
+      keyConcurrency: 1,
+      rateLimit: { limit: 100, periodMs: 60_000 },
+    }).expect(200);
+    expect((await get('flow').expect(200)).body.queues[0]).toMatchObject({
+      rateLimit: { limit: 100, periodMs: 60_000 },
+      rateUsed: 0,
+      rateLimitedUntil: null,
+    });
+    const bad = await post('flow/queues/seed-f/limits', { rateLimit: { limit: 100 } }).expect(400);
+    expect(JSON.stringify(bad.body)).toMatch(/rateLimit\.periodMs must be a whole number of ms/);
+    await post('flow/queues/seed-f/limits', { globalConcurrency: 3, keyConcurrency: 1 }).expect(200);
     const keys = await get('flow/queues/seed-f/keys?limit=2').expect(200);
     expect(keys.body).toEqual({
       queue: 'seed-f',
       keys: [
-        { key: 't1', running: 1, due: 2 },
-        { key: 't2', running: 1, due: 0 },
+        { key: 't1', running: 1, due: 2, rateUsed: 0, rateLimitedUntil: null },
+        { key: 't2', running: 1, due: 0, rateUsed: 0, rateLimitedUntil: null },
       ],
     });
   });

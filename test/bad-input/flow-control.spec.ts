@@ -73,7 +73,7 @@ describe('bad input: flow control', () => {
     [{ payments: { globalConcurrency: 'ten' } }, /globalConcurrency must be an integer .*got "ten"/],
     [
       { payments: { concurency: 3 } },
-      /queues\.payments has no option "concurency" \(a queue has concurrency, globalConcurrency, keyConcurrency\)/,
+      /queues\.payments has no option "concurency" \(a queue has concurrency, globalConcurrency, keyConcurrency, rateLimit, keyRateLimit\)/,
     ],
     [{ payments: null }, /queues\.payments must be an object/],
   ])('queues option %j → InvalidOptionsError', (queues, message) => {
@@ -97,8 +97,13 @@ describe('bad input: flow control', () => {
       /limits\.globalConcurrency must be an integer between 1 and 1000000 .*or null for no limit/,
     ],
     ['a negative key limit', 'q', { keyConcurrency: -1 }, /limits\.keyConcurrency must be an integer/],
-    ['an unknown limit', 'q', { rate: 100 }, /"rate" is not a limit \(a queue has globalConcurrency and keyConcurrency\)/],
-    ['no object', 'q', 5, /the limits must be an object \{ globalConcurrency\?, keyConcurrency\? \}/],
+    [
+      'an unknown limit',
+      'q',
+      { rate: 100 },
+      /"rate" is not a limit \(a queue has globalConcurrency, keyConcurrency, rateLimit, keyRateLimit\)/,
+    ],
+    ['no object', 'q', 5, /the limits must be an object \{ globalConcurrency\?, keyConcurrency\?, rateLimit\?, keyRateLimit\? \}/],
   ])('setQueueLimits with %s → INVALID_ARGUMENT, nothing stored', async (_what, queue, limits, message) => {
     const err = await engine()
       .flowControl.setQueueLimits(queue, limits as never)

@@ -33,6 +33,11 @@ describeBrowser('flow-control panel of the dashboard in headless Chromium', () =
     await a.pool.query(`
       INSERT INTO durable_runs (id, workflow_name, queue, status, concurrency_key, available_at)
       VALUES ('F-wait-1', 'billing.charge', 'seed-f', 'PENDING', 't1', now()), ('F-wait-2', 'billing.charge', 'seed-f', 'PENDING', 't1', now())`);
+    // a run waiting out a debounce, and a singleton run holding its dedupe key
+    await a.pool.query(`
+      INSERT INTO durable_runs (id, workflow_name, queue, status, available_at, debounce_key, debounce_until, dedupe_key)
+      VALUES ('F-debounced', 'search.reindex', 'seed-g', 'PENDING', now() + interval '1 hour', 'doc-42', now() + interval '2 hours', NULL),
+             ('F-single', 'accounts.sync', 'seed-g', 'WAITING', now() + interval '1 hour', NULL, NULL, 'account-9')`);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
     page.on('pageerror', (e) => errors.push(String(e)));
@@ -52,19 +57,24 @@ describeBrowser('flow-control panel of the dashboard in headless Chromium', () =
     await page.fill('#flow-new-queue', 'seed-f');
     await page.fill('.flow-add input[name="globalConcurrency"]', '4');
     await page.fill('.flow-add input[name="keyConcurrency"]', '1');
+    await page.fill('.flow-add input[name="rateLimit"]', '10');
+    await page.fill('.flow-add input[name="rateLimitPeriod"]', '60');
     await page.click('.flow-add button[data-action="save-limits"]');
     await page.waitForSelector('tr.flow-row[data-queue="seed-f"]');
     expect(await client.flowControl.queueLimits()).toMatchObject([
-      { queue: 'seed-f', globalConcurrency: 4, keyConcurrency: 1, source: 'runtime' },
+      { queue: 'seed-f', globalConcurrency: 4, keyConcurrency: 1, rateLimit: { limit: 10, periodMs: 60_000 }, source: 'runtime' },
     ]);
     const row = await page.locator('tr.flow-row[data-queue="seed-f"]').textContent();
     expect(row).toContain('1 / 4');
+    expect(row).toContain('0/10 per 60 s');
     expect(row).toContain('runtime');
+    expect(await page.locator('#flow-debounced').textContent()).toMatch(/search\.reindex\s*doc-42\s*F-debounced/);
+    expect(await page.locator('#flow-singletons').textContent()).toMatch(/accounts\.sync\s*account-9\s*F-single\s*WAITING/);
 
     await page.locator('tr.flow-row[data-queue="seed-f"]').click();
     await page.waitForSelector('tr[data-detail="seed-f"] .flow-keys');
     const keys = await page.locator('tr[data-detail="seed-f"] .flow-keys').textContent();
-    expect(keys).toMatch(/t1\s*1 \/ 1\s*2/);
+    expect(keys).toMatch(/t1\s*1 \/ 1\s*—\s*2/);
 
     await page.click('tr[data-run="F-wait-1"]');
     await page.waitForSelector('#run-blockers');

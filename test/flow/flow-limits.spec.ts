@@ -73,9 +73,9 @@ describe('flow control: limits, keys, and why a run has not started', () => {
     expect(await e.flowControl.whyNotStarted('no-such-run')).toBeNull();
 
     expect(await e.flowControl.keyUsage('jobs')).toEqual([
-      { key: 'tenant-a', running: 1, due: 1 },
-      { key: 'tenant-b', running: 1, due: 0 },
-      { key: 'tenant-c', running: 0, due: 1 },
+      { key: 'tenant-a', running: 1, due: 1, rateUsed: 0, rateLimitedUntil: null },
+      { key: 'tenant-b', running: 1, due: 0, rateUsed: 0, rateLimitedUntil: null },
+      { key: 'tenant-c', running: 0, due: 1, rateUsed: 0, rateLimitedUntil: null },
     ]);
     expect(await e.flowControl.queueLimits()).toMatchObject([
       { queue: 'jobs', globalConcurrency: 2, keyConcurrency: 1, source: 'declared', running: 2, due: 2 },

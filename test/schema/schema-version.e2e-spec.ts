@@ -40,6 +40,9 @@ describe('schema version check', () => {
         'table durable_queue_limits',
         'index durable_runs_running_idx',
         'table durable_hook_cursors',
+        'table durable_rate_windows',
+        'index durable_runs_dedupe_idx',
+        'index durable_runs_debounce_idx',
       ],
     });
     const err = await checkSchemaVersion(db.client).catch((e) => e);

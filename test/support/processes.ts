@@ -31,7 +31,8 @@ export class WorkerProcess {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const w = new WorkerProcess(child);
-    await w.waitFor('ready', 60_000);
+    // generous: tsx compiles the library at start, which takes a minute on a loaded 2-core machine
+    await w.waitFor('ready', 150_000);
     return w;
   }
 

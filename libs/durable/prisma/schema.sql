@@ -33,6 +33,9 @@ CREATE TABLE "durable_runs" (
     "concurrency_key" TEXT,
     "traceparent" TEXT,
     "tags" TEXT[] DEFAULT ARRAY[]::TEXT[],
+    "dedupe_key" TEXT,
+    "debounce_key" TEXT,
+    "debounce_until" TIMESTAMPTZ(3),
 
     CONSTRAINT "durable_runs_pkey" PRIMARY KEY ("id")
 );
@@ -141,8 +144,22 @@ CREATE TABLE "durable_queue_limits" (
     "source" TEXT NOT NULL DEFAULT 'runtime',
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "rr_key" TEXT,
+    "rate_limit" INTEGER,
+    "rate_period_ms" INTEGER,
+    "key_rate_limit" INTEGER,
+    "key_rate_period_ms" INTEGER,
 
     CONSTRAINT "durable_queue_limits_pkey" PRIMARY KEY ("queue")
+);
+
+-- CreateTable
+CREATE TABLE "durable_rate_windows" (
+    "queue" TEXT NOT NULL,
+    "key" TEXT NOT NULL,
+    "starts" TIMESTAMPTZ(3)[],
+    "last_start_at" TIMESTAMPTZ(3) NOT NULL,
+
+    CONSTRAINT "durable_rate_windows_pkey" PRIMARY KEY ("queue","key")
 );
 
 -- CreateIndex
@@ -191,6 +208,12 @@ CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "creat
 CREATE INDEX "durable_runs_tags_idx" ON "durable_runs" USING GIN ("tags" array_ops) WHERE (tags <> '{}');
 
 -- CreateIndex
+CREATE UNIQUE INDEX "durable_runs_dedupe_idx" ON "durable_runs"("workflow_name", "dedupe_key") WHERE (dedupe_key IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING'));
+
+-- CreateIndex
+CREATE UNIQUE INDEX "durable_runs_debounce_idx" ON "durable_runs"("workflow_name", "debounce_key") WHERE (debounce_key IS NOT NULL AND status = 'PENDING' AND started_at IS NULL);
+
+-- CreateIndex
 CREATE INDEX "durable_messages_pending_idx" ON "durable_messages"("run_id", "topic", "id") WHERE (consumed_at IS NULL);
 
 -- CreateIndex
@@ -207,6 +230,9 @@ CREATE INDEX "durable_schedules_buffered_idx" ON "durable_schedules"("id") WHERE
 
 -- CreateIndex
 CREATE INDEX "durable_schedules_workflow_idx" ON "durable_schedules"("workflow_name", "id");
+
+-- CreateIndex
+CREATE INDEX "durable_rate_windows_last_idx" ON "durable_rate_windows"("last_start_at");
 
 -- AddForeignKey
 ALTER TABLE "durable_steps" ADD CONSTRAINT "durable_steps_run_id_fkey" FOREIGN KEY ("run_id") REFERENCES "durable_runs"("id") ON DELETE CASCADE ON UPDATE CASCADE;

@@ -3,7 +3,7 @@
 // transactional steps), start() it; inside workflows use Durable (Durable.step for steps).
 export { DurableEngine, type DurableEngineConfig } from './engine/durable-engine.js';
 export { WorkflowHandle, type HandleBackend } from './engine/handle.js';
-export type { StartOptions } from './engine/new-run.js';
+export type { StartOptions, StartOutcome, DebounceOptions } from './engine/new-run.js';
 export type { StartManyItem } from './engine/start-runs.js';
 export type { SendOptions } from './engine/queries.js';
 export type { CancelOptions, ControlOptions, ForkResult } from './engine/run-control.js';
@@ -30,6 +30,9 @@ export {
   type QueueLimits,
   type QueueLimitsView,
   type QueueLimitsUsage,
+  type RateLimitView,
+  type DebouncedRun,
+  type SingletonRun,
   type KeyUsage,
   type StartBlockers,
 } from './engine/flow-control.js';
@@ -63,7 +66,7 @@ export { Durable, type InlineStepOptions } from './workflow/durable-api.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
 export { EngineClock, type StepAttemptHooks } from './config/clock.js';
-export type { EngineOptions, ResolvedEngineOptions, QueueOptions, DurableLogger } from './config/options.js';
+export type { EngineOptions, ResolvedEngineOptions, QueueOptions, RateLimit, DurableLogger } from './config/options.js';
 export type { RetryPolicy } from './config/retry-policy.js';
 export type { RunStatus } from './store/rows.js';
 export type { RunEvent } from './store/history.js';

@@ -7,6 +7,9 @@ DROP INDEX "durable_runs_claim_idx";
 -- AlterTable
 ALTER TABLE "durable_runs" ADD COLUMN     "cancel_requested_at" TIMESTAMPTZ(3),
 ADD COLUMN     "concurrency_key" TEXT,
+ADD COLUMN     "debounce_key" TEXT,
+ADD COLUMN     "debounce_until" TIMESTAMPTZ(3),
+ADD COLUMN     "dedupe_key" TEXT,
 ADD COLUMN     "order_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 ADD COLUMN     "progress" JSONB,
 ADD COLUMN     "schedule_id" TEXT,
@@ -67,8 +70,22 @@ CREATE TABLE "durable_queue_limits" (
     "source" TEXT NOT NULL DEFAULT 'runtime',
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "rr_key" TEXT,
+    "rate_limit" INTEGER,
+    "rate_period_ms" INTEGER,
+    "key_rate_limit" INTEGER,
+    "key_rate_period_ms" INTEGER,
 
     CONSTRAINT "durable_queue_limits_pkey" PRIMARY KEY ("queue")
+);
+
+-- CreateTable
+CREATE TABLE "durable_rate_windows" (
+    "queue" TEXT NOT NULL,
+    "key" TEXT NOT NULL,
+    "starts" TIMESTAMPTZ(3)[],
+    "last_start_at" TIMESTAMPTZ(3) NOT NULL,
+
+    CONSTRAINT "durable_rate_windows_pkey" PRIMARY KEY ("queue","key")
 );
 
 -- CreateIndex
@@ -79,6 +96,9 @@ CREATE INDEX "durable_schedules_buffered_idx" ON "durable_schedules"("id") WHERE
 
 -- CreateIndex
 CREATE INDEX "durable_schedules_workflow_idx" ON "durable_schedules"("workflow_name", "id");
+
+-- CreateIndex
+CREATE INDEX "durable_rate_windows_last_idx" ON "durable_rate_windows"("last_start_at");
 
 -- CreateIndex
 CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "order_at", "available_at") WHERE (status = 'PENDING');
@@ -94,3 +114,9 @@ CREATE INDEX "durable_runs_schedule_idx" ON "durable_runs"("schedule_id", "creat
 
 -- CreateIndex
 CREATE INDEX "durable_runs_tags_idx" ON "durable_runs" USING GIN ("tags" array_ops) WHERE (tags <> '{}');
+
+-- CreateIndex
+CREATE UNIQUE INDEX "durable_runs_dedupe_idx" ON "durable_runs"("workflow_name", "dedupe_key") WHERE (dedupe_key IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING'));
+
+-- CreateIndex
+CREATE UNIQUE INDEX "durable_runs_debounce_idx" ON "durable_runs"("workflow_name", "debounce_key") WHERE (debounce_key IS NOT NULL AND status = 'PENDING' AND started_at IS NULL);

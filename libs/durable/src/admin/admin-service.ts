@@ -99,9 +99,9 @@ export class AdminService {
     return b;
   }
 
-  /** Flow control: every queue with cluster-wide limits, with its executing and due runs. */
+  /** Flow control: every queue with cluster-wide limits (executing and due runs, rate window), debounced and singleton runs. */
   async flow() {
-    return { queues: await listQueueLimits(this.store) };
+    return { queues: await listQueueLimits(this.store), ...(await this.engine.flowControl.keyedRuns()) };
   }
 
   /** The busiest concurrency keys of a queue: executing and due runs per key. */

@@ -4,6 +4,8 @@ import type { RunStatus } from '../store/rows.js';
 import { decodeCursor, type Cursor } from './cursor.js';
 import { AdminParamError, MAX_NAME } from './param-error.js';
 import { MAX_TAG_LENGTH, MAX_TAGS } from '../config/limits.js';
+import { FLOW_LIMIT_KEYS } from '../config/option-checks.js';
+import type { QueueLimits } from '../engine/flow-control.js';
 
 export { AdminParamError };
 const MAX_VALUES = 50;
@@ -296,23 +298,18 @@ export function parseFlowKeysQuery(raw: unknown): { limit: number } {
 }
 
 /**
- * Body of POST flow/queues/:queue/limits: `{ "globalConcurrency": n | null, "keyConcurrency": n | null }`
- * (an absent limit is null: no such limit). The engine checks the values (400 with what to send).
+ * Body of POST flow/queues/:queue/limits: `{ "globalConcurrency": n | null, "keyConcurrency": n | null,
+ * "rateLimit": { "limit": n, "periodMs": ms } | null, "keyRateLimit": … }` (an absent limit is null: no
+ * such limit). The engine checks the values (400 with what to send).
  */
-export function parseLimitsBody(body: unknown): { globalConcurrency: number | null; keyConcurrency: number | null } {
+export function parseLimitsBody(body: unknown): QueueLimits {
+  const shape = `{ ${FLOW_LIMIT_KEYS.map((k) => `"${k}": …`).join(', ')} } (concurrency: <n or null>; rate limits: { "limit": <n>, "periodMs": <ms> } or null)`;
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new AdminParamError(
-      'body',
-      'required: send a JSON object { "globalConcurrency": <n or null>, "keyConcurrency": <n or null> } with Content-Type: application/json',
-    );
+    throw new AdminParamError('body', `required: send a JSON object ${shape} with Content-Type: application/json`);
   }
   const b = body as Record<string, unknown>;
   for (const key of Object.keys(b)) {
-    if (key !== 'globalConcurrency' && key !== 'keyConcurrency')
-      throw new AdminParamError(
-        key.slice(0, 64),
-        'unknown field; the body is { "globalConcurrency": <n or null>, "keyConcurrency": <n or null> }',
-      );
+    if (!FLOW_LIMIT_KEYS.includes(key)) throw new AdminParamError(key.slice(0, 64), `unknown field; the body is ${shape}`);
   }
-  return { globalConcurrency: (b.globalConcurrency ?? null) as number | null, keyConcurrency: (b.keyConcurrency ?? null) as number | null };
+  return Object.fromEntries(FLOW_LIMIT_KEYS.map((k) => [k, b[k] ?? null])) as QueueLimits;
 }

@@ -112,12 +112,16 @@ function compensateProblems(c: unknown, form: 'decorator' | 'inline'): string[] 
 
 /** Largest cluster-wide limit of a queue or a concurrency key. */
 export const MAX_FLOW_LIMIT = 1_000_000;
-const QUEUE_KEYS = ['concurrency', 'globalConcurrency', 'keyConcurrency'];
+/** Largest rate limit: the starts of one window are kept in a row (durable_rate_windows). */
+export const MAX_RATE_LIMIT = 10_000;
+/** The flow-control limits of a queue (QueueLimits): what setQueueLimits takes, and the queues option next to concurrency. */
+export const FLOW_LIMIT_KEYS = ['globalConcurrency', 'keyConcurrency', 'rateLimit', 'keyRateLimit'];
+const QUEUE_KEYS = ['concurrency', ...FLOW_LIMIT_KEYS];
 
 /** Problems of one entry of the `queues` option. [] when it is fine. */
 export function queueProblems(name: string, q: unknown): string[] {
   if (!q || typeof q !== 'object' || Array.isArray(q))
-    return [`${name} must be an object { concurrency?, globalConcurrency?, keyConcurrency? } (got ${show(q)})`];
+    return [`${name} must be an object { concurrency?, globalConcurrency?, keyConcurrency?, rateLimit?, keyRateLimit? } (got ${show(q)})`];
   const o = q as Record<string, unknown>;
   const out: string[] = [];
   for (const k of Object.keys(o))
@@ -128,9 +132,9 @@ export function queueProblems(name: string, q: unknown): string[] {
   return out;
 }
 
-/** Problems of cluster-wide limits { globalConcurrency?, keyConcurrency? } (null or undefined = no limit). */
+/** Problems of cluster-wide limits { globalConcurrency?, keyConcurrency?, rateLimit?, keyRateLimit? } (null or undefined = no limit). */
 export function flowLimitProblems(name: string, o: Record<string, unknown>): string[] {
-  const out: string[] = [];
+  const out: string[] = [...rateProblems(`${name}.rateLimit`, o.rateLimit), ...rateProblems(`${name}.keyRateLimit`, o.keyRateLimit)];
   for (const k of ['globalConcurrency', 'keyConcurrency']) {
     const v = o[k];
     if (v !== undefined && v !== null && !isInt(v, 1, MAX_FLOW_LIMIT)) {
@@ -139,6 +143,22 @@ export function flowLimitProblems(name: string, o: Record<string, unknown>): str
       );
     }
   }
+  return out;
+}
+
+/** Problems of a rate limit { limit, periodMs } (null or undefined = none). */
+function rateProblems(name: string, r: unknown): string[] {
+  if (r === undefined || r === null) return [];
+  const what = `${name} must be { limit, periodMs } — at most limit starts in any periodMs — or null for no rate limit`;
+  if (typeof r !== 'object' || Array.isArray(r)) return [`${what} (got ${show(r)})`];
+  const o = r as Record<string, unknown>;
+  const out = Object.keys(o)
+    .filter((k) => k !== 'limit' && k !== 'periodMs')
+    .map((k) => `${name} has no option "${k}" (a rate limit has limit, periodMs)`);
+  if (!isInt(o.limit, 1, MAX_RATE_LIMIT))
+    out.push(`${name}.limit must be an integer between 1 and ${MAX_RATE_LIMIT} (got ${show(o.limit)})`);
+  if (!isInt(o.periodMs, 1, DAY_MS))
+    out.push(`${name}.periodMs must be a whole number of ms between 1 and ${DAY_MS} (got ${show(o.periodMs)})`);
   return out;
 }
 

@@ -34,6 +34,22 @@ export interface QueueOptions {
    * `concurrencyKey`, or the workflow's `concurrencyKey(input)`) execute at once. Synced like globalConcurrency.
    */
   keyConcurrency?: number | null;
+  /**
+   * Flow control, across all instances: at most `limit` runs of the queue start in any `periodMs`
+   * (a sliding window: never more, even across a window's edge). Every claim counts (a first start, a
+   * resume after a durable wait or a crash). Synced like globalConcurrency.
+   */
+  rateLimit?: RateLimit | null;
+  /** Like rateLimit, per concurrency key: at most `limit` runs of one key start in any `periodMs`. */
+  keyRateLimit?: RateLimit | null;
+}
+
+/** A rate limit: at most `limit` starts in any window of `periodMs`. */
+export interface RateLimit {
+  /** 1 … 10,000. */
+  limit: number;
+  /** 1 ms … 1 day. */
+  periodMs: number;
 }
 
 /** Engine settings. Every field has a default; see resolveEngineOptions. */

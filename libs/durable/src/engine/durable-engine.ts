@@ -243,7 +243,7 @@ export class DurableEngine implements HandleBackend {
   /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */
   async startRun<T = unknown>(workflowName: string, input: unknown, opts: StartOptions = {}): Promise<WorkflowHandle<T>> {
     const run = await startRun(this.context, workflowName, input, opts);
-    return new WorkflowHandle<T>(run.id, run.workflowName, this);
+    return new WorkflowHandle<T>(run.id, run.workflowName, this, run.outcome);
   }
 
   /** Starts many runs with one INSERT (optionally inside the caller's Prisma transaction). */

@@ -8,6 +8,7 @@ import {
 import { FINISHED_STATUSES, type RunStatus } from '../store/rows.js';
 import { BACKOFF, backoffMs } from '../retry/backoff.js';
 import { decode } from '../codec/codec.js';
+import type { StartOutcome } from './new-run.js';
 
 /** What a handle needs from the engine. */
 export interface HandleBackend {
@@ -22,6 +23,12 @@ export class WorkflowHandle<TOutput = unknown> {
     readonly id: string,
     readonly workflowName: string,
     private readonly backend: HandleBackend,
+    /**
+     * How the start that made this handle ended: 'started' (a new run), 'existing' (the run with the
+     * given id existed), 'deduplicated' (the active run holding the dedupeKey: `id` is that run's),
+     * 'debounced' (joined the pending run of the debounce key). null: a handle to a run by id, no start.
+     */
+    readonly outcome: StartOutcome | null = null,
   ) {}
 
   async status(): Promise<RunStatus> {

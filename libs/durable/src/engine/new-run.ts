@@ -8,6 +8,7 @@ import { encode } from '../codec/codec.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { WorkflowDefinition } from '../definitions/definitions.js';
+import { keyedStart } from './keyed-start.js';
 
 /** Options of start(). */
 export interface StartOptions {
@@ -37,7 +38,34 @@ export interface StartOptions {
    * it is started with its own.
    */
   tags?: readonly string[];
+  /**
+   * Singleton: at most one active (PENDING, RUNNING or WAITING) run of this workflow has this key,
+   * across all instances. A start whose key an active run holds creates nothing and returns that run
+   * (`handle.outcome === 'deduplicated'`); once it has ended, the next start creates a new run.
+   */
+  dedupeKey?: string;
+  /**
+   * Debounce: starts of this workflow with the same `debounce.key` collapse into one run that starts
+   * `periodMs` after the last of them (at the latest `maxDelayMs` after the first). Later starts return
+   * that run (`handle.outcome === 'debounced'`).
+   */
+  debounce?: DebounceOptions;
 }
+
+/** The start option `debounce`. */
+export interface DebounceOptions {
+  /** Starts with the same key (per workflow) collapse into one run; a non-empty string of at most 256 characters. */
+  key: string;
+  /** The run starts this long after the latest start with its key (1 ms … 1 day). */
+  periodMs: number;
+  /** …but never later than this long after the first start (≥ periodMs; default: no maximum — a steady stream of starts would postpone it forever). */
+  maxDelayMs?: number;
+  /** Which start's input the run gets: 'last' (default) or 'first'. */
+  input?: 'first' | 'last';
+}
+
+/** How a start ended: a new run, an existing one by id, the active run of its dedupe key, or the pending run of its debounce key. */
+export type StartOutcome = 'started' | 'existing' | 'deduplicated' | 'debounced';
 
 /**
  * Validates a start request and builds the row to insert: the workflow must be registered, ids,
@@ -87,6 +115,7 @@ export function buildNewRun(
     parentId: null,
     appVersion: options.appVersion,
     tags: checkTags(opts.tags),
+    ...keyedStart(opts),
   };
 }
 /** The start option, else the workflow's concurrencyKey(input); a non-empty string of at most MAX_ID_LENGTH, or null. */

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { IllegalTransitionError, InvalidArgumentError, RunNotFoundError, UnknownWorkflowError } from '../errors/index.js';
+import {
+  IllegalTransitionError,
+  InvalidArgumentError,
+  KeyConflictError,
+  keyConflictOf,
+  RunNotFoundError,
+  UnknownWorkflowError,
+} from '../errors/index.js';
 import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun } from '../store/control.js';
 import { runStatus } from '../store/runs.js';
 import type { EngineContext } from './engine-context.js';
@@ -72,7 +79,11 @@ export async function cancel(e: EngineContext, id: string, opts: CancelOptions =
 
 /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
 export async function resume(e: EngineContext, id: string, opts: ControlOptions = {}): Promise<void> {
-  if (await resumeRun(e.store, id, e.options.cancelChildren, actorOf('resume', opts))) return;
+  const resumed = await resumeRun(e.store, id, e.options.cancelChildren, actorOf('resume', opts)).catch((err: unknown) => {
+    const conflict = keyConflictOf(err);
+    throw conflict ? new KeyConflictError(id, conflict.index, conflict.detail) : err;
+  });
+  if (resumed) return;
   const status = await runStatus(e.store, id);
   if (!status) throw new RunNotFoundError(id);
   throw new IllegalTransitionError(id, status, 'resume', ['CANCELLED', 'FAILED']);

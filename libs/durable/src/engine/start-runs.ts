@@ -4,18 +4,32 @@ import type { NewRun } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { storeWithin, type Store } from '../store/store.js';
 import type { EngineContext } from './engine-context.js';
-import { buildNewRun, type StartOptions } from './new-run.js';
+import { buildNewRun, type StartOptions, type StartOutcome } from './new-run.js';
+import { startKeyedRun } from './keyed-start.js';
 
 /** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */
 export type StartManyItem =
   | { workflow: string; input?: unknown; options?: Omit<StartOptions, 'tx'> }
   | { name: string; input?: unknown; opts?: Omit<StartOptions, 'tx'> };
 
+/** The run a start() leads to, and how (a new run, or the existing one its id, dedupe key or debounce key led to). */
+export interface StartedRun {
+  id: string;
+  workflowName: string;
+  outcome: StartOutcome;
+}
+
 /** Starts one run (see StartOptions); returns the run as inserted (or as it already existed). */
-export async function startRun(e: EngineContext, workflowName: string, input: unknown, opts: StartOptions): Promise<NewRun> {
+export async function startRun(e: EngineContext, workflowName: string, input: unknown, opts: StartOptions): Promise<StartedRun> {
   const run = buildNewRun(e.registry, e.options, workflowName, input, opts);
   // The trace context of the caller (e.g. the HTTP request's span), stored only when there is one.
   run.traceparent = e.telemetry.tracing.activeTraceparent();
+  if (run.dedupeKey !== undefined || run.debounce) {
+    const started = await startKeyedRun(opts.tx ? storeWithin(e.store, opts.tx) : e.store, run);
+    if (started.outcome === 'started') e.telemetry.metrics.runsStarted(run.workflowName, run.queue);
+    return { ...started, workflowName: run.workflowName };
+  }
+  let outcome: StartOutcome = 'started';
   const immediate = !opts.tx && !opts.runAt && !opts.delayMs;
   if (immediate && e.worker.reserveSlot(run.queue)) {
     // In-process fast path: the row is inserted already leased to this worker, and executes now.
@@ -30,13 +44,17 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
     else {
       e.worker.releaseSlot(run.queue);
       await checkExisting(e.store, [run]);
+      outcome = 'existing';
     }
   } else {
     const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
-    if (!(await insertRun(store, run))) await checkExisting(store, [run]);
+    if (!(await insertRun(store, run))) {
+      await checkExisting(store, [run]);
+      outcome = 'existing';
+    }
   }
   e.telemetry.metrics.runsStarted(run.workflowName, run.queue);
-  return run;
+  return { id: run.id, workflowName: run.workflowName, outcome };
 }
 
 /** Starts many runs with one INSERT (optionally inside the caller's Prisma transaction). */
@@ -47,7 +65,11 @@ export async function startMany(e: EngineContext, items: StartManyItem[], opts: 
     const item = it as { workflow?: unknown; name?: unknown; input?: unknown; options?: StartOptions; opts?: StartOptions } | null;
     const name = item?.workflow ?? item?.name;
     if (typeof name !== 'string') throw new InvalidArgumentError(`startMany: item ${i} needs a "workflow" name.`, 'items');
-    return buildNewRun(e.registry, e.options, name, item!.input, item!.options ?? item!.opts ?? {});
+    const run = buildNewRun(e.registry, e.options, name, item!.input, item!.options ?? item!.opts ?? {});
+    if (run.dedupeKey !== undefined || run.debounce) {
+      throw new InvalidArgumentError(`startMany: item ${i} has a dedupeKey or debounce; start such runs one by one with start().`, 'items');
+    }
+    return run;
   });
   const ids = new Set<string>();
   for (const r of runs) {

@@ -28,7 +28,8 @@ export type DurableErrorCode =
   | 'SCHEDULE_CONFLICT'
   | 'DEADLINE_EXCEEDED'
   | 'STEP_SEQUENCE_MISMATCH'
-  | 'TEST_WAIT_TIMEOUT';
+  | 'TEST_WAIT_TIMEOUT'
+  | 'KEY_CONFLICT';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

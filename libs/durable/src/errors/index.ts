@@ -8,6 +8,7 @@ export { IllegalTransitionError } from './illegal-transition-error.js';
 export { InvalidArgumentError } from './invalid-argument-error.js';
 export { InvalidDefinitionError } from './invalid-definition-error.js';
 export { InvalidOptionsError } from './invalid-options-error.js';
+export { KeyConflictError, keyConflictOf } from './key-conflict-error.js';
 export { InvalidScheduleError } from './invalid-schedule-error.js';
 export { NonRetryableError } from './non-retryable-error.js';
 export { NotInWorkflowError } from './not-in-workflow-error.js';

@@ -16,6 +16,7 @@
  */
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
+import { startsInWindow } from './flow-limits.js';
 import { CLAIM_UPDATE, claim, claimedRun, QUEUE_ORDER } from './leases.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
@@ -26,7 +27,8 @@ import type { ClaimedRun } from './rows.js';
  */
 const LOCK_QUEUE_LIMITS = statement(
   'lock_queue_limits',
-  `SELECT global_concurrency, key_concurrency, rr_key FROM durable_queue_limits WHERE queue = $1 FOR UPDATE`,
+  `SELECT global_concurrency, key_concurrency, rr_key, rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms
+   FROM durable_queue_limits WHERE queue = $1 FOR UPDATE`,
 );
 
 /**
@@ -41,11 +43,42 @@ const nextKey = (after: string, upTo = '') => `(SELECT concurrency_key FROM dura
     ORDER BY concurrency_key LIMIT 1)`;
 
 /**
+ * Rate limits, in CLAIM_LIMITED ($11 rateLimit, $12 its period ms, $13 keyRateLimit, $14 its period ms;
+ * null = none). Every claim of a run counts as a start (a first start, a resume after a durable wait or
+ * a crash). The queue's window caps the room (slots: what the concurrency limits and the worker leave).
+ */
+const RATE_ROOM = `room AS (
+  SELECT CASE WHEN $11::int IS NULL THEN n ELSE greatest(0, least(n, $11::int - ${startsInWindow('$1', `''`, '$12::int')})) END AS n
+  FROM slots)`;
+
+/** A candidate of a key is taken only while its key's window has room (rn: its rank within its key). */
+const KEY_RATE_ROOM = `(ranked.concurrency_key IS NULL OR $13::int IS NULL
+         OR ranked.rn <= $13::int - ${startsInWindow('$1', 'ranked.concurrency_key', '$14::int')})`;
+
+/**
+ * The starts of this claim appended to the windows (the queue's, key '', and each key's), each kept to
+ * its newest `limit` starts within its period. Under the limits row lock: the next claim of the queue,
+ * on any instance, reads them (its snapshot is taken after the lock).
+ */
+const window = (limit: string, period: string) => `starts = (SELECT array_agg(s ORDER BY s) FROM (
+      SELECT s FROM unnest(win.starts || excluded.starts) s WHERE s > now()::timestamptz(3) - ${period}::int * interval '1 millisecond'
+      ORDER BY s DESC LIMIT ${limit}::int) t), last_start_at = excluded.last_start_at`;
+const RATE_WINDOWS = `rate_q AS (
+  INSERT INTO durable_rate_windows AS win (queue, key, starts, last_start_at)
+  SELECT $1, '', array_fill(now()::timestamptz(3), ARRAY[count(*)::int]), now() FROM c HAVING $11::int IS NOT NULL AND count(*) > 0
+  ON CONFLICT (queue, key) DO UPDATE SET ${window('$11', '$12')}),
+rate_k AS (
+  INSERT INTO durable_rate_windows AS win (queue, key, starts, last_start_at)
+  SELECT $1, c.concurrency_key, array_fill(now()::timestamptz(3), ARRAY[count(*)::int]), now() FROM c
+  WHERE $13::int IS NOT NULL AND c.concurrency_key IS NOT NULL GROUP BY c.concurrency_key
+  ON CONFLICT (queue, key) DO UPDATE SET ${window('$13', '$14')})`;
+
+/**
  * Claim of a limited queue (run after LOCK_QUEUE_LIMITS, in its transaction). Parameters as CLAIM
  * ($1 queue, $2 free slots of this worker, $3 worker, $4 lease ms, $5 workflows, $6 history), plus
  * $7 globalConcurrency and $8 keyConcurrency (null = no such limit) and $9 the round-robin cursor,
- * all read under the lock, and $10 the app versions whose runs this worker claims (engine option
- * runVersions; null = any, as CLAIM_VERSIONS).
+ * all read under the lock, $10 the app versions whose runs this worker claims (engine option
+ * runVersions; null = any, as CLAIM_VERSIONS), and $11 … $14 the rate limits (RATE_ROOM).
  * - running: the queue's RUNNING runs per concurrency key (durable_runs_running_idx, partial: only
  *   executing rows); room: what the queue-wide limit and the worker's free slots leave.
  * - Keys take turns (fairness): the keys with PENDING runs are read in key order starting after the
@@ -65,9 +98,10 @@ const CLAIM_LIMITED = statement(
 WITH RECURSIVE running AS (
   SELECT concurrency_key AS k, count(*)::int AS n FROM durable_runs
   WHERE queue = $1 AND status = 'RUNNING' GROUP BY concurrency_key),
-room AS (
+slots AS (
   SELECT CASE WHEN $7::int IS NULL THEN $2::int
               ELSE greatest(0, least($2::int, $7::int - (SELECT coalesce(sum(n), 0)::int FROM running))) END AS n),
+${RATE_ROOM},
 full_keys AS (SELECT k FROM running WHERE k IS NOT NULL AND n >= $8::int),
 budget AS (SELECT (SELECT n FROM room) + (SELECT count(*) FROM full_keys)::int + 1 AS n),
 after_cur(k, pos) AS (
@@ -115,7 +149,8 @@ ranked AS (
   FROM (SELECT * FROM heads UNION ALL SELECT * FROM p UNION ALL SELECT * FROM w) d),
 c AS (
   SELECT ranked.id, ranked.prev, ranked.concurrency_key, ranked.pos FROM ranked LEFT JOIN running ON running.k = ranked.concurrency_key
-  WHERE ranked.concurrency_key IS NULL OR $8::int IS NULL OR ranked.rn <= $8::int - coalesce(running.n, 0)
+  WHERE (ranked.concurrency_key IS NULL OR $8::int IS NULL OR ranked.rn <= $8::int - coalesce(running.n, 0))
+    AND ${KEY_RATE_ROOM}
   ORDER BY ranked.priority, ranked.rn, ranked.pos
   LIMIT (SELECT n FROM room)),
 cur AS (
@@ -123,8 +158,16 @@ cur AS (
     CASE WHEN (SELECT count(*) FROM c) < (SELECT n FROM room) THEN (SELECT k FROM scanned ORDER BY pos DESC LIMIT 1)
          ELSE (SELECT concurrency_key FROM c WHERE concurrency_key IS NOT NULL ORDER BY pos DESC LIMIT 1) END, rr_key)
   WHERE queue = $1),
+${RATE_WINDOWS},
 ${CLAIM_UPDATE}`,
 );
+
+type LimitsRow = Record<
+  'global_concurrency' | 'key_concurrency' | 'rate_limit' | 'rate_period_ms' | 'key_rate_limit' | 'key_rate_period_ms',
+  number | null
+> & {
+  rr_key: string | null;
+};
 
 /**
  * Claims up to `limit` due runs of a queue that has (or had) cluster-wide limits, within them. If
@@ -141,11 +184,11 @@ export async function claimLimited(
 ): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
   return store.sql.transaction(async (sql) => {
     const tx: Store = { sql, history: store.history };
-    const [row] = await sql.query<{ global_concurrency: number | null; key_concurrency: number | null; rr_key: string | null }>(
-      LOCK_QUEUE_LIMITS,
-      [queue],
-    );
-    if (!row || (row.global_concurrency === null && row.key_concurrency === null)) {
+    const [row] = await sql.query<LimitsRow>(LOCK_QUEUE_LIMITS, [queue]);
+    if (
+      !row ||
+      (row.global_concurrency === null && row.key_concurrency === null && row.rate_limit === null && row.key_rate_limit === null)
+    ) {
       return { runs: await claim(tx, queue, limit, owner, leaseMs, workflows, versions), limited: false };
     }
     const rows = await sql.query<Record<string, unknown>>(CLAIM_LIMITED, [
@@ -159,6 +202,10 @@ export async function claimLimited(
       row.key_concurrency,
       row.rr_key,
       versions,
+      row.rate_limit,
+      row.rate_period_ms,
+      row.key_rate_limit,
+      row.key_rate_period_ms,
     ]);
     return { runs: rows.map(claimedRun), limited: true };
   });

@@ -3,21 +3,57 @@ import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
 import { iso, type Store } from './store.js';
 
+/** A rate limit as stored: at most `limit` starts in any `periodMs`. */
+export interface RateLimitView {
+  limit: number;
+  periodMs: number;
+}
+
 /** A queue's cluster-wide limits as stored: declared in the options (synced at boot) or set at runtime. */
 export interface QueueLimitsView {
   queue: string;
   globalConcurrency: number | null;
   keyConcurrency: number | null;
+  rateLimit: RateLimitView | null;
+  keyRateLimit: RateLimitView | null;
   source: 'declared' | 'runtime';
   updatedAt: string | null;
 }
 
+/** The limits of one queue as the statements take them (null = no such limit). */
+export interface LimitValues {
+  globalConcurrency: number | null;
+  keyConcurrency: number | null;
+  rateLimit: RateLimitView | null;
+  keyRateLimit: RateLimitView | null;
+}
+
 /** A limit that is not null: the row makes the queue a limited one (the plain claim leaves it alone). */
-export const HAS_LIMIT = `(global_concurrency IS NOT NULL OR key_concurrency IS NOT NULL)`;
+export const HAS_LIMIT = `(global_concurrency IS NOT NULL OR key_concurrency IS NOT NULL OR rate_limit IS NOT NULL OR key_rate_limit IS NOT NULL)`;
 
 /**
- * Sets a queue's limits at runtime ($1 queue, $2 globalConcurrency, $3 keyConcurrency; null = no such
- * limit): source 'runtime', kept across restarts (the boot sync leaves it alone) until reset. Waits
+ * Rate limits' sliding windows (durable_rate_windows, key '' for the queue's own): how many starts of
+ * (queue, key) the last `period` ms hold. The clock is read at the precision starts are stored at
+ * (ms), so a start admitted at t is at least `period` after every start the window still counted.
+ */
+export const startsInWindow = (
+  queue: string,
+  key: string,
+  period: string,
+) => `(SELECT count(*) FROM durable_rate_windows rw, unnest(rw.starts) s
+  WHERE rw.queue = ${queue} AND rw.key = ${key} AND s > now()::timestamptz(3) - ${period} * interval '1 millisecond')::int`;
+
+/** When the window of (queue, key) has room for the next start: its `limit`-th most recent start + period; null while it has room. */
+export const rateFreeAt = (queue: string, key: string, limit: string, period: string) =>
+  `(SELECT (array_agg(s ORDER BY s DESC))[${limit}] + ${period} * interval '1 millisecond' FROM durable_rate_windows rw, unnest(rw.starts) s
+  WHERE rw.queue = ${queue} AND rw.key = ${key} AND s > now()::timestamptz(3) - ${period} * interval '1 millisecond')`;
+
+/** The limit columns, in the order the statements take them. */
+const LIMIT_COLUMNS = `global_concurrency, key_concurrency, rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms`;
+
+/**
+ * Sets a queue's limits at runtime ($1 queue, $2 globalConcurrency, $3 keyConcurrency, $4 rate limit,
+ * $5 its period ms, $6 key rate limit, $7 its period ms; null = no such limit): source 'runtime', kept across restarts (the boot sync leaves it alone) until reset. Waits
  * for a claim in progress on the queue (row lock). Notifies every instance (FLOW_LIMITS_CHANNEL) so
  * each switches its claim path at once. Index: durable_queue_limits_pkey.
  */
@@ -25,31 +61,34 @@ const SET_QUEUE_LIMITS = statement(
   'set_queue_limits',
   `
 WITH s AS (
-  INSERT INTO durable_queue_limits (queue, global_concurrency, key_concurrency, source, updated_at)
-  VALUES ($1, $2, $3, 'runtime', now())
-  ON CONFLICT (queue) DO UPDATE SET global_concurrency = $2, key_concurrency = $3, source = 'runtime', updated_at = now()
-  RETURNING queue, global_concurrency, key_concurrency, source, updated_at)
+  INSERT INTO durable_queue_limits (queue, ${LIMIT_COLUMNS}, source, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, 'runtime', now())
+  ON CONFLICT (queue) DO UPDATE SET global_concurrency = $2, key_concurrency = $3, rate_limit = $4, rate_period_ms = $5,
+                                    key_rate_limit = $6, key_rate_period_ms = $7, source = 'runtime', updated_at = now()
+  RETURNING queue, ${LIMIT_COLUMNS}, source, updated_at)
 SELECT s.*, pg_notify('${FLOW_LIMITS_CHANNEL}', s.queue) IS NULL AS notified FROM s`,
 );
 
 /**
  * Boot: the limits declared in this process's options ($1 queues, $2 globalConcurrency, $3
- * keyConcurrency; arrays) become the rows of those queues, unless a runtime limit is set there
- * (source 'runtime' wins until reset); declared rows of queues in $4 (the queues this process
- * declares options for) that no longer declare a limit are deleted. Returns the queues changed;
+ * keyConcurrency, $5 rate limit, $6 its period ms, $7 key rate limit, $8 its period ms; arrays) become
+ * the rows of those queues, unless a runtime limit is set there (source 'runtime' wins until reset);
+ * declared rows of queues in $4 (the queues this process declares options for) that no longer
+ * declare a limit are deleted. Returns the queues changed;
  * notifies every instance of each.
  */
 const SYNC_DECLARED_LIMITS = statement(
   'sync_declared_limits',
   `
-WITH d AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[]) AS d(queue, g, k)),
+WITH d AS (SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $5::int[], $6::int[], $7::int[], $8::int[]) AS d(queue, g, k, r, rp, kr, krp)),
 up AS (
-  INSERT INTO durable_queue_limits AS l (queue, global_concurrency, key_concurrency, source, updated_at)
-  SELECT queue, g, k, 'declared', now() FROM d
+  INSERT INTO durable_queue_limits AS l (queue, ${LIMIT_COLUMNS}, source, updated_at)
+  SELECT queue, g, k, r, rp, kr, krp, 'declared', now() FROM d
   ON CONFLICT (queue) DO UPDATE SET global_concurrency = excluded.global_concurrency, key_concurrency = excluded.key_concurrency,
+                                    rate_limit = excluded.rate_limit, rate_period_ms = excluded.rate_period_ms,
+                                    key_rate_limit = excluded.key_rate_limit, key_rate_period_ms = excluded.key_rate_period_ms,
                                     updated_at = now()
-  WHERE l.source = 'declared' AND (l.global_concurrency IS DISTINCT FROM excluded.global_concurrency
-                                   OR l.key_concurrency IS DISTINCT FROM excluded.key_concurrency)
+  WHERE l.source = 'declared' AND (l.${LIMIT_COLUMNS.replaceAll(', ', ', l.')}) IS DISTINCT FROM (excluded.${LIMIT_COLUMNS.replaceAll(', ', ', excluded.')})
   RETURNING queue),
 del AS (
   DELETE FROM durable_queue_limits l
@@ -71,14 +110,17 @@ SELECT queue, pg_notify('${FLOW_LIMITS_CHANNEL}', queue) IS NULL AS notified FRO
 const SELECT_LIMITED_QUEUES = statement('select_limited_queues', `SELECT queue FROM durable_queue_limits WHERE ${HAS_LIMIT}`);
 
 /**
- * Every limits row with what the queue is doing: runs executing (index durable_runs_running_idx), and
- * due runs waiting to be claimed (durable_runs_claim_idx; counted up to 100,000 per queue).
+ * Every limits row with what the queue is doing: runs executing (index durable_runs_running_idx),
+ * due runs waiting to be claimed (durable_runs_claim_idx; counted up to 100,000 per queue), and its
+ * rate window: starts in it now, and when it next has room (null: it has room now).
  */
 const SELECT_QUEUE_LIMITS = statement(
   'select_queue_limits',
   `
-SELECT l.queue, l.global_concurrency, l.key_concurrency, l.source, l.updated_at,
+SELECT l.queue, l.${LIMIT_COLUMNS.replaceAll(', ', ', l.')}, l.source, l.updated_at,
   (SELECT count(*) FROM durable_runs r WHERE r.queue = l.queue AND r.status = 'RUNNING')::int AS running,
+  ${startsInWindow('l.queue', `''`, 'l.rate_period_ms')} AS rate_used,
+  ${rateFreeAt('l.queue', `''`, 'l.rate_limit', 'l.rate_period_ms')} AS rate_free_at,
   (SELECT count(*) FROM (SELECT 1 FROM durable_runs r WHERE r.queue = l.queue AND r.status = 'PENDING'
      AND r.available_at <= ${DUE_BY} LIMIT 100000) x)::int AS due
 FROM durable_queue_limits l ORDER BY l.queue`,
@@ -86,31 +128,37 @@ FROM durable_queue_limits l ORDER BY l.queue`,
 
 /**
  * The busiest concurrency keys of queue $1: runs executing and due runs waiting, per key, at most $2
- * keys, most executing first. Reads the queue's unfinished runs (PENDING through durable_runs_claim_idx,
+ * keys, most executing first; with the queue's keyRateLimit, each key's starts in its window and when it next has room. Reads the queue's unfinished runs (PENDING through durable_runs_claim_idx,
  * RUNNING through durable_runs_running_idx); due runs are counted up to 100,000.
  */
 const SELECT_KEY_USAGE = statement(
   'select_key_usage',
   `
+SELECT u.*, ${startsInWindow('$1', 'u.key', 'l.key_rate_period_ms')} AS rate_used,
+  ${rateFreeAt('$1', 'u.key', 'l.key_rate_limit', 'l.key_rate_period_ms')} AS rate_free_at
+FROM (
 SELECT k AS key, sum(running)::int AS running, sum(due)::int AS due FROM (
   SELECT concurrency_key AS k, count(*) AS running, 0 AS due FROM durable_runs
   WHERE queue = $1 AND status = 'RUNNING' AND concurrency_key IS NOT NULL GROUP BY concurrency_key
   UNION ALL
   SELECT k, 0, count(*) FROM (SELECT concurrency_key AS k FROM durable_runs
     WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND concurrency_key IS NOT NULL LIMIT 100000) p GROUP BY k) x
-GROUP BY k ORDER BY 2 DESC, 3 DESC, 1 LIMIT $2`,
+GROUP BY k ORDER BY 2 DESC, 3 DESC, 1 LIMIT $2) u LEFT JOIN durable_queue_limits l ON l.queue = $1
+ORDER BY u.running DESC, u.due DESC, u.key`,
 );
 
 /**
- * Why run $1 has not started: its state, the database clock, its queue's limits and how many runs
- * of the queue and of its key execute now. Indexes: durable_runs_pkey, durable_queue_limits_pkey,
+ * Why run $1 has not started: its state, the database clock, its queue's limits, how many runs of
+ * the queue and of its key execute now, when their rate windows have room, and its debounce. Indexes: durable_runs_pkey, durable_queue_limits_pkey,
  * durable_runs_running_idx.
  */
 const SELECT_RUN_BLOCKERS = statement(
   'select_run_blockers',
   `
 SELECT r.status, r.queue, r.concurrency_key, r.available_at, now() AS db_now, r.available_at <= ${DUE_BY} AS due,
-  l.global_concurrency, l.key_concurrency,
+  l.${LIMIT_COLUMNS.replaceAll(', ', ', l.')}, r.debounce_key, r.debounce_until, r.started_at IS NULL AS never_started,
+  ${rateFreeAt('r.queue', `''`, 'l.rate_limit', 'l.rate_period_ms')} AS rate_free_at,
+  ${rateFreeAt('r.queue', 'r.concurrency_key', 'l.key_rate_limit', 'l.key_rate_period_ms')} AS key_rate_free_at,
   (SELECT count(*) FROM durable_runs x WHERE x.queue = r.queue AND x.status = 'RUNNING')::int AS queue_running,
   (SELECT count(*) FROM durable_runs x WHERE x.queue = r.queue AND x.status = 'RUNNING'
      AND x.concurrency_key = r.concurrency_key)::int AS key_running
@@ -118,29 +166,51 @@ FROM durable_runs r LEFT JOIN durable_queue_limits l ON l.queue = r.queue
 WHERE r.id = $1`,
 );
 
+const rate = (limit: unknown, period: unknown): RateLimitView | null =>
+  limit == null || period == null ? null : { limit: Number(limit), periodMs: Number(period) };
+const dateOrNull = (v: unknown): Date | null => (v == null ? null : new Date(v as string));
+
 const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
   queue: r.queue as string,
   globalConcurrency: (r.global_concurrency as number | null) ?? null,
   keyConcurrency: (r.key_concurrency as number | null) ?? null,
+  rateLimit: rate(r.rate_limit, r.rate_period_ms),
+  keyRateLimit: rate(r.key_rate_limit, r.key_rate_period_ms),
   source: r.source as 'declared' | 'runtime',
   updatedAt: iso(r.updated_at),
 });
 
-export async function setQueueLimits(store: Store, queue: string, g: number | null, k: number | null): Promise<QueueLimitsView> {
-  const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, g, k]);
+/** The limit values in LIMIT_COLUMNS order. */
+const values = (l: LimitValues) => [
+  l.globalConcurrency,
+  l.keyConcurrency,
+  l.rateLimit?.limit ?? null,
+  l.rateLimit?.periodMs ?? null,
+  l.keyRateLimit?.limit ?? null,
+  l.keyRateLimit?.periodMs ?? null,
+];
+
+export async function setQueueLimits(store: Store, queue: string, limits: LimitValues): Promise<QueueLimitsView> {
+  const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, ...values(limits)]);
   return toLimits(row);
 }
 
 export async function syncDeclaredLimits(
   store: Store,
-  declared: Array<{ queue: string; globalConcurrency: number | null; keyConcurrency: number | null }>,
+  declared: Array<{ queue: string } & LimitValues>,
   queues: string[],
 ): Promise<string[]> {
+  const columns = declared.map(values);
+  const column = (i: number) => columns.map((c) => c[i]);
   const rows = await store.sql.query<{ queue: string }>(SYNC_DECLARED_LIMITS, [
     declared.map((d) => d.queue),
-    declared.map((d) => d.globalConcurrency),
-    declared.map((d) => d.keyConcurrency),
+    column(0),
+    column(1),
     queues,
+    column(2),
+    column(3),
+    column(4),
+    column(5),
   ]);
   return rows.map((r) => r.queue);
 }
@@ -153,48 +223,85 @@ export async function limitedQueues(store: Store): Promise<Set<string>> {
   return new Set((await store.sql.query<{ queue: string }>(SELECT_LIMITED_QUEUES)).map((r) => r.queue));
 }
 
-/** A queue's limits with its runs executing now and its due runs waiting to be claimed. */
+/** A queue's limits with its runs executing now, its due runs waiting to be claimed, and its rate window. */
 export interface QueueLimitsUsage extends QueueLimitsView {
   running: number;
   due: number;
+  /** Starts in the queue's rate window now (0 without a rate limit). */
+  rateUsed: number;
+  /** When the rate window next has room; null: it has room now (or there is no rate limit). */
+  rateLimitedUntil: string | null;
 }
 
 export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_QUEUE_LIMITS);
-  return rows.map((r) => ({ ...toLimits(r), running: Number(r.running), due: Number(r.due) }));
+  return rows.map((r) => ({
+    ...toLimits(r),
+    running: Number(r.running),
+    due: Number(r.due),
+    rateUsed: Number(r.rate_used),
+    rateLimitedUntil: iso(r.rate_free_at),
+  }));
 }
 
-export async function keyUsage(store: Store, queue: string, limit: number): Promise<Array<{ key: string; running: number; due: number }>> {
-  return store.sql.query(SELECT_KEY_USAGE, [queue, limit]);
+/** Runs of one concurrency key: executing now, due but waiting, and its rate window (with a keyRateLimit). */
+export interface KeyUsage {
+  key: string;
+  running: number;
+  due: number;
+  rateUsed: number;
+  rateLimitedUntil: string | null;
+}
+
+export async function keyUsage(store: Store, queue: string, limit: number): Promise<KeyUsage[]> {
+  const rows = await store.sql.query<Record<string, unknown>>(SELECT_KEY_USAGE, [queue, limit]);
+  return rows.map((r) => ({
+    key: r.key as string,
+    running: Number(r.running),
+    due: Number(r.due),
+    rateUsed: Number(r.rate_used),
+    rateLimitedUntil: iso(r.rate_free_at),
+  }));
 }
 
 /** What SELECT_RUN_BLOCKERS reads about one run. */
-export interface RunBlockersRow {
+export interface RunBlockersRow extends LimitValues {
   status: string;
   queue: string;
   concurrencyKey: string | null;
   availableAt: Date | null;
   dbNow: Date;
   due: boolean;
-  globalConcurrency: number | null;
-  keyConcurrency: number | null;
   queueRunning: number;
   keyRunning: number;
+  /** When the queue's / the key's rate window next has room (null: it has room, or no such limit). */
+  rateFreeAt: Date | null;
+  keyRateFreeAt: Date | null;
+  /** Debounce: its key while it has not started (null otherwise), and the latest time it may be pushed to. */
+  debounceKey: string | null;
+  debounceUntil: Date | null;
 }
 
 export async function runBlockers(store: Store, id: string): Promise<RunBlockersRow | null> {
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_BLOCKERS, [id]);
   if (!r) return null;
+  const { globalConcurrency, keyConcurrency, rateLimit, keyRateLimit } = toLimits(r);
   return {
     status: r.status as string,
     queue: r.queue as string,
     concurrencyKey: (r.concurrency_key as string | null) ?? null,
-    availableAt: r.available_at == null ? null : new Date(r.available_at as string),
+    availableAt: dateOrNull(r.available_at),
     dbNow: new Date(r.db_now as string),
     due: r.due === true,
-    globalConcurrency: (r.global_concurrency as number | null) ?? null,
-    keyConcurrency: (r.key_concurrency as number | null) ?? null,
+    globalConcurrency,
+    keyConcurrency,
+    rateLimit,
+    keyRateLimit,
     queueRunning: Number(r.queue_running),
     keyRunning: Number(r.key_running),
+    rateFreeAt: dateOrNull(r.rate_free_at),
+    keyRateFreeAt: dateOrNull(r.key_rate_free_at),
+    debounceKey: r.never_started === true && r.status === 'PENDING' ? ((r.debounce_key as string | null) ?? null) : null,
+    debounceUntil: dateOrNull(r.debounce_until),
   };
 }

@@ -82,3 +82,20 @@ export async function sweepRetention(store: Store, olderThanMs: number, batch: n
   const [row] = await store.sql.query<{ n: number }>(SWEEP_RETENTION, [olderThanMs, batch]);
   return Number(row?.n ?? 0);
 }
+
+/**
+ * Rate windows (durable_rate_windows) idle for longer than any period (1 day): at most $1 per
+ * statement. They count nothing any more; a key that starts again gets a new row. SKIP LOCKED:
+ * safe on every instance at once. Index: durable_rate_windows_last_idx.
+ */
+const SWEEP_RATE_WINDOWS = statement(
+  'sweep_rate_windows',
+  `
+DELETE FROM durable_rate_windows WHERE (queue, key) IN (
+  SELECT queue, key FROM durable_rate_windows WHERE last_start_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+);
+
+/** Deletes up to `batch` idle rate windows. */
+export async function sweepRateWindows(store: Store, batch: number): Promise<void> {
+  await store.sql.query(SWEEP_RATE_WINDOWS, [batch]);
+}

@@ -70,6 +70,18 @@ export interface NewRun {
   traceparent?: string | null;
   /** Tags given at start (validated; [] = none). */
   tags: string[];
+  /** Singleton: the start option dedupeKey (absent: none). */
+  dedupeKey?: string;
+  /** Debounce: the start option debounce, validated (absent: none). */
+  debounce?: DebounceStart;
+}
+
+/** A debounced start's settings (see StartOptions.debounce). */
+export interface DebounceStart {
+  key: string;
+  periodMs: number;
+  maxDelayMs: number | null;
+  input: 'first' | 'last';
 }
 
 /** A finished step to checkpoint (output/error as JSON text). */

@@ -26,6 +26,9 @@ const REQUIRED = {
   queue_limits: 'table durable_queue_limits',
   running_idx: 'index durable_runs_running_idx',
   hook_cursors: 'table durable_hook_cursors',
+  rate_windows: 'table durable_rate_windows',
+  dedupe_idx: 'index durable_runs_dedupe_idx',
+  debounce_idx: 'index durable_runs_debounce_idx',
 } as const;
 type Required = keyof typeof REQUIRED;
 
@@ -46,6 +49,9 @@ SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_ste
        to_regclass('durable_queue_limits') IS NOT NULL AS queue_limits,
        to_regclass('durable_runs_running_idx') IS NOT NULL AS running_idx,
        to_regclass('durable_hook_cursors') IS NOT NULL AS hook_cursors,
+       to_regclass('durable_rate_windows') IS NOT NULL AS rate_windows,
+       to_regclass('durable_runs_dedupe_idx') IS NOT NULL AS dedupe_idx,
+       to_regclass('durable_runs_debounce_idx') IS NOT NULL AS debounce_idx,
        (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
           JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
          WHERE d.adrelid = to_regclass('durable_schema') AND a.attname = 'version') AS version_default`;

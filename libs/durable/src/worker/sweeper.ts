@@ -1,5 +1,5 @@
 import { sweepExpiredLeases } from '../store/leases.js';
-import { sweepDeadlines, sweepRetention } from '../store/maintenance.js';
+import { sweepDeadlines, sweepRateWindows, sweepRetention } from '../store/maintenance.js';
 import type { Store } from '../store/store.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { OutageLog } from '../retry/outage-log.js';
@@ -69,6 +69,7 @@ export class Sweeper {
           if (n < batch) break;
         }
       }
+      await sweepRateWindows(this.store, batch);
       this.outage.ok();
     } catch (err) {
       this.outage.failed(err);

@@ -5,7 +5,7 @@
 (function () {
   'use strict';
 
-  var state = { queues: [], open: null, keys: null, loaded: false, adding: false };
+  var state = { queues: [], debounced: [], singletons: [], open: null, keys: null, loaded: false, adding: false };
 
   function d() { return window.DurableDashboard; }
   function $(id) { return document.getElementById(id); }
@@ -16,6 +16,8 @@
     var D = d();
     return D.api('flow').then(function (res) {
       state.queues = res.queues;
+      state.debounced = res.debounced || [];
+      state.singletons = res.singletons || [];
       state.loaded = true;
       if (state.open) return loadKeys(state.open);
     }).then(render, D.fail);
@@ -25,11 +27,22 @@
     return d().api(q(queue) + '/keys' + d().qs({ limit: 20 })).then(function (res) { state.keys = res.keys; });
   }
 
-  /** Limits from the form: an empty field is no limit (null). */
+  /** "12/100 per 10 s", and until when a full window holds starts back. */
+  function rateText(used, r, until) {
+    if (!r) return '—';
+    var text = used + '/' + r.limit + ' per ' + (r.periodMs % 1000 ? r.periodMs + ' ms' : r.periodMs / 1000 + ' s');
+    return until ? text + ' · until ' + new Date(until).toLocaleTimeString() : text;
+  }
+
+  /** Limits from the form: an empty field is no limit (null); a rate is a limit and a period in seconds. */
   function save(queue, form) {
     var D = d();
     var num = function (name) { var v = form.elements[name].value.trim(); return v === '' ? null : Number(v); };
-    return D.api(q(queue) + '/limits', 'POST', { globalConcurrency: num('globalConcurrency'), keyConcurrency: num('keyConcurrency') })
+    var rate = function (name) {
+      var n = num(name), s = num(name + 'Period');
+      return n === null ? null : { limit: n, periodMs: s === null ? NaN : Math.round(s * 1000) };
+    };
+    return D.api(q(queue) + '/limits', 'POST', { globalConcurrency: num('globalConcurrency'), keyConcurrency: num('keyConcurrency'), rateLimit: rate('rateLimit'), keyRateLimit: rate('keyRateLimit') })
       .then(function () { D.toast('Limits of ' + queue + ' saved; every instance follows at once'); return load(); }, D.fail);
   }
 
@@ -41,12 +54,21 @@
     }, D.fail);
   }
 
-  /** A form of the two limits; `queue` names the queue when it is submitted (a function: the add form reads an input). */
-  function limitForm(queue, g, k) {
+  function field(name, v, placeholder) {
+    return d().el('input', { name: name, type: 'number', min: '0', step: 'any', placeholder: placeholder || 'none', value: v === null || v === undefined ? '' : String(v) });
+  }
+
+  /** A form of the limits of `l` (null: none yet); `queue` names the queue when it is submitted (a function: the add form reads an input). */
+  function limitForm(queue, l) {
     var el = d().el;
+    l = l || {};
+    var r = l.rateLimit || {}, kr = l.keyRateLimit || {};
+    var sec = function (ms) { return ms === undefined ? null : ms / 1000; };
     var form = el('form', { class: 'flow-form', onsubmit: function (e) { e.preventDefault(); var name = queue(); if (name) save(name, form); } },
-      el('label', null, 'Queue-wide ', el('input', { name: 'globalConcurrency', type: 'number', min: '1', placeholder: 'none', value: g === null || g === undefined ? '' : String(g) })),
-      el('label', null, ' Per key ', el('input', { name: 'keyConcurrency', type: 'number', min: '1', placeholder: 'none', value: k === null || k === undefined ? '' : String(k) })),
+      el('label', null, 'Queue-wide ', field('globalConcurrency', l.globalConcurrency)),
+      el('label', null, ' Per key ', field('keyConcurrency', l.keyConcurrency)),
+      el('label', { title: 'At most this many starts of the queue in any window of the period' }, ' Rate ', field('rateLimit', r.limit), ' per ', field('rateLimitPeriod', sec(r.periodMs), 's')),
+      el('label', { title: 'At most this many starts of one concurrency key in any window of the period' }, ' Per-key rate ', field('keyRateLimit', kr.limit), ' per ', field('keyRateLimitPeriod', sec(kr.periodMs), 's')),
       el('button', { type: 'submit', 'data-action': 'save-limits' }, 'Save'));
     return form;
   }
@@ -66,20 +88,22 @@
           el('td', { class: 'mono' }, l.queue, l.source === 'declared' ? el('span', { class: 'muted', title: 'Declared in the queues option' }, ' · options') : el('span', { class: 'muted', title: 'Set at runtime; kept until reset' }, ' · runtime')),
           el('td', { class: full ? 'flow-full' : null, text: l.running + ' / ' + limitText(l.globalConcurrency) }),
           el('td', { text: limitText(l.keyConcurrency) }),
+          el('td', { class: l.rateLimitedUntil ? 'flow-full' : null, 'data-rate': l.queue, text: rateText(l.rateUsed, l.rateLimit, l.rateLimitedUntil) }),
           el('td', { text: String(l.due) }),
           el('td', { class: 'actions', onclick: function (e) { e.stopPropagation(); } },
             el('button', { type: 'button', class: 'ghost', 'data-action': 'reset', title: 'Drop a runtime limit: back to the declared ones', onclick: function () { reset(l.queue); } }, 'Reset'))));
         if (l.queue === state.open) rows.push(detailRow(l));
       });
       box.appendChild(el('table', { class: 'runs flow', id: 'flow-table' },
-        el('thead', null, el('tr', null, ['Queue', 'Running / limit', 'Per key', 'Due, waiting', ''].map(function (h) { return el('th', { text: h }); }))),
+        el('thead', null, el('tr', null, ['Queue', 'Running / limit', 'Per key', 'Starts / rate', 'Due, waiting', ''].map(function (h) { return el('th', { text: h }); }))),
         el('tbody', null, rows)));
     }
+    keyedRuns(box);
     var add = el('details', { class: 'flow-add' }, el('summary', null, 'Set limits of a queue'));
     add.open = state.adding;
     add.addEventListener('toggle', function () { state.adding = add.open; });
     var name = el('input', { placeholder: 'queue', spellcheck: 'false', id: 'flow-new-queue' });
-    var form = limitForm(function () { return name.value.trim(); }, null, null);
+    var form = limitForm(function () { return name.value.trim(); }, null);
     form.insertBefore(name, form.firstChild);
     add.appendChild(form);
     box.appendChild(add);
@@ -89,14 +113,35 @@
     var el = d().el;
     var keys = state.keys && state.keys.length
       ? el('table', { class: 'flow-keys' },
-          el('thead', null, el('tr', null, ['Concurrency key', 'Running', 'Due, waiting'].map(function (h) { return el('th', { text: h }); }))),
+          el('thead', null, el('tr', null, ['Concurrency key', 'Running', 'Starts / rate', 'Due, waiting'].map(function (h) { return el('th', { text: h }); }))),
           el('tbody', null, state.keys.map(function (k) {
             var full = l.keyConcurrency !== null && k.running >= l.keyConcurrency;
-            return el('tr', null, el('td', { class: 'mono', text: k.key }), el('td', { class: full ? 'flow-full' : null, text: k.running + ' / ' + limitText(l.keyConcurrency) }), el('td', { text: String(k.due) }));
+            return el('tr', null, el('td', { class: 'mono', text: k.key }), el('td', { class: full ? 'flow-full' : null, text: k.running + ' / ' + limitText(l.keyConcurrency) }),
+              el('td', { class: k.rateLimitedUntil ? 'flow-full' : null, text: rateText(k.rateUsed, l.keyRateLimit, k.rateLimitedUntil) }), el('td', { text: String(k.due) }));
           })))
       : el('div', { class: 'muted', text: 'No run of this queue has a concurrency key now.' });
     return el('tr', { class: 'flow-detail', 'data-detail': l.queue },
-      el('td', { colspan: 5 }, limitForm(function () { return l.queue; }, l.globalConcurrency, l.keyConcurrency), el('div', null, el('b', null, 'Busiest keys')), keys));
+      el('td', { colspan: 6 }, limitForm(function () { return l.queue; }, l), el('div', null, el('b', null, 'Busiest keys')), keys));
+  }
+
+  /** Runs waiting out a debounce, and active runs holding a dedupe key (starts with those keys join them). */
+  function keyedRuns(box) {
+    var D = d(), el = D.el;
+    var link = function (id) { return el('a', { href: '#', class: 'mono', onclick: function (e) { e.preventDefault(); D.openRun(id); } }, id); };
+    var table = function (id, title, heads, rows) {
+      if (!rows.length) return;
+      box.appendChild(el('div', { id: id }, el('b', null, title),
+        el('table', { class: 'flow-keys' }, el('thead', null, el('tr', null, heads.map(function (h) { return el('th', { text: h }); }))), el('tbody', null, rows))));
+    };
+    table('flow-debounced', 'Debounced runs (later starts with the key join them)', ['Workflow', 'Debounce key', 'Run', 'Starts at', 'At the latest'],
+      state.debounced.map(function (r) {
+        return el('tr', null, el('td', { text: r.workflow }), el('td', { class: 'mono', text: r.key }), el('td', null, link(r.runId)),
+          el('td', { text: new Date(r.startsAt).toLocaleTimeString() }), el('td', { text: r.latestStart ? new Date(r.latestStart).toLocaleTimeString() : '—' }));
+      }));
+    table('flow-singletons', 'Singleton runs (starts with the dedupe key return them)', ['Workflow', 'Dedupe key', 'Run', 'Status'],
+      state.singletons.map(function (r) {
+        return el('tr', null, el('td', { text: r.workflow }), el('td', { class: 'mono', text: r.key }), el('td', null, link(r.runId)), el('td', { text: r.status }));
+      }));
   }
 
   function toggle(queue) {

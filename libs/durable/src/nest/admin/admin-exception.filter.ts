@@ -16,6 +16,7 @@ const STATUS_OF_CODE: Record<string, number> = {
   SCHEDULE_NOT_FOUND: 404,
   SCHEDULE_CONFLICT: 409,
   INVALID_SCHEDULE: 409,
+  KEY_CONFLICT: 409,
 };
 
 const REASON: Record<number, string> = {

@@ -1,0 +1,177 @@
+import { KeyConflictError } from 'nestjs-durable';
+import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+
+/**
+ * Rate limits, singleton runs (dedupeKey) and debounce inside one process: what a start returns
+ * (handle.outcome), what the rows say, what whyNotStarted says, and the runtime change of a rate.
+ * (Across three processes: flow-keys-processes.e2e-spec.ts.)
+ */
+describe('flow control: rate limits, singleton runs, debounce', () => {
+  let h: EngineHarness;
+  const seen: Array<{ id: string; input: unknown }> = [];
+  const release = new Map<string, () => void>();
+  const workflows = {
+    sync: [
+      async (i: { id: string }) => {
+        await new Promise<void>((r) => release.set(i.id, r));
+        return i.id;
+      },
+      { queue: 'sync' },
+    ],
+    reindex: [
+      async (i: unknown) => {
+        seen.push({ id: 'reindex', input: i });
+        return i;
+      },
+      { queue: 'search' },
+    ],
+    call: [async (i: { n: number }) => i.n, { queue: 'api', concurrencyKey: (i: { tenant?: string }) => i.tenant ?? null }],
+  } as const;
+  const row = async (id: string) => (await h.query(`SELECT * FROM durable_runs WHERE id = $1`, [id]))[0];
+
+  beforeAll(async () => {
+    h = await EngineHarness.create('flow_keys');
+  });
+  afterAll(async () => {
+    for (const r of release.values()) r();
+    await h.close();
+  });
+
+  it('singleton: a start with the dedupe key of an active run returns that run; once it ended, a new one starts', async () => {
+    const e = await h.engine(workflows as never);
+    const first = await e.startRun('sync', { id: 'a' }, { dedupeKey: 'account-1' });
+    expect(first.outcome).toBe('started');
+    const again = await e.startRun('sync', { id: 'b' }, { dedupeKey: 'account-1' });
+    expect(again).toMatchObject({ id: first.id, outcome: 'deduplicated' });
+    // another key, and the same key in another workflow's scope, are separate
+    const other = await e.startRun('sync', { id: 'c' }, { dedupeKey: 'account-2' });
+    expect(other.outcome).toBe('started');
+    // an id that exists wins over the key (idempotent start by id)
+    expect((await e.startRun('sync', { id: 'a' }, { id: first.id, dedupeKey: 'account-9' })).outcome).toBe('existing');
+    // inside the caller's transaction too
+    const inTx = await h.prisma.$transaction((tx) => e.startRun('sync', { id: 'd' }, { tx, dedupeKey: 'account-1' }));
+    expect(inTx).toMatchObject({ id: first.id, outcome: 'deduplicated' });
+
+    await eventually(async () => release.has('a'));
+    release.get('a')!();
+    await first.result({ timeoutMs: 10_000 });
+    const next = await e.startRun('sync', { id: 'e' }, { dedupeKey: 'account-1' });
+    expect(next.outcome).toBe('started');
+    expect(next.id).not.toBe(first.id);
+    expect((await row(next.id)).dedupe_key).toBe('account-1');
+    expect(await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE dedupe_key = 'account-1'`)).toEqual([{ n: 2 }]);
+
+    // resuming a finished run whose key an active run holds would make two: a typed error says so
+    await eventually(async () => release.has('e'));
+    await e.cancel(next.id);
+    const holder = await e.startRun('sync', { id: 'f' }, { dedupeKey: 'account-1' });
+    expect(holder.outcome).toBe('started');
+    const err = await e.resume(next.id).catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(KeyConflictError);
+    expect((err as KeyConflictError).code).toBe('KEY_CONFLICT');
+    expect((err as Error).message).toMatch(/another run holds its dedupe key/);
+    for (const r of release.values()) r();
+    await h.engines.splice(0).reduce((p, x) => p.then(() => x.stop()), Promise.resolve());
+  });
+
+  it('debounce: starts within the window collapse into one run that starts after the last of them, with the last input', async () => {
+    const e = await h.engine(workflows as never);
+    const t0 = Date.now();
+    const first = await e.startRun('reindex', { v: 1 }, { debounce: { key: 'doc-7', periodMs: 800 } });
+    expect(first.outcome).toBe('started');
+    for (let v = 2; v <= 4; v++) {
+      await sleep(200);
+      const h2 = await e.startRun('reindex', { v }, { debounce: { key: 'doc-7', periodMs: 800 } });
+      expect(h2).toMatchObject({ id: first.id, outcome: 'debounced' });
+    }
+    const why = await e.flowControl.whyNotStarted(first.id);
+    expect(why!.debounceKey).toBe('doc-7');
+    expect(why!.reasons[0]).toMatch(/^debounced \(key doc-7\): starts until .*Z \(in 1 s\) unless another start with the key pushes it$/);
+    expect(await first.result({ timeoutMs: 10_000 })).toEqual({ v: 4 });
+    const r = await row(first.id);
+    // started 800 ms after the last start (~600 ms after the first), not after the first
+    expect(r.started_at.getTime() - t0).toBeGreaterThanOrEqual(1_350);
+    expect(seen.filter((s) => s.id === 'reindex')).toHaveLength(1);
+    // the history says which starts joined
+    expect(await h.query(`SELECT count(*)::int AS n FROM durable_run_events WHERE run_id = $1 AND kind = 'debounced'`, [first.id])).toEqual(
+      [{ n: 3 }],
+    );
+    // once it started, the next start makes a new run
+    const later = await e.startRun('reindex', { v: 5 }, { debounce: { key: 'doc-7', periodMs: 100 } });
+    expect(later.outcome).toBe('started');
+    expect(await later.result({ timeoutMs: 10_000 })).toEqual({ v: 5 });
+  });
+
+  it('debounce keeps the first input when asked, and maxDelayMs bounds how far starts push it', async () => {
+    const e = h.engines[0];
+    const t0 = Date.now();
+    const first = await e.startRun(
+      'reindex',
+      { v: 'first' },
+      { debounce: { key: 'k2', periodMs: 600, maxDelayMs: 1_000, input: 'first' } },
+    );
+    // a start every 150 ms for 2 s would postpone it forever without the maximum
+    let joined = 0;
+    while (Date.now() - t0 < 2_000) {
+      const x = await e.startRun('reindex', { v: 'later' }, { debounce: { key: 'k2', periodMs: 600, maxDelayMs: 1_000, input: 'first' } });
+      if (x.id === first.id) joined++;
+      await sleep(150);
+    }
+    expect(joined).toBeGreaterThan(2);
+    const r = await row(first.id);
+    expect(r.input).toEqual({ v: 'first' });
+    expect(r.started_at.getTime() - r.created_at.getTime()).toBeLessThan(1_000 + 500);
+    expect(r.started_at.getTime() - r.created_at.getTime()).toBeGreaterThanOrEqual(990);
+    expect(await first.result({ timeoutMs: 10_000 })).toEqual({ v: 'first' });
+  });
+
+  it('rate limit: at most N starts in any window, whyNotStarted says until when; changed at runtime', async () => {
+    const e = h.engines[0];
+    await e.flowControl.setQueueLimits('api', { rateLimit: { limit: 5, periodMs: 1_500 } });
+    const handles = await e.startMany(Array.from({ length: 12 }, (_, n) => ({ workflow: 'call', input: { n } })));
+    await eventually(
+      async () => (await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE queue = 'api' AND started_at IS NOT NULL`))[0].n === 5,
+    );
+    await sleep(300);
+    const waiting = (await h.query(`SELECT id FROM durable_runs WHERE queue = 'api' AND started_at IS NULL LIMIT 1`))[0].id;
+    const why = await e.flowControl.whyNotStarted(waiting);
+    expect(why!.reasons).toHaveLength(1);
+    expect(why!.reasons[0]).toMatch(/^rate limited until \d{4}-.*Z \(queue api: 5 starts per 1500 ms\)$/);
+    expect(why!.rateLimitedUntil).not.toBeNull();
+    const [usage] = await e.flowControl.queueLimits();
+    expect(usage).toMatchObject({ queue: 'api', rateLimit: { limit: 5, periodMs: 1_500 }, rateUsed: 5 });
+    expect(usage.rateLimitedUntil).toBe(why!.rateLimitedUntil);
+    await Promise.all(handles.map((x) => x.result({ timeoutMs: 20_000 })));
+    const starts = (await h.query<{ t: Date }>(`SELECT started_at AS t FROM durable_runs WHERE queue = 'api' ORDER BY started_at`)).map(
+      (x) => x.t.getTime(),
+    );
+    for (let i = 0; i < starts.length; i++)
+      expect(starts.filter((t) => t >= starts[i] && t < starts[i] + 1_500).length).toBeLessThanOrEqual(5);
+
+    // per key, changed at runtime: 2 per key per second, no queue-wide rate
+    await e.flowControl.setQueueLimits('api', { keyRateLimit: { limit: 2, periodMs: 1_000 } });
+    const keyed = await e.startMany(
+      Array.from({ length: 8 }, (_, n) => ({ workflow: 'call', input: { n, tenant: n % 2 ? 'b' : 'a' }, options: { id: `key-${n}` } })),
+    );
+    await eventually(
+      async () =>
+        (await h.query(`SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'key-%' AND started_at IS NOT NULL`))[0].n === 4,
+    );
+    await sleep(200);
+    const blocked = (await h.query(`SELECT id FROM durable_runs WHERE id LIKE 'key-%' AND started_at IS NULL ORDER BY id LIMIT 1`))[0].id;
+    expect((await e.flowControl.whyNotStarted(blocked))!.reasons[0]).toMatch(
+      /^rate limited until .*Z \(concurrency key [ab]: 2 starts per 1 s\)$/,
+    );
+    expect((await e.flowControl.keyUsage('api')).map((k) => k.rateUsed)).toEqual([2, 2]);
+    await Promise.all(keyed.map((x) => x.result({ timeoutMs: 20_000 })));
+    for (const k of ['a', 'b']) {
+      const ks = (
+        await h.query<{ t: Date }>(
+          `SELECT started_at AS t FROM durable_runs WHERE id LIKE 'key-%' AND concurrency_key = $1 ORDER BY started_at`,
+          [k],
+        )
+      ).map((x) => x.t.getTime());
+      for (let i = 0; i < ks.length; i++) expect(ks.filter((t) => t >= ks[i] && t < ks[i] + 1_000).length).toBeLessThanOrEqual(2);
+    }
+  });
+});
