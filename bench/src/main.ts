@@ -54,6 +54,7 @@ const { values: a } = parseArgs({
     'idle-runs': { type: 'string', default: '50' },
     'dbos-poll-ms': { type: 'string', default: String(DBOS_DEFAULT_POLL_MS) },
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'db-prefix': { type: 'string', default: 'bench' },
     'limit-clients': { type: 'string', default: '16' },
     'limit-seconds': { type: 'string', default: '3' },
     'skip-limit': { type: 'boolean', default: false },
@@ -72,6 +73,7 @@ if (a.help) {
       '       [--ours-limits G[,K]]   (flow control: queue-wide limit G and per-key limit K on the bench queue)\n' +
       '       [--scale-finished 1000000] [--scale-waiting 100000] [--skip-scale]\n' +
       '       [--limit-clients 16] [--limit-seconds 3] [--skip-limit] [--skip-dbos] [--skip-ours] [--out FILE]\n' +
+      '       [--db-prefix bench]   (prefix of every database the run creates and drops: <prefix>_limit, _dbos, _ours, _ours_scale)\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n',
@@ -86,6 +88,10 @@ const int = (name: string, v: string | undefined) => {
 };
 const log = (m: string) => process.stderr.write(`${m}\n`);
 const dbUrl = (db: string) => `${a['pg-url']!.replace(/\/+$/, '')}/${db}`;
+/** --db-prefix P: the run's own databases are P_limit, P_dbos, P_ours, P_ours_scale (two runs side by side use two prefixes). */
+const prefix = a['db-prefix']!;
+if (!/^[a-z_][a-z0-9_]*$/.test(prefix)) throw new Error(`--db-prefix must be lower-case letters, digits and _, got ${prefix}`);
+const benchDb = (suffix: string) => dbUrl(`${prefix}_${suffix}`);
 
 /** Worker concurrency levels: both peers run at each, side by side. */
 const levels = a.concurrency!.split(',').map((c) => int('concurrency', c.trim()));
@@ -135,7 +141,7 @@ const t0 = performance.now();
 if (!a['skip-limit']) {
   log(`[limit] single-row INSERT commit rate, ${a['limit-clients']} clients, ${a['limit-seconds']} s`);
   report.limit = await measureLimit({
-    databaseUrl: dbUrl('bench_limit'),
+    databaseUrl: benchDb('limit'),
     clients: int('limit-clients', a['limit-clients']),
     seconds: int('limit-seconds', a['limit-seconds']),
   });
@@ -150,7 +156,7 @@ for (const concurrency of levels) {
       level.dbos = await runDbos({
         ...base,
         concurrency,
-        databaseUrl: dbUrl('bench_dbos'),
+        databaseUrl: benchDb('dbos'),
         pollIntervalMs: pollMs,
         idleRuns,
         log: (m) => log(`[dbos${at}] ${m}`),
@@ -165,7 +171,7 @@ for (const concurrency of levels) {
       const r = await runOurs({
         ...base,
         concurrency,
-        databaseUrl: dbUrl('bench_ours'),
+        databaseUrl: benchDb('ours'),
         workers,
         idleRuns,
         history: oursHistory,
@@ -188,7 +194,7 @@ for (const concurrency of levels) {
 if (!a['skip-scale']) {
   try {
     report.scale = await runScale({
-      databaseUrl: dbUrl('bench_ours_scale'),
+      databaseUrl: benchDb('ours_scale'),
       workflows: base.workflows,
       steps: base.steps,
       concurrency: base.concurrency,
