@@ -21,11 +21,13 @@ export interface PeerFigures {
   /** workflowsPerSec * steps per workflow. */
   stepsPerSec: number;
   /**
-   * End to end: one sequential enqueuer while the workers run;
-   * N / (first enqueue -> last completion), database clock. Bounded by the
-   * enqueue rate when enqueuing is slower than executing.
+   * End to end: `callers` concurrent one-by-one enqueuers while the workers run (for ours with one
+   * process: in the worker's process); N / (first enqueue -> last completion), database clock.
+   * Bounded by the enqueue rate when enqueuing is slower than executing.
    */
   endToEndWorkflowsPerSec?: number;
+  /** The same, the callers in another process than the workers (ours only). */
+  endToEndRemoteWorkflowsPerSec?: number;
   /** N sequential awaited single enqueues (no worker running) / their wall time. */
   enqueueOneByOnePerSec: number;
   /** Bulk enqueue (startMany) rate, for peers that have one. */
@@ -64,6 +66,8 @@ export interface RunOpts {
   payloadBytes: number;
   /** Worker concurrency (workflows running at once in one worker process). */
   concurrency: number;
+  /** End to end: concurrent callers, each starting one run at a time (awaiting it), like an app's requests. */
+  callers: number;
   /** When true every step INSERTs one small row into a bench table. */
   dbWrite: boolean;
   /** Database the peer may drop and recreate for this run. */

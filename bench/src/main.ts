@@ -64,6 +64,7 @@ const { values: a } = parseArgs({
     steps: { type: 'string', default: '3' },
     payload: { type: 'string', default: '0' },
     concurrency: { type: 'string', default: '10,50' },
+    callers: { type: 'string', default: '10' },
     'db-write': { type: 'boolean', default: false },
     processes: { type: 'string' },
     workers: { type: 'string' },
@@ -95,7 +96,7 @@ const { values: a } = parseArgs({
 
 if (a.help) {
   process.stdout.write(
-    'usage: npm run bench -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C[,C2...]] [--db-write]\n' +
+    'usage: npm run bench -- [--workflows N] [--steps K] [--payload BYTES] [--concurrency C[,C2...]] [--callers 10] [--db-write]\n' +
       '       [--processes P] [--idle-runs 50] [--dbos-poll-ms 10] [--pg-url postgres://user@host:port]\n' +
       '       [--ours-history on|off] [--ours-poll-ms MS] [--bulk-runs 10000] [--cpu-prof] [--ours-prepared]\n' +
       '       [--ours-limits G[,K]]   (flow control: queue-wide limit G and per-key limit K on the bench queue)\n' +
@@ -132,6 +133,7 @@ const base: Omit<RunOpts, 'databaseUrl'> = {
   payloadBytes: int('payload', a.payload),
   concurrency: levels[0],
   dbWrite: a['db-write']!,
+  callers: Math.max(1, int('callers', a.callers)),
 };
 const workers = Math.max(1, int('processes', a.processes ?? a.workers ?? '1'));
 if (!['on', 'off'].includes(a['ours-history']!)) throw new Error(`--ours-history must be on or off, got ${a['ours-history']}`);

@@ -61,6 +61,12 @@ export function rows(r: LevelReport, limit?: LimitFigures): Row[] {
     row('workflows/s (saturation)', (p) => p.workflowsPerSec, 0),
     row('steps/s (saturation)', (p) => p.stepsPerSec, 0),
     row('workflows/s (end to end)', (p) => p.endToEndWorkflowsPerSec, 0),
+    // DBOS runs its callers in its worker process only: its one end-to-end figure is the reference for both rows.
+    row(
+      'workflows/s (end to end, starters in another process)',
+      (p) => p.endToEndRemoteWorkflowsPerSec ?? (p === d ? p.endToEndWorkflowsPerSec : undefined),
+      0,
+    ),
     row('enqueue one by one /s', (p) => p.enqueueOneByOnePerSec, 0),
     row('enqueue bulk /s', (p) => p.enqueueBulkPerSec, 0),
     row('enqueue->start p50 ms', (p) => p.latency.enqueueToStart.p50),
@@ -158,9 +164,11 @@ export function renderTable(r: Report): string {
   return out.join('\n');
 }
 
-function renderPhase(name: string, p: PhaseCost): string[] {
+function renderPhase(name: string, p: PhaseCost, floor?: number): string[] {
   const out = [
-    `  ${name}: ${p.statementsPerWorkflowTotal.toFixed(2)} engine statements/wf, ${p.commitsPerWorkflow.toFixed(2)} commits/wf, ` +
+    `  ${name}: ${p.statementsPerWorkflowTotal.toFixed(2)} engine statements/wf, ${p.commitsPerWorkflow.toFixed(2)} commits/wf` +
+      (floor ? ` (floor ${floor} unshared: ${((100 * p.commitsPerWorkflow) / floor).toFixed(0)} % of it)` : '') +
+      `, ` +
       `${p.rowsWrittenPerWorkflow.toFixed(2)} rows/wf, CPU ${p.cpuMsPerWorkflow.node.toFixed(2)} node + ${p.cpuMsPerWorkflow.postgres.toFixed(2)} postgres ms/wf`,
   ];
   for (const [k, v] of Object.entries(p.statementsPerWorkflow)) out.push(`    ${v.toFixed(3).padStart(7)}  ${k}`);
@@ -173,10 +181,20 @@ function renderPhase(name: string, p: PhaseCost): string[] {
 }
 
 export function renderOursDetail(d: OursDetail): string[] {
+  const e2eShare = (p: PhaseCost) => `${((100 * p.workflowsPerSec) / d.drain.workflowsPerSec).toFixed(0)} % of the drain's wf/s`;
   return [
-    `ours, cost per workflow by phase (statements counted at the engine's pool; commits and rows from pg_stat_database):`,
-    ...renderPhase(`end to end (${(d.endToEnd.fastPathShare * 100).toFixed(0)} % in-process fast path)`, d.endToEnd),
-    ...renderPhase('saturation drain (claim path)', d.drain),
+    `ours, cost per workflow by phase (statements counted at the engine's pool; commits and rows from pg_stat_database).`,
+    `  Commit floor: ${d.commitFloor} per workflow (the start's commit + one per step checkpoint, the run's end going with the last),` +
+      ` if a run shares no commit with another; group commit divides it among the runs in flight.`,
+    ...renderPhase(
+      `end to end (${(d.endToEnd.fastPathShare * 100).toFixed(0)} % in-process fast path; ${e2eShare(d.endToEnd)})`,
+      d.endToEnd,
+      d.commitFloor,
+    ),
+    ...(d.endToEndRemote
+      ? renderPhase(`end to end, starters in another process (${e2eShare(d.endToEndRemote)})`, d.endToEndRemote, d.commitFloor)
+      : []),
+    ...renderPhase('saturation drain (claim path)', d.drain, d.commitFloor),
   ];
 }
 

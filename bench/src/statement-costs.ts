@@ -36,7 +36,17 @@ await c.connect();
 
 /** A RUNNING run leased with epoch 1, one step recorded, for the statements that need one. */
 async function setup(id: string): Promise<void> {
-  await c.query(SQL.INSERT_RUN_CLAIMED, [id, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history, null, null, []]);
+  await c.query(SQL.INSERT_RUNS_CLAIMED, claimedParams(id));
+}
+
+/** INSERT_RUNS_CLAIMED's parameters for one run (arrays of one) leased to worker 'w' for 30 s. */
+function claimedParams(id: string): unknown[] {
+  return [[id], [WORKFLOW], [QUEUE], ['"x"'], [0], 'w', 30000, [null], [null], null, history, [null], [null], ['[]']];
+}
+
+/** INSERT_RUN's parameters for one due run (app version `version`). */
+function runParams(id: string, version: string | null = null): unknown[] {
+  return [id, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, version, history, null, null, []];
 }
 
 interface Case {
@@ -50,23 +60,21 @@ interface Case {
 const cases: Case[] = [
   {
     name: 'INSERT_RUN (start, not claimed)',
-    make: (i) => [SQL.INSERT_RUN, [`r${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history, null, null, []]],
+    make: (i) => [SQL.INSERT_RUN, runParams(`r${i}`)],
   },
   {
-    name: 'INSERT_RUN_CLAIMED (fast path)',
-    make: (i) => [SQL.INSERT_RUN_CLAIMED, [`f${i}`, WORKFLOW, QUEUE, '"x"', 0, 'w', 30000, null, null, null, history, null, null, []]],
+    name: 'INSERT_RUNS_CLAIMED (fast path, 1 run)',
+    make: (i) => [SQL.INSERT_RUNS_CLAIMED, claimedParams(`f${i}`)],
   },
   {
     name: 'CLAIM (limit 10, 1 due run)',
-    prepare: async (i) =>
-      void (await c.query(SQL.INSERT_RUN, [`c${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, null, history, null, null, []])),
+    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, runParams(`c${i}`))),
     make: () => [SQL.CLAIM, [QUEUE, 10, 'w', 30000, [WORKFLOW], history]],
   },
   {
     // The claim of a worker with the engine option runVersions (a statement of its own: CLAIM is unchanged).
     name: 'CLAIM_VERSIONS (limit 10, 1 due run of version 1)',
-    prepare: async (i) =>
-      void (await c.query(SQL.INSERT_RUN, [`v${i}`, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, '1', history, null, null, []])),
+    prepare: async (i) => void (await c.query(SQL.INSERT_RUN, runParams(`v${i}`, '1'))),
     make: () => [SQL.CLAIM_VERSIONS, [QUEUE, 10, 'w', 30000, [WORKFLOW], history, ['1']]],
   },
   {

@@ -6,7 +6,7 @@
  *   A. launch, register the queue, warm up (JIT, pools), idle probe
  *      (50 sequential runs), shutdown;
  *   B. end to end: read pg_stat_database, relaunch, enqueue all N one by one
- *      while the workers run, wait for all, snapshot CPU, shutdown (which
+ *      from `callers` concurrent loops while the workers run, wait for all, snapshot CPU, shutdown (which
  *      flushes the backends' counters), read pg_stat_database again. Gives
  *      CPU / commits / rows per workflow and the latencies;
  *   C. saturation: launch with no worker listening on the queue, enqueue N one
@@ -23,6 +23,7 @@ import pg from 'pg';
 import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
 import { peerPoolSize, writePoolSize, type PeerFigures, type RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu } from '../pg-cpu.js';
+import { oneByOne } from '../callers.js';
 import { guardStall, statusSummary, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 
@@ -197,14 +198,17 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
     await DBOS.startWorkflow(wf, { queueName: QUEUE, workflowID: id })(payload);
     return { done };
   };
-  const enqueueAll = async (prefix: string): Promise<{ ms: number; done: Promise<void[]> }> => {
+  /** Enqueue N one by one from `callers` concurrent loops (each awaits its enqueue). */
+  const enqueueAll = async (prefix: string, callers = 1): Promise<{ ms: number; done: Promise<void[]> }> => {
     const t0 = performance.now();
     const done: Promise<void>[] = [];
     const every = Math.max(1, Math.floor(N / 4));
-    for (let i = 0; i < N; i++) {
-      done.push((await enqueue(`${prefix}${i}`)).done);
-      if ((i + 1) % every === 0) log(`  enqueued ${i + 1}/${N} (${finishOrder.length} done)`);
-    }
+    await oneByOne(
+      N,
+      callers,
+      async (i) => done.push((await enqueue(`${prefix}${i}`)).done),
+      (k) => k % every === 0 && log(`  enqueued ${k}/${N} (${finishOrder.length} done)`),
+    );
     return { ms: performance.now() - t0, done: Promise.all(done) };
   };
   const awaitAll = async (done: Promise<void[]>) => {
@@ -255,15 +259,15 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   await awaitRecorded(finishOrder.slice(-1));
   await shutdown();
 
-  // ---- phase B: end to end (one sequential enqueuer while the workers run) ----
+  // ---- phase B: end to end (`callers` concurrent one-by-one enqueuers while the workers run) ----
   // CPU, commits and rows per workflow, latencies, end-to-end throughput.
   const statsBefore = await readDbStats(url);
   await launch(true);
   finishOrder.length = 0;
   const cpu0 = process.cpuUsage();
   const pg0 = snapshotPgCpu();
-  log(`end-to-end: enqueueing ${N} workflows one by one while workers run`);
-  const e2e = await enqueueAll('e2e-');
+  log(`end-to-end: enqueueing ${N} workflows one by one from ${opts.callers} callers while workers run`);
+  const e2e = await enqueueAll('e2e-', opts.callers);
   await awaitAll(e2e.done);
   const cpu1 = process.cpuUsage(cpu0);
   const pg1 = snapshotPgCpu();
@@ -307,7 +311,7 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   notes.push(
     `DBOS ${dbosVersion()}: queue "${QUEUE}" via DBOS.registerQueue({ workerConcurrency: ${opts.concurrency}, minPollingIntervalMs: ${pollMs} }) (SDK default poll 1000 ms); systemDatabasePoolSize ${poolSize}; one process`,
     `saturation: drain of ${N} pre-enqueued, first started_at -> last completed_at ${satWallS.toFixed(2)} s`,
-    `end-to-end (enqueue one by one while workers run): ${(N / e2eWallS).toFixed(0)} wf/s over ${e2eWallS.toFixed(2)} s; enqueue rate under load ${(N / (e2e.ms / 1000)).toFixed(0)}/s`,
+    `end-to-end (${opts.callers} callers enqueue one by one while workers run, same process): ${(N / e2eWallS).toFixed(0)} wf/s over ${e2eWallS.toFixed(2)} s; enqueue rate under load ${(N / (e2e.ms / 1000)).toFixed(0)}/s`,
     `postgres CPU: ${(pgCpu.dbMs / N).toFixed(2)} ms/wf in ${dbName} backends + ${(pgCpu.auxMs / N).toFixed(2)} ms/wf server processes; ${pgCpu.otherMs.toFixed(0)} ms in other databases' backends excluded`,
     `commits/rows include DBOS's queue polling (a transaction per poll, every ~${pollMs} ms) and one launch`,
     `idle probe: ${idleT.length} sequential runs, enqueuer in the worker process (DBOS dispatch is poll-only)`,

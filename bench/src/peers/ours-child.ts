@@ -1,19 +1,22 @@
 /**
  * A child process of the "ours" benchmark, driven over the IPC channel (ours.ts forks it with
  * the parent's execArgv, so tsx loads it the same way). Two roles:
- *  - worker:   an engine with worker: true; reports finished runs (batched) and, on request,
- *              its CPU time and statement counts; stops (graceful engine.stop) on request;
+ *  - worker:   an engine (worker: true, or false for a starter process); reports finished runs
+ *              (batched) and, on request, its CPU time and statement counts; starts runs one by
+ *              one from concurrent callers on request (start-runs); stops (graceful engine.stop);
  *  - enqueuer: the idle probe. An engine with worker: false starts `runs` runs one after
  *              another with a random 5–35 ms gap, waiting for each result, so every start
  *              crosses processes (INSERT + pg_notify -> LISTEN in the worker -> claim).
  */
-import { OursHost, WORKFLOW, type ClaimStats, type HostConfig, type StatementCounts } from './ours-lib.js';
+import { oneByOne } from '../callers.js';
+import { OursHost, WORKFLOW, diffCounts, type ClaimStats, type HostConfig, type StatementCounts } from './ours-lib.js';
 import { startProfile, stopProfile } from '../profile.js';
 
 export type ToChild =
   | { type: 'init'; role: 'worker'; cfg: HostConfig }
   | { type: 'init'; role: 'enqueuer'; cfg: HostConfig; runs: number; prefix: string; payload: string }
   | { type: 'snap' }
+  | { type: 'start-runs'; runs: number; callers: number; prefix: string; payload: string }
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
   | { type: 'stop' };
@@ -30,6 +33,7 @@ export type FromChild =
   | { type: 'ready' }
   | { type: 'done'; n: number }
   | { type: 'snap'; snap: Snap }
+  | { type: 'started'; snap: Snap }
   | { type: 'profile'; summary: unknown }
   | { type: 'stopped'; snap: Snap }
   | { type: 'idle-done' }
@@ -81,6 +85,16 @@ async function handle(m: ToChild): Promise<void> {
     }
     case 'snap':
       return send({ type: 'snap', snap: snap() });
+    case 'start-runs': {
+      // The end-to-end phase from another process: `callers` concurrent one-by-one starters.
+      const before = snap();
+      await oneByOne(m.runs, m.callers, (i) => host!.engine.startRun(WORKFLOW, m.payload, { id: `${m.prefix}${i}` }));
+      const after = snap();
+      return send({
+        type: 'started',
+        snap: { cpuMs: after.cpuMs - before.cpuMs, counts: diffCounts(after.counts, before.counts), userWrites: 0 },
+      });
+    }
     case 'profile-start':
       await startProfile();
       return send({ type: 'profile', summary: null });

@@ -10,35 +10,27 @@
  *   A. warm-up, then the idle probe: 50 runs started one after another from ANOTHER process
  *      (a forked enqueuer with worker: false), so each start goes INSERT + pg_notify -> LISTEN ->
  *      claim. enqueue->start from created_at / started_at.
- *   B. end to end: one caller enqueues N one by one (startRun, awaited) while the workers run.
- *      With processes = 1 the caller is the worker process, so a start finding a free slot
- *      takes the in-process fast path (inserted already claimed, executed at once); the notes
- *      give the share. CPU, commits, rows, statements and latencies come from this phase.
+ *   B. end to end: `callers` concurrent callers start N one by one (startRun, each awaited) while
+ *      the workers run. With processes = 1 the callers are in the worker process, so a start finding
+ *      a free slot takes the in-process fast path (inserted already claimed, executed at once); the
+ *      notes give the share. CPU, commits, rows, statements and latencies come from this phase.
+ *      Then (processes = 1) the same with the callers in a forked process (worker: false): every
+ *      start crosses processes. With processes > 1 the callers are this process, not a worker.
  *   C. enqueue rates with no worker anywhere (startRun one by one, startMany in batches), into
  *      a queue nobody serves (deleted afterwards); then saturation: startMany N, start the
  *      workers, drain. workflows/s = N / (first started_at -> last finished_at).
  * Timestamps are durable_runs.created_at / started_at / finished_at (database clock, ms).
  */
-import { databaseName, readDbStats, recreateDatabase, withClient, type DbStats } from '../db.js';
+import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
 import { peerPoolSize, type PeerFigures, type RunOpts } from '../figures.js';
-import { pgCpuDelta, snapshotPgCpu, type PgCpuSnapshot } from '../pg-cpu.js';
 import type { ProfileSummary } from '../profile.js';
 import { guardStall, statusSummary, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 import type { Snap } from './ours-child.js';
-import {
-  OursHost,
-  QUEUE,
-  UNSERVED_QUEUE,
-  WORKFLOW,
-  addCounts,
-  createSchema,
-  diffCounts,
-  SQL,
-  type HostConfig,
-  type StatementCounts,
-} from './ours-lib.js';
+import { OursHost, QUEUE, UNSERVED_QUEUE, WORKFLOW, createSchema, SQL, type HostConfig } from './ours-lib.js';
 import { Child, startWorkers, type WorkerSet } from './ours-workers.js';
+import { checkTimings, dbDelta, readTimings, Window } from './ours-measure.js';
+import { oneByOne } from '../callers.js';
 
 export interface OursOpts extends RunOpts {
   /** Flow control: a durable_queue_limits row on the bench queue, so every claim takes the limited path. */
@@ -63,6 +55,8 @@ export interface OursOpts extends RunOpts {
 export interface PhaseCost {
   workflows: number;
   wallS: number;
+  /** N ÷ (first enqueue or start → last finish), database clock: the phase's figure in the table. */
+  workflowsPerSec: number;
   /** Engine statements per workflow, by name (store/sql.ts export names), all processes. */
   statementsPerWorkflow: Record<string, number>;
   statementsPerWorkflowTotal: number;
@@ -77,6 +71,13 @@ export interface PhaseCost {
 export interface OursDetail {
   config: Record<string, unknown>;
   endToEnd: PhaseCost & { fastPathShare: number };
+  /** The same, the starters in another process (P = 1; with P > 1 `endToEnd` is already from another process). */
+  endToEndRemote?: PhaseCost;
+  /**
+   * Commits a run needs if it shares none with another run: its start, then one per step checkpoint
+   * (the run's end can go with the last one). Group commit divides it among the runs in flight.
+   */
+  commitFloor: number;
   drain: PhaseCost;
   enqueue: { oneByOnePerSec: number; bulkPerSec: number; bulkRuns: number; bulkBatch: number };
 }
@@ -89,36 +90,7 @@ export interface OursResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BULK_BATCH = 1000;
 
-// ---- helpers ---------------------------------------------------------------------------------
-
-interface Timing {
-  created: number;
-  started: number;
-  finished: number;
-  status: string;
-}
-
-async function readTimings(url: string, prefix: string): Promise<Timing[]> {
-  return withClient(url, async (c) => {
-    const { rows } = await c.query(
-      `SELECT status, extract(epoch FROM created_at) * 1000 AS c, extract(epoch FROM started_at) * 1000 AS s,
-              extract(epoch FROM finished_at) * 1000 AS f
-         FROM durable_runs WHERE id LIKE $1`,
-      [`${prefix}%`],
-    );
-    return rows.map((r) => ({ status: r.status, created: Number(r.c), started: Number(r.s), finished: Number(r.f) }));
-  });
-}
-
-function checkTimings(name: string, rows: Timing[], n: number, notes: string[]): void {
-  const bad = rows.filter((t) => t.status !== 'SUCCEEDED').length;
-  if (rows.length !== n || bad > 0) notes.push(`WARNING: ${name}: ${rows.length} rows, ${bad} not SUCCEEDED`);
-}
-
-const cpuMsNow = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
+// ---- helpers ----------------------------------------------------------------------------------
 
 const items = (prefix: string, from: number, to: number, payload: string, queue?: string) =>
   Array.from({ length: to - from }, (_, i) => ({
@@ -133,55 +105,6 @@ async function enqueueBulk(host: OursHost, prefix: string, n: number, payload: s
   for (let i = 0; i < n; i += BULK_BATCH) await host.engine.startMany(items(prefix, i, Math.min(n, i + BULK_BATCH), payload, queue));
   return performance.now() - t0;
 }
-
-/** A measured window: CPU of this process, of the worker processes and of Postgres; engine statements. */
-class Window {
-  private nodeMs0 = 0;
-  private pg0: PgCpuSnapshot = new Map();
-  private snap0: Snap = { cpuMs: 0, counts: {}, userWrites: 0 };
-  private client0: StatementCounts = {};
-  private t0 = 0;
-  constructor(
-    private readonly ws: WorkerSet,
-    private readonly client?: OursHost,
-  ) {}
-  async begin(): Promise<void> {
-    this.snap0 = await this.ws.snap();
-    this.client0 = { ...(this.client?.counts ?? {}) };
-    this.nodeMs0 = cpuMsNow();
-    this.pg0 = snapshotPgCpu();
-    this.t0 = performance.now();
-  }
-  /** Call before stopping anything (an exited backend loses its CPU figure). */
-  async end(dbName: string, n: number) {
-    const wallS = (performance.now() - this.t0) / 1000;
-    const nodeSelf = cpuMsNow() - this.nodeMs0;
-    const pg1 = snapshotPgCpu();
-    const snap1 = await this.ws.snap();
-    const pgc = pgCpuDelta(this.pg0, pg1, dbName);
-    const counts = diffCounts(snap1.counts, this.snap0.counts);
-    if (this.client) addCounts(counts, diffCounts(this.client.counts, this.client0));
-    const nodeMs = nodeSelf + snap1.cpuMs - this.snap0.cpuMs;
-    const pgMs = pgc.dbMs + pgc.auxMs;
-    const perWf: Record<string, number> = {};
-    for (const [k, v] of Object.entries(counts).sort((a, b) => b[1] - a[1])) perWf[k] = v / n;
-    return {
-      wallS,
-      statementsPerWorkflow: perWf,
-      statementsPerWorkflowTotal: Object.values(counts).reduce((a, b) => a + b, 0) / n,
-      userWritesPerWorkflow: (snap1.userWrites - this.snap0.userWrites) / n,
-      cpuMsPerWorkflow: { node: nodeMs / n, postgres: pgMs / n, total: (nodeMs + pgMs) / n },
-      pgOtherMs: pgc.otherMs,
-      pgDbMs: pgc.dbMs,
-      pgAuxMs: pgc.auxMs,
-    };
-  }
-}
-
-const dbDelta = (a: DbStats, b: DbStats, n: number) => ({
-  commitsPerWorkflow: (b.xactCommit - a.xactCommit) / n,
-  rowsWrittenPerWorkflow: (b.tupWritten - a.tupWritten) / n,
-});
 
 // ---- the run ---------------------------------------------------------------------------------
 
@@ -247,7 +170,7 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
     `workers: ${P === 1 ? 'in this process' : `${P} processes`}, concurrency ${opts.concurrency} each, history ${history ? 'on' : 'off'}, poll ${opts.pollIntervalMs ?? 'default (1000)'} ms`,
   );
   let ws = await startPhaseWorkers();
-  let client = ws.host ?? (await startClient());
+  let client: OursHost | undefined = ws.host ?? (await startClient());
   const warm = Math.min(100, Math.max(20, opts.concurrency * 4));
   log(`warm-up: ${warm} workflows (half startMany, half startRun)`);
   await client.engine.startMany(items('warm-', 0, warm / 2, payload));
@@ -265,28 +188,49 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   if (!ws.host) await client.stop();
   await ws.stop();
 
-  // ---- B: end to end ----
-  await sleep(300);
-  const e2eStats0 = await readDbStats(url);
-  ws = await startPhaseWorkers();
-  client = ws.host ?? (await startClient());
-  await sleep(200);
-  const e2eWin = new Window(ws, ws.host ? undefined : client);
-  await e2eWin.begin();
-  if (opts.cpuProfDir) await ws.profileStart();
-  log(`end-to-end: enqueueing ${N} workflows one by one while workers run`);
-  const every = Math.max(1, Math.floor(N / 4));
-  for (let i = 0; i < N; i++) {
-    await client.engine.startRun(WORKFLOW, payload, { id: `e2e-${i}` });
-    if ((i + 1) % every === 0) log(`  enqueued ${i + 1}/${N} (${ws.done.n} done)`);
-  }
-  await untilDone(ws, N, url, log);
-  const e2eProfiles = opts.cpuProfDir ? await ws.profileStop(profileFile('e2e')) : undefined;
-  const e2e = await e2eWin.end(dbName, N);
-  if (!ws.host) await client.stop();
-  await ws.stop();
-  await sleep(300);
-  const e2eDb = dbDelta(e2eStats0, await readDbStats(url), N);
+  // ---- B: end to end, `callers` one-by-one starters: in the worker's process, then (P = 1) from another one ----
+  const endToEnd = async (prefix: string, remote: boolean) => {
+    await sleep(300);
+    const stats0 = await readDbStats(url);
+    ws = await startPhaseWorkers();
+    client = remote ? undefined : (ws.host ?? (await startClient()));
+    const starter = remote
+      ? new Child(
+          () => {},
+          (e) => log(`starter process failed: ${e.message}`),
+        )
+      : undefined;
+    await starter?.request({ type: 'init', role: 'worker', cfg: cfg(false) }, 'ready');
+    await sleep(200);
+    const win = new Window(ws, ws.host || !client ? undefined : client);
+    await win.begin();
+    if (opts.cpuProfDir) await ws.profileStart();
+    const where = remote ? 'another process' : P === 1 ? "the worker's process" : 'this process (workers forked)';
+    log(`end-to-end (${prefix}): ${N} workflows started one by one by ${opts.callers} callers in ${where} while workers run`);
+    const every = Math.max(1, Math.floor(N / 4));
+    let started: Snap | undefined;
+    if (starter) {
+      const msg = { type: 'start-runs' as const, runs: N, callers: opts.callers, prefix, payload };
+      started = (await starter.request<{ type: 'started'; snap: Snap }>(msg, 'started')).snap;
+    } else {
+      await oneByOne(
+        N,
+        opts.callers,
+        (i) => client!.engine.startRun(WORKFLOW, payload, { id: `${prefix}${i}` }),
+        (k) => k % every === 0 && log(`  enqueued ${k}/${N} (${ws.done.n} done)`),
+      );
+    }
+    await untilDone(ws, N, url, log);
+    const profiles = opts.cpuProfDir ? await ws.profileStop(profileFile(prefix.replace(/-$/, ''))) : undefined;
+    const w = await win.end(dbName, N, started);
+    if (starter) await starter.request({ type: 'stop' }, 'stop');
+    else if (!ws.host) await client!.stop();
+    await ws.stop();
+    await sleep(300);
+    return { w, db: dbDelta(stats0, await readDbStats(url), N), profiles };
+  };
+  const { w: e2e, db: e2eDb, profiles: e2eProfiles } = await endToEnd('e2e-', false);
+  const remote = P === 1 ? await endToEnd('e2r-', true) : undefined;
 
   // ---- C: enqueue rates (no worker anywhere), then saturation ----
   client = await startClient();
@@ -322,12 +266,15 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   // ---- figures ----
   log('reading timings from durable_runs');
   const e2eT = await readTimings(url, 'e2e-');
+  const e2rT = remote ? await readTimings(url, 'e2r-') : [];
   const satT = await readTimings(url, 'sat-');
   const idleT = await readTimings(url, 'idle-');
   checkTimings('end-to-end', e2eT, N, notes);
+  if (remote) checkTimings('end-to-end from another process', e2rT, N, notes);
   checkTimings('saturation', satT, N, notes);
   checkTimings('idle probe', idleT, idleRuns, notes);
-  const e2eWallS = (Math.max(...e2eT.map((t) => t.finished)) - Math.min(...e2eT.map((t) => t.created))) / 1000;
+  const wallS = (ts: typeof e2eT) => (Math.max(...ts.map((t) => t.finished)) - Math.min(...ts.map((t) => t.created))) / 1000;
+  const e2eWallS = wallS(e2eT);
   const satWallS = (Math.max(...satT.map((t) => t.finished)) - Math.min(...satT.map((t) => t.started))) / 1000;
   const wps = N / satWallS;
   const fastPathShare = e2eT.filter((t) => t.started === t.created).length / e2eT.length;
@@ -341,8 +288,13 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
       `pool ${poolSize}/process, pollIntervalMs ${opts.pollIntervalMs ?? '1000 (default)'}, history ${history ? 'on (default)' : 'off'}, leaseMs 30000 (default)` +
       (opts.prepared ? '; EXPERIMENT: engine statements sent as named prepared statements' : ''),
     `saturation: drain of ${N} pre-enqueued (startMany), first started_at -> last finished_at ${satWallS.toFixed(2)} s`,
-    `end-to-end: ${(N / e2eWallS).toFixed(0)} wf/s over ${e2eWallS.toFixed(2)} s; ${(fastPathShare * 100).toFixed(0)} % of the runs took the in-process fast path (started_at = created_at)` +
+    `end-to-end: ${opts.callers} callers start one by one; ${(N / e2eWallS).toFixed(0)} wf/s over ${e2eWallS.toFixed(2)} s; ${(fastPathShare * 100).toFixed(0)} % of the runs took the in-process fast path (started_at = created_at)` +
       (P === 1 ? '' : ' (none expected: the enqueuer is not a worker)'),
+    ...(remote
+      ? [
+          `end-to-end from another process: the same ${opts.callers} callers in a forked process (engine with worker: false), every start crosses processes (INSERT + pg_notify -> LISTEN -> claim); ${(N / wallS(e2rT)).toFixed(0)} wf/s over ${wallS(e2rT).toFixed(2)} s`,
+        ]
+      : []),
     `statements/wf (engine, counted at its pool): end-to-end ${e2e.statementsPerWorkflowTotal.toFixed(2)}, drain ${drain.statementsPerWorkflowTotal.toFixed(2)}; ` +
       `commits/wf drain ${drainDb.commitsPerWorkflow.toFixed(2)}; CPU ms/wf drain ${drain.cpuMsPerWorkflow.total.toFixed(2)}`,
     `postgres CPU: ${(e2e.pgDbMs / N).toFixed(2)} ms/wf in ${dbName} backends + ${(e2e.pgAuxMs / N).toFixed(2)} ms/wf server processes; ${e2e.pgOtherMs.toFixed(0)} ms in other databases' backends excluded`,
@@ -355,6 +307,8 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
     workflowsPerSec: wps,
     stepsPerSec: wps * opts.steps,
     endToEndWorkflowsPerSec: N / e2eWallS,
+    // With P > 1 the starters (this process) are not the workers: the end-to-end phase is already "from another process".
+    endToEndRemoteWorkflowsPerSec: remote ? N / wallS(e2rT) : P > 1 ? N / e2eWallS : undefined,
     enqueueOneByOnePerSec: oneByOnePerSec,
     enqueueBulkPerSec: bulkPerSec,
     latency: {
@@ -367,9 +321,10 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
     rowsWrittenPerWorkflow: e2eDb.rowsWrittenPerWorkflow,
     notes,
   };
-  const phase = (w: typeof e2e, db: ReturnType<typeof dbDelta>, profiles?: ProfileSummary[]): PhaseCost => ({
+  const phase = (w: typeof e2e, db: ReturnType<typeof dbDelta>, workflowsPerSec: number, profiles?: ProfileSummary[]): PhaseCost => ({
     workflows: N,
     wallS: w.wallS,
+    workflowsPerSec,
     statementsPerWorkflow: w.statementsPerWorkflow,
     statementsPerWorkflowTotal: w.statementsPerWorkflowTotal,
     userWritesPerWorkflow: w.userWritesPerWorkflow,
@@ -388,8 +343,10 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
         pollIntervalMs: opts.pollIntervalMs ?? 1000,
         prepared: !!opts.prepared,
       },
-      endToEnd: { ...phase(e2e, e2eDb, e2eProfiles), fastPathShare },
-      drain: phase(drain, drainDb, drainProfiles),
+      endToEnd: { ...phase(e2e, e2eDb, N / e2eWallS, e2eProfiles), fastPathShare },
+      ...(remote ? { endToEndRemote: phase(remote.w, remote.db, N / wallS(e2rT), remote.profiles) } : {}),
+      commitFloor: opts.steps + 1,
+      drain: phase(drain, drainDb, wps, drainProfiles),
       enqueue: { oneByOnePerSec, bulkPerSec, bulkRuns, bulkBatch: BULK_BATCH },
     },
   };

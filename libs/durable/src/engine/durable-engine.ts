@@ -51,6 +51,7 @@ import { FlowControlClient, syncLimits } from './flow-control.js';
 import { ScheduleClient } from './schedule-client.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
+import { startBatcher } from './start-batch.js';
 import { verifyRuns, type VerifyOptions, type VerifyReport } from './verify.js';
 
 export interface DurableEngineConfig {
@@ -145,6 +146,7 @@ export class DurableEngine implements HandleBackend {
       store: this.store,
       worker: this.worker,
       local: this.local,
+      starts: startBatcher(this.store, { owner: this.options.workerId, ms: this.options.leaseMs }, this.options.appVersion),
       scheduler: this.scheduler,
       telemetry: this.telemetry,
     };

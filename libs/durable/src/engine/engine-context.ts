@@ -5,6 +5,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Scheduler } from '../worker/scheduler.js';
 import type { Worker } from '../worker/worker.js';
 import type { LocalResults } from './local-results.js';
+import type { StartBatcher } from './start-batch.js';
 
 /** What the engine's operations (starting, controlling and reading runs) share. */
 export interface EngineContext {
@@ -13,6 +14,8 @@ export interface EngineContext {
   readonly store: Store;
   readonly worker: Worker;
   readonly local: LocalResults;
+  /** Group commit of concurrent starts made outside a caller's transaction. */
+  readonly starts: StartBatcher;
   /** The scheduler when it runs in this process (woken when a schedule changes here). */
   readonly scheduler: Scheduler | null;
   /** Traces and metrics (no-ops without OpenTelemetry). */

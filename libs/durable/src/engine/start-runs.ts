@@ -1,5 +1,5 @@
 import { IdempotencyConflictError, InvalidArgumentError } from '../errors/index.js';
-import { insertRun, insertRunClaimed, insertRuns, runIdentities } from '../store/runs.js';
+import { insertRun, insertRuns, runIdentities } from '../store/runs.js';
 import type { NewRun } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { storeWithin, type Store } from '../store/store.js';
@@ -35,7 +35,7 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
     // In-process fast path: the row is inserted already leased to this worker, and executes now.
     let claimed;
     try {
-      claimed = await insertRunClaimed(e.store, run, e.options.workerId, e.options.leaseMs);
+      claimed = await e.starts.claimed(run);
     } catch (err) {
       e.worker.releaseSlot(run.queue);
       throw err;
@@ -46,6 +46,9 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
       await checkExisting(e.store, [run]);
       outcome = 'existing';
     }
+  } else if (immediate) {
+    // Group commit with the other starts of this moment (outside a transaction: nobody else's commit to join).
+    if (!(await e.starts.pending(run))) await checkExisting(e.store, [run]);
   } else {
     const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
     if (!(await insertRun(store, run))) {

@@ -1,4 +1,4 @@
-/** Runs: starting them (one, many, or one already claimed by this worker) and reading them. */
+/** Runs: starting them (one, many, or many already claimed by this worker) and reading them. */
 import { statement } from './statement.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
@@ -30,25 +30,30 @@ SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL 
 );
 
 /**
- * Enqueue one run already claimed by this worker (it has a free slot; it executes the run
- * right after this statement returns, with no claim round trip and no wake-up).
- * Same parameters as INSERT_RUN but $6/$7 absent: $6 lease owner, $7 lease ms; $11 history, $12 concurrency key,
- * $13 traceparent, $14 tags. Only for a queue without cluster-wide limits (the worker checks; a limited queue's runs go through the claim).
+ * Enqueue runs already claimed by this worker (it has a free slot for each; it executes them right
+ * after this statement returns, with no claim round trip and no wake-up). Concurrent starts of one
+ * process go together (group commit, engine/start-batch.ts). Parameters numbered as INSERT_RUN's, arrays
+ * (one element per run) where a run has its own value: $1 ids, $2 workflows, $3 queues, $4 inputs (json text),
+ * $5 priorities, $6 lease owner, $7 lease ms, $8 timeout ms (null = none), $9 parent ids, $10 app version,
+ * $11 history, $12 concurrency keys, $13 traceparents, $14 tags (a JSON array of strings per run, as text).
+ * Only for a queue without cluster-wide limits (the worker checks; a limited queue's runs go through the claim).
  */
-const INSERT_RUN_CLAIMED = statement(
-  'insert_run_claimed',
+const INSERT_RUNS_CLAIMED = statement(
+  'insert_runs_claimed',
   `
 WITH ins AS (
 INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
                           app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, concurrency_key, traceparent, tags)
-VALUES ($1, $2, $3, 'RUNNING', $4::jsonb, $5, now(), now() + $8::float8 * interval '1 millisecond', $9, $10,
-        $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now(), $12, $13, $14::text[])
+SELECT t.id, t.wf, t.q, 'RUNNING', t.inp::jsonb, t.pr, now(), now() + t.tmo * interval '1 millisecond', t.par, $10,
+       $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now(), t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $8::float8[], $9::text[], $12::text[], $13::text[], $14::text[])
+     AS t(id, wf, q, inp, pr, tmo, par, ck, tp, tg)
 ON CONFLICT (id) DO NOTHING
-RETURNING id, lease_epoch, attempt, deadline_at, available_at),
+RETURNING id, workflow_name, queue, lease_epoch, attempt, deadline_at, available_at),
 hist AS (${history(
     '$11',
     `SELECT id, v.kind, v.detail FROM ins CROSS JOIN LATERAL (VALUES
-  (1, 'created', jsonb_build_object('workflow', $2::text, 'queue', $3::text)),
+  (1, 'created', jsonb_build_object('workflow', ins.workflow_name, 'queue', ins.queue)),
   (2, 'claimed', jsonb_build_object('worker', $6::text, 'epoch', 1, 'attempt', 1))) AS v(o, kind, detail) WHERE true`,
   )})
 SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`,
@@ -127,40 +132,54 @@ export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
   return rows.length === 1;
 }
 
-/** Inserts a run already leased to `owner`; null when the id already existed. */
-export async function insertRunClaimed(store: Store, r: NewRun, owner: string, leaseMs: number): Promise<ClaimedRun | null> {
+/**
+ * Inserts runs already leased to `lease.owner` for `lease.ms` (ids distinct), in one statement; the runs inserted by id
+ * (an id that already existed is absent).
+ */
+export async function insertRunsClaimed(
+  store: Store,
+  runs: NewRun[],
+  lease: { owner: string; ms: number },
+  appVersion: string | null,
+): Promise<Map<string, ClaimedRun>> {
   const rows = await store.sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown; available_at: unknown }>(
-    INSERT_RUN_CLAIMED,
+    INSERT_RUNS_CLAIMED,
     [
-      r.id,
-      r.workflowName,
-      r.queue,
-      r.input,
-      r.priority,
-      owner,
-      leaseMs,
-      r.timeoutMs,
-      r.parentId,
-      r.appVersion,
+      runs.map((r) => r.id),
+      runs.map((r) => r.workflowName),
+      runs.map((r) => r.queue),
+      runs.map((r) => r.input),
+      runs.map((r) => r.priority),
+      lease.owner,
+      lease.ms,
+      runs.map((r) => r.timeoutMs),
+      runs.map((r) => r.parentId),
+      appVersion,
       store.history,
-      r.concurrencyKey,
-      r.traceparent ?? null,
-      r.tags,
+      runs.map((r) => r.concurrencyKey),
+      runs.map((r) => r.traceparent ?? null),
+      runs.map((r) => JSON.stringify(r.tags)),
     ],
   );
-  if (!rows.length) return null;
-  return {
-    id: r.id,
-    workflowName: r.workflowName,
-    input: JSON.parse(r.input),
-    epoch: rows[0].lease_epoch,
-    attempt: rows[0].attempt,
-    parentId: r.parentId,
-    deadlineAt: toDate(rows[0].deadline_at),
-    availableAt: toDate(rows[0].available_at),
-    traceparent: r.traceparent ?? null,
-    steps: [],
-  };
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  return new Map(
+    rows.map((row) => {
+      const r = byId.get(row.id)!;
+      const claimed: ClaimedRun = {
+        id: r.id,
+        workflowName: r.workflowName,
+        input: JSON.parse(r.input),
+        epoch: row.lease_epoch,
+        attempt: row.attempt,
+        parentId: r.parentId,
+        deadlineAt: toDate(row.deadline_at),
+        availableAt: toDate(row.available_at),
+        traceparent: r.traceparent ?? null,
+        steps: [],
+      };
+      return [r.id, claimed];
+    }),
+  );
 }
 
 /** Inserts many PENDING runs in one statement; returns the ids that were new. */

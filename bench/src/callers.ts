@@ -1,0 +1,15 @@
+/**
+ * Starts `n` runs one by one from `callers` concurrent loops, each awaiting its start before the next:
+ * how an app's concurrent requests start runs (one start per request). `start(i)` starts run i.
+ */
+export async function oneByOne(n: number, callers: number, start: (i: number) => Promise<unknown>, onStarted?: (started: number) => void) {
+  let next = 0;
+  let started = 0;
+  const loop = async () => {
+    while (next < n) {
+      await start(next++);
+      onStarted?.(++started);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(callers, n)) }, loop));
+}

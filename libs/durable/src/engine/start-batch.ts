@@ -1,0 +1,73 @@
+import { isConnectionError } from '../store/connection-errors.js';
+import { insertRuns, insertRunsClaimed } from '../store/runs.js';
+import type { ClaimedRun, NewRun } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+import { WriteBatcher } from '../worker/write-batcher.js';
+
+/**
+ * Group commit for starts made outside a caller's transaction: concurrent start() calls of this
+ * process (one per request, say) go to the database together, as one multi-row INSERT — one round
+ * trip and one commit for all of them. A start is sent at once when the database is not busy with
+ * two others already, so a lone start waits for nothing. Each caller still gets its own answer,
+ * and only once the statement has committed: its run is durable when start() returns.
+ */
+export interface StartBatcher {
+  /** Inserts a PENDING run that is due now; false when its id existed already. */
+  pending(run: NewRun): Promise<boolean>;
+  /** Inserts a run already leased to this worker (a slot is reserved for it); null when its id existed already. */
+  claimed(run: NewRun): Promise<ClaimedRun | null>;
+}
+
+export function startBatcher(store: Store, lease: { owner: string; ms: number }, appVersion: string | null): StartBatcher {
+  const pending = new WriteBatcher<NewRun, Settled<boolean>>(
+    isolated(async (runs) => {
+      const inserted = await insertRuns(store, runs, appVersion);
+      return runs.map((r) => inserted.has(r.id));
+    }, false),
+  );
+  const claimed = new WriteBatcher<NewRun, Settled<ClaimedRun | null>>(
+    isolated(async (runs) => {
+      const inserted = await insertRunsClaimed(store, runs, lease, appVersion);
+      return runs.map((r) => inserted.get(r.id) ?? null);
+    }, null),
+  );
+  return { pending: async (r) => settle(await pending.add(r)), claimed: async (r) => settle(await claimed.add(r)) };
+}
+
+/** One start's outcome within a batch. */
+type Settled<R> = { ok: R } | { error: unknown };
+const settle = <R>(s: Settled<R>): R => {
+  if ('error' in s) throw s.error;
+  return s.ok;
+};
+
+/**
+ * A batch's flush with each caller's fate its own:
+ *  - an id given twice in one batch is inserted once; the later starts get `existing` (the id
+ *    exists once the statement commits, as if they had come a moment later);
+ *  - a statement refused because of one run's data (not a lost connection: that fails them all,
+ *    and none is durable) is retried one run at a time, in order, so only the start at fault fails.
+ */
+function isolated<R>(write: (runs: NewRun[]) => Promise<R[]>, existing: R): (runs: NewRun[]) => Promise<Settled<R>[]> {
+  return async (runs) => {
+    const first = new Map<string, number>();
+    runs.forEach((r, i) => first.has(r.id) || first.set(r.id, i));
+    const distinct = runs.filter((r, i) => first.get(r.id) === i);
+    try {
+      const written = await write(distinct);
+      const byId = new Map(distinct.map((r, i) => [r.id, written[i]]));
+      return runs.map((r, i) => ({ ok: first.get(r.id) === i ? byId.get(r.id)! : existing }));
+    } catch (err) {
+      if (runs.length === 1 || isConnectionError(err)) throw err;
+      const out: Settled<R>[] = [];
+      for (const r of runs) {
+        try {
+          out.push({ ok: (await write([r]))[0] });
+        } catch (e) {
+          out.push({ error: e });
+        }
+      }
+      return out;
+    }
+  };
+}
