@@ -143,4 +143,27 @@ describe('flow control: limits, keys, and why a run has not started', () => {
     await Promise.all(handles.map((x) => x.result({ timeoutMs: 20_000 })));
     expect(most).toBe(2);
   });
+
+  it('limits set elsewhere that this process has not read yet still hold for its in-process starts (checked by the insert)', async () => {
+    let running = 0;
+    let most = 0;
+    const staleGate = async () => {
+      most = Math.max(most, ++running);
+      await sleep(100);
+      running--;
+      return 'ok';
+    };
+    // The limit below is written behind the engine's back (no announcement): until its next look at
+    // the limits (every sweepIntervalMs, 2 s here) the engine thinks the queue is unlimited.
+    const e = await h.engine({ staleGate: [staleGate, { queue: 'stale-q' }] } as never, { sweepIntervalMs: 2_000, concurrency: 5 });
+    await h.query(`INSERT INTO durable_queue_limits (queue, global_concurrency, source) VALUES ('stale-q', 1, 'runtime')`);
+    const handles = await Promise.all(Array.from({ length: 4 }, (_, i) => e.startRun('staleGate', i, {})));
+    // None was inserted already claimed past the limit (at most the one the limited claim took since).
+    const [{ running: atOnce }] = await h.query(
+      `SELECT count(*)::int AS running FROM durable_runs WHERE workflow_name = 'staleGate' AND status = 'RUNNING'`,
+    );
+    expect(atOnce).toBeLessThanOrEqual(1);
+    await Promise.all(handles.map((x) => x.result({ timeoutMs: 30_000 })));
+    expect(most).toBe(1);
+  });
 });

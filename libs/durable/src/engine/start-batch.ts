@@ -14,8 +14,11 @@ import { WriteBatcher } from '../worker/write-batcher.js';
 export interface StartBatcher {
   /** Inserts a PENDING run that is due now; false when its id existed already. */
   pending(run: NewRun): Promise<boolean>;
-  /** Inserts a run already leased to this worker (a slot is reserved for it); null when its id existed already. */
-  claimed(run: NewRun): Promise<ClaimedRun | null>;
+  /**
+   * Inserts a run already leased to this worker (a slot is reserved for it); null when its id existed
+   * already; 'queued' when its queue turned out to have cluster-wide limits (inserted PENDING: the claim takes it).
+   */
+  claimed(run: NewRun): Promise<ClaimedRun | 'queued' | null>;
 }
 
 export function startBatcher(store: Store, lease: { owner: string; ms: number }, appVersion: string | null): StartBatcher {
@@ -25,7 +28,7 @@ export function startBatcher(store: Store, lease: { owner: string; ms: number },
       return runs.map((r) => inserted.has(r.id));
     }, false),
   );
-  const claimed = new WriteBatcher<NewRun, Settled<ClaimedRun | null>>(
+  const claimed = new WriteBatcher<NewRun, Settled<ClaimedRun | 'queued' | null>>(
     isolated(async (runs) => {
       const inserted = await insertRunsClaimed(store, runs, lease, appVersion);
       return runs.map((r) => inserted.get(r.id) ?? null);

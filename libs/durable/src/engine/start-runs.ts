@@ -40,7 +40,11 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
       e.worker.releaseSlot(run.queue);
       throw err;
     }
-    if (claimed) e.worker.execute(claimed, run.queue);
+    if (claimed === 'queued') {
+      // The queue has limits this process had not heard of yet: the run waits for the limited claim.
+      e.worker.releaseSlot(run.queue);
+      e.worker.refreshLimits();
+    } else if (claimed) e.worker.execute(claimed, run.queue);
     else {
       e.worker.releaseSlot(run.queue);
       await checkExisting(e.store, [run]);
@@ -48,7 +52,10 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
     }
   } else if (immediate) {
     // Group commit with the other starts of this moment (outside a transaction: nobody else's commit to join).
-    if (!(await e.starts.pending(run))) await checkExisting(e.store, [run]);
+    if (!(await e.starts.pending(run))) {
+      await checkExisting(e.store, [run]);
+      outcome = 'existing';
+    }
   } else {
     const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
     if (!(await insertRun(store, run))) {

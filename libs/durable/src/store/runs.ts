@@ -1,5 +1,6 @@
 /** Runs: starting them (one, many, or many already claimed by this worker) and reading them. */
 import { statement } from './statement.js';
+import { HAS_LIMIT } from './flow-limits.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
@@ -36,27 +37,38 @@ SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL 
  * (one element per run) where a run has its own value: $1 ids, $2 workflows, $3 queues, $4 inputs (json text),
  * $5 priorities, $6 lease owner, $7 lease ms, $8 timeout ms (null = none), $9 parent ids, $10 app version,
  * $11 history, $12 concurrency keys, $13 traceparents, $14 tags (a JSON array of strings per run, as text).
- * Only for a queue without cluster-wide limits (the worker checks; a limited queue's runs go through the claim).
+ * Only for a queue without cluster-wide limits: the worker checks its list of limited queues, and the
+ * statement checks again (that list may be stale: limits set at runtime on another instance), inserting
+ * a run of a queue that has limits PENDING and unclaimed (claimed: false; a wake-up for its queue), so it
+ * goes through the limited claim like any other.
  */
 const INSERT_RUNS_CLAIMED = statement(
   'insert_runs_claimed',
   `
-WITH ins AS (
+WITH t AS (
+  SELECT t.*, EXISTS (SELECT 1 FROM durable_queue_limits l WHERE l.queue = t.q AND ${HAS_LIMIT}) AS lim
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $8::float8[], $9::text[], $12::text[], $13::text[], $14::text[])
+       AS t(id, wf, q, inp, pr, tmo, par, ck, tp, tg)),
+ins AS (
 INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
                           app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, concurrency_key, traceparent, tags)
-SELECT t.id, t.wf, t.q, 'RUNNING', t.inp::jsonb, t.pr, now(), now() + t.tmo * interval '1 millisecond', t.par, $10,
-       $6, 1, now() + $7::float8 * interval '1 millisecond', 1, now(), t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $8::float8[], $9::text[], $12::text[], $13::text[], $14::text[])
-     AS t(id, wf, q, inp, pr, tmo, par, ck, tp, tg)
+SELECT t.id, t.wf, t.q, CASE WHEN t.lim THEN 'PENDING' ELSE 'RUNNING' END, t.inp::jsonb, t.pr, now(),
+       now() + t.tmo * interval '1 millisecond', t.par, $10,
+       CASE WHEN t.lim THEN NULL ELSE $6 END, CASE WHEN t.lim THEN 0 ELSE 1 END,
+       CASE WHEN t.lim THEN NULL ELSE now() + $7::float8 * interval '1 millisecond' END,
+       CASE WHEN t.lim THEN 0 ELSE 1 END, CASE WHEN t.lim THEN NULL ELSE now() END,
+       t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
+FROM t
 ON CONFLICT (id) DO NOTHING
-RETURNING id, workflow_name, queue, lease_epoch, attempt, deadline_at, available_at),
+RETURNING id, workflow_name, queue, status, lease_epoch, attempt, deadline_at, available_at),
 hist AS (${history(
     '$11',
     `SELECT id, v.kind, v.detail FROM ins CROSS JOIN LATERAL (VALUES
   (1, 'created', jsonb_build_object('workflow', ins.workflow_name, 'queue', ins.queue)),
-  (2, 'claimed', jsonb_build_object('worker', $6::text, 'epoch', 1, 'attempt', 1))) AS v(o, kind, detail) WHERE true`,
-  )})
-SELECT id, lease_epoch, attempt, deadline_at, available_at FROM ins`,
+  (2, 'claimed', jsonb_build_object('worker', $6::text, 'epoch', 1, 'attempt', 1))) AS v(o, kind, detail) WHERE (v.o = 1 OR ins.status = 'RUNNING')`,
+  )}),
+woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM ins WHERE status = 'PENDING') q)
+SELECT id, status = 'RUNNING' AS claimed, lease_epoch, attempt, deadline_at, available_at FROM ins CROSS JOIN woken`,
 );
 
 /**
@@ -134,37 +146,42 @@ export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
 
 /**
  * Inserts runs already leased to `lease.owner` for `lease.ms` (ids distinct), in one statement; the runs inserted by id
- * (an id that already existed is absent).
+ * (an id that already existed is absent), 'queued' for a run inserted unclaimed because its queue has limits.
  */
 export async function insertRunsClaimed(
   store: Store,
   runs: NewRun[],
   lease: { owner: string; ms: number },
   appVersion: string | null,
-): Promise<Map<string, ClaimedRun>> {
-  const rows = await store.sql.query<{ id: string; lease_epoch: number; attempt: number; deadline_at: unknown; available_at: unknown }>(
-    INSERT_RUNS_CLAIMED,
-    [
-      runs.map((r) => r.id),
-      runs.map((r) => r.workflowName),
-      runs.map((r) => r.queue),
-      runs.map((r) => r.input),
-      runs.map((r) => r.priority),
-      lease.owner,
-      lease.ms,
-      runs.map((r) => r.timeoutMs),
-      runs.map((r) => r.parentId),
-      appVersion,
-      store.history,
-      runs.map((r) => r.concurrencyKey),
-      runs.map((r) => r.traceparent ?? null),
-      runs.map((r) => JSON.stringify(r.tags)),
-    ],
-  );
+): Promise<Map<string, ClaimedRun | 'queued'>> {
+  const rows = await store.sql.query<{
+    id: string;
+    claimed: boolean;
+    lease_epoch: number;
+    attempt: number;
+    deadline_at: unknown;
+    available_at: unknown;
+  }>(INSERT_RUNS_CLAIMED, [
+    runs.map((r) => r.id),
+    runs.map((r) => r.workflowName),
+    runs.map((r) => r.queue),
+    runs.map((r) => r.input),
+    runs.map((r) => r.priority),
+    lease.owner,
+    lease.ms,
+    runs.map((r) => r.timeoutMs),
+    runs.map((r) => r.parentId),
+    appVersion,
+    store.history,
+    runs.map((r) => r.concurrencyKey),
+    runs.map((r) => r.traceparent ?? null),
+    runs.map((r) => JSON.stringify(r.tags)),
+  ]);
   const byId = new Map(runs.map((r) => [r.id, r]));
   return new Map(
-    rows.map((row) => {
+    rows.map((row): [string, ClaimedRun | 'queued'] => {
       const r = byId.get(row.id)!;
+      if (!row.claimed) return [r.id, 'queued'];
       const claimed: ClaimedRun = {
         id: r.id,
         workflowName: r.workflowName,

@@ -43,6 +43,14 @@ export class FlowGate {
     this.timer = undefined;
   }
 
+  /**
+   * Re-reads the limited queues now: a read already in flight may predate what the caller saw (a
+   * start found a limit this process had not heard of), so a new read follows it.
+   */
+  refreshNow(): Promise<void> {
+    return (this.refreshing ?? Promise.resolve()).then(() => this.refresh());
+  }
+
   /** Re-reads the limited queues (one small query; concurrent calls share it). Never throws. */
   refresh(): Promise<void> {
     this.refreshing ??= limitedQueues(this.store)

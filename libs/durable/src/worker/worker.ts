@@ -164,6 +164,11 @@ export class Worker {
     return true;
   }
 
+  /** Re-reads which queues have cluster-wide limits (a start found one this process had not heard of). */
+  refreshLimits(): void {
+    void this.flow.refreshNow();
+  }
+
   releaseSlot(queue: string): void {
     const q = this.queues.get(queue);
     if (q) {
