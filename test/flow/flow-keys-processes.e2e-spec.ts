@@ -112,9 +112,10 @@ describe('flow control across three processes: rate limit, singleton, debounce',
     ]);
   }, 120_000);
 
-  // OPEN (skipped, see the branch's report): the one complete run on this machine (load ~70) measured
-  // 600 starts in the first 60 s (within ±5 %) but 119 in one 10-s window of the recorded started_at;
-  // the single-process test (flow-keys.spec.ts) holds. The diagnostics below print the per-second
+  // OPEN (skipped from npm test): one run on this machine at load ~70 measured 600 starts in the first
+  // 60 s (within ±5 %) but 119 in one 10-s window of the recorded started_at; a second run at load ~2
+  // measured 600 and at most 100 in any window (exact). The cause of the first is not found yet, so
+  // the test stays out of the suite until it is; the single-process test (flow-keys.spec.ts) holds. The diagnostics below print the per-second
   // histogram, the windows and the run history when it happens again.
   it.skip('rate limit 100 per 10 s over 60 s: starts within ±5 % of 600, never more than 100 in any 10-s window', async () => {
     await client.flowControl.setQueueLimits('rated', { rateLimit: { limit: 100, periodMs: 10_000 } });
@@ -154,13 +155,10 @@ describe('flow control across three processes: rate limit, singleton, debounce',
     expect(mostInWindow(starts, 10_000)).toBeLessThanOrEqual(100);
     expect(inSixty).toBeGreaterThanOrEqual(570);
     expect(inSixty).toBeLessThanOrEqual(630);
-    // all three processes took part
-    expect(
-      (
-        await q<{ n: number }>(
-          `SELECT count(DISTINCT lease_owner)::int AS n FROM durable_runs WHERE queue = 'rated' AND started_at IS NOT NULL`,
-        )
-      )[0].n,
-    ).toBe(3);
+    // all three processes took part (the claims' history rows name the worker; a finished run has no lease owner)
+    const [{ n }] = await q<{ n: number }>(
+      `SELECT count(DISTINCT detail->>'worker')::int AS n FROM durable_run_events WHERE run_id LIKE 'r-%' AND kind = 'claimed'`,
+    );
+    expect(n).toBe(3);
   }, 180_000);
 });
