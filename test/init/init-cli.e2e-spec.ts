@@ -106,7 +106,7 @@ describe('npx nestjs-durable init', () => {
       expect(added).toHaveLength(1);
       expect(migrations[added[0]]).toContain('CREATE TABLE "durable_runs"');
       expect(migrations[added[0]]).toContain(
-        'CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "available_at") WHERE (status = \'PENDING\');',
+        'CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"("queue", "priority", "order_at", "available_at") WHERE (status = \'PENDING\');',
       );
       expect(migrations[added[0]]).not.toContain('"User"');
       expect(await readSchemaState(db.client)).toEqual({ status: 'current', version: V });
@@ -401,11 +401,30 @@ datasource db {
       expect(upgraded.out).not.toContain('DurableModule.forRoot');
       expect(readFileSync(join(dir, 'prisma/schema/durable.prisma'), 'utf8')).toBe(durablePrisma);
 
-      // What `npx prisma migrate dev --name durable_v<V>` writes. The offline schema engine of this machine
-      // also re-creates existing partial indexes (its known quirk, absent from Prisma's native engine),
-      // so the migration is created, those statements (indexes the version-1 migration made, which
-      // the later versions do not change) are left out, and it is applied as in production.
-      ok(await prisma(dir, ['migrate', 'dev', '--name', `durable_v${V}`, '--create-only'], db.url));
+      // What `npx prisma migrate dev --name durable_v<V>` writes: here through `migrate diff` from the
+      // database as it is, since migrate dev asks to confirm the unique indexes it adds to a table with
+      // rows (dedupe and debounce keys, on new columns: nothing can clash) and refuses to ask without a
+      // terminal. The offline schema engine of this machine also re-creates existing partial indexes (its
+      // known quirk, absent from Prisma's native engine), so those statements (indexes the version-1
+      // migration made, which the later versions do not change) are left out, and it is applied as in production.
+      const folder = join(dir, 'prisma/migrations', `${new Date().toISOString().replace(/\D/g, '').slice(0, 14)}_durable_v${V}`);
+      mkdirSync(folder, { recursive: true });
+      ok(
+        await prisma(
+          dir,
+          [
+            'migrate',
+            'diff',
+            '--from-config-datasource',
+            '--to-schema',
+            'prisma/schema',
+            '--script',
+            '--output',
+            join(folder, 'migration.sql'),
+          ],
+          db.url,
+        ),
+      );
       const migrations = Object.entries(migrationsOf(dir));
       const [, v1Sql] = migrations.find(([m]) => m.endsWith('_init'))!;
       const [v2, v2Sql] = migrations.find(([m]) => m.endsWith(`_durable_v${V}`))!;

@@ -140,7 +140,7 @@ describe('npm package', () => {
       const [migration] = readdirSync(join(dir, 'prisma/migrations')).filter((d) => d.endsWith('_durable'));
       const sql = readFileSync(join(dir, 'prisma/migrations', migration, 'migration.sql'), 'utf8');
       expect(sql).toMatch(
-        /CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"\("queue", "priority", "available_at"\) WHERE \(?status = 'PENDING'/,
+        /CREATE INDEX "durable_runs_claim_idx" ON "durable_runs"\("queue", "priority", "order_at", "available_at"\) WHERE \(?status = 'PENDING'/,
       );
       expect(sql).toContain('CREATE TABLE "greetings"');
     }, 300_000);
