@@ -26,6 +26,11 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
       const isPool = 'totalCount' in pool;
       const client = isPool ? await (pool as Pool).connect() : (pool as PoolClient | Client);
       let broken: Error | undefined;
+      // A checked-out connection that dies between two statements (the server restarts, the network
+      // cuts) emits 'error' on the client, which the pool no longer listens to: without this listener the
+      // process would crash on an unhandled 'error' event. The next statement then fails and rolls back.
+      const onError = (e: Error) => (broken = e);
+      if (isPool) client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(pgSqlClient(client, opts));
@@ -36,7 +41,10 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
         throw err;
       } finally {
         // A connection that could not even roll back is discarded, not handed to the next statement.
-        if (isPool) (client as PoolClient).release(broken);
+        if (isPool) {
+          client.removeListener('error', onError);
+          (client as PoolClient).release(broken);
+        }
       }
     },
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {

@@ -65,6 +65,10 @@ export async function withReadOnlyTransaction<T>(connection: string | pg.Pool, f
   const own =
     typeof connection === 'string' ? new pg.Client({ ...pgConfigFromUrl(connection), application_name: 'nestjs-durable verify' }) : null;
   const client = own ?? (await (connection as pg.Pool).connect());
+  // A connection lost between two reads emits 'error' on the client: handled here (the next read fails).
+  let broken: Error | undefined;
+  const onError = (e: Error) => (broken = e);
+  client.on('error', onError);
   try {
     if (own) await own.connect();
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
@@ -74,7 +78,8 @@ export async function withReadOnlyTransaction<T>(connection: string | pg.Pool, f
       await client.query('ROLLBACK').catch(() => {});
     }
   } finally {
+    client.removeListener('error', onError);
     if (own) await own.end().catch(() => {});
-    else (client as pg.PoolClient).release();
+    else (client as pg.PoolClient).release(broken);
   }
 }
