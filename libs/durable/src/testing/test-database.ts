@@ -106,7 +106,7 @@ export async function openTestDatabase(
       await dropAbandonedDatabases(serverUrl, PREFIX, alive).catch(() => []);
   }
   const template = `${PREFIX}tpl_${createHash('sha256')
-    .update(`clock v1\n${sql.join('\n;\n')}`)
+    .update(`clock v2\n${sql.join('\n;\n')}`)
     .digest('hex')
     .slice(0, 16)}`;
   const name = `${PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
