@@ -1,6 +1,7 @@
 import type { DurableEngine } from '../engine/durable-engine.js';
 import { RunNotFoundError } from '../errors/index.js';
-import { COUNT_CAP, countByStatus, listRuns, type RunFilter } from '../store/admin-list.js';
+import { COUNT_CAP, listRuns, type RunFilter } from '../store/admin-list.js';
+import { countByStatusWithin } from '../store/admin-counts.js';
 import { DETAIL_LIMITS, runDetail, runSummary } from '../store/admin-detail.js';
 import { stats, type StatsRows } from '../store/admin-stats.js';
 import { versionsInFlight } from '../store/admin-versions.js';
@@ -55,7 +56,7 @@ export class AdminService {
     const store = this.store;
     const [rows, counted] = await Promise.all([
       listRuns(store, q.filter, q.sort, q.order, q.cursor, q.limit + 1),
-      countByStatus(store, q.filter, COUNT_CAP),
+      countByStatusWithin(store, q.filter, COUNT_CAP),
     ]);
     const items = rows.slice(0, q.limit);
     const last = items[items.length - 1];
@@ -64,8 +65,8 @@ export class AdminService {
     const counts = zeroCounts();
     const countsCapped: RunStatus[] = [];
     for (const s of RUN_STATUSES) {
-      counts[s] = Math.min(counted[s], COUNT_CAP);
-      if (counted[s] > COUNT_CAP) countsCapped.push(s);
+      counts[s] = Math.min(counted.counts[s], COUNT_CAP);
+      if (counted.counts[s] > COUNT_CAP) countsCapped.push(s);
     }
     const selected: readonly RunStatus[] = q.filter.statuses ?? RUN_STATUSES;
     return {
@@ -77,6 +78,7 @@ export class AdminService {
       counts,
       countsCapped,
       countCap: COUNT_CAP,
+      countsEstimated: counted.estimated,
       total: selected.reduce((a, s) => a + counts[s], 0),
     };
   }

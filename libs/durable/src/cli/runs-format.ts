@@ -29,14 +29,21 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
 }
 
-export function formatRunList(page: { items: ListItem[]; total: number; countsCapped: string[]; nextCursor: string | null }): string {
+export function formatRunList(page: {
+  items: ListItem[];
+  total: number;
+  countsCapped: string[];
+  countsEstimated?: boolean;
+  nextCursor: string | null;
+}): string {
   if (!page.items.length) return 'No runs match.';
   const rows = [['ID', 'WORKFLOW', 'STATUS', 'STEPS', 'CREATED', 'ERROR / RESULT [TAGS]']];
   for (const r of page.items) {
     rows.push([r.id, r.workflowName, r.status, String(r.stepCount), time(r.createdAt), clip(outcome(r), 80)]);
   }
   const more = page.nextCursor ? ` (showing ${page.items.length}; narrow the filters or raise --limit)` : '';
-  return `${table(rows)}\n${page.total}${page.countsCapped.length ? '+' : ''} run(s) match${more}.`;
+  const about = page.countsEstimated ? '≈' : '';
+  return `${table(rows)}\n${about}${page.total}${page.countsCapped.length ? '+' : ''} run(s) match${more}${about && ' (estimated: counting exactly took over a second)'}.`;
 }
 
 interface Detail {

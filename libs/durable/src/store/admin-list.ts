@@ -81,7 +81,7 @@ export interface RunListItem {
  * inclusive, to exclusive), id LIKE pattern (escaped, ends with %), parent id, tags text[] (all of
  * them), input jsonb (containment), ids text[]. Null = no filter.
  */
-function runFilter(withStatus: boolean): { sql: string; next: number } {
+export function runFilter(withStatus: boolean): { sql: string; next: number } {
   let n = 0;
   const p = () => `$${++n}`;
   const parts: string[] = [];
@@ -186,7 +186,7 @@ export const COUNT_RUNS_BY_STATUS = (() => {
 /** `abc` → `abc%` with LIKE's wildcards and escape character taken literally. */
 export const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-function filterParams(f: RunFilter, withStatus: boolean): unknown[] {
+export function filterParams(f: RunFilter, withStatus: boolean): unknown[] {
   const d = (x: Date | null) => (x ? x.toISOString() : null);
   const p: unknown[] = withStatus ? [f.statuses] : [];
   p.push(

@@ -46,7 +46,7 @@ export function renderBulkBar() {
   bar.hidden = !sel.all && n === 0;
   if (bar.hidden) return;
   bar.appendChild(el('span', { id: 'bulk-scope', class: 'bulk-scope' },
-    sel.all ? 'All ' + nf(total) + capped + ' runs matching this filter are selected. ' : n + ' selected on this page. '));
+    sel.all ? 'All ' + (state.list && state.list.countsEstimated ? '≈' : '') + nf(total) + capped + ' runs matching this filter are selected. ' : n + ' selected on this page. '));
   if (!sel.all && total > n) {
     bar.appendChild(el('a', { id: 'select-all-matching', onclick: function () { sel.all = true; sel.ids = {}; rerenderBoxes(); } },
       'Select all ' + nf(total) + capped + ' matching this filter'));

@@ -57,7 +57,7 @@ export function renderChips(counts, capped) {
   box.appendChild(el('button', { type: 'button', class: 'chip', 'aria-pressed': String(allOn), 'data-chip': 'ALL', onclick: function () { setFilter({ statuses: [] }); } }, 'All'));
   STATUSES.forEach(function (s) {
     var on = state.statuses.indexOf(s) >= 0;
-    var n = counts ? nf(counts[s]) + (capped && capped.indexOf(s) >= 0 ? '+' : '') : '';
+    var n = counts ? (state.list && state.list.countsEstimated ? '≈' : '') + nf(counts[s]) + (capped && capped.indexOf(s) >= 0 ? '+' : '') : '';
     var dot = el('span', { class: 'dot' });
     dot.style.background = 'var(--' + s + ')';
     box.appendChild(el('button', {
@@ -94,7 +94,9 @@ export function renderList(data) {
   $('runs-empty').hidden = data.items.length > 0;
   var page = state.cursors.length + 1;
   var more = data.countsCapped.some(function (s) { return !state.statuses.length || state.statuses.indexOf(s) >= 0; }) ? '+' : '';
-  $('page-info').textContent = 'Page ' + page + ' · ' + nf(data.total) + more + (data.total === 1 && !more ? ' run' : ' runs');
+  var about = data.countsEstimated ? '≈' : '';
+  $('page-info').textContent = 'Page ' + page + ' · ' + about + nf(data.total) + more + (data.total === 1 && !more ? ' run' : ' runs');
+  $('page-info').title = about ? 'Counting exactly took over a second: these are the database planner\'s estimates' : '';
   $('prev').disabled = state.cursors.length === 0;
   $('next').disabled = !data.nextCursor;
   renderBulkBar();

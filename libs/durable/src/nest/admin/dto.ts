@@ -67,6 +67,11 @@ export class RunListDto {
   counts!: RunCountsDto;
   @ApiProperty({ enum: statuses, isArray: true, description: 'Statuses whose count reached countCap' }) countsCapped!: string[];
   @ApiProperty({ type: Number }) countCap!: number;
+  @ApiProperty({
+    type: Boolean,
+    description: "The exact counts took longer than a second (a rare value among many runs): counts and total are the planner's estimates",
+  })
+  countsEstimated!: boolean;
   @ApiProperty({ type: Number, description: 'Sum of counts over the selected statuses' }) total!: number;
 }
 
