@@ -3,6 +3,7 @@ import type { ChaosEvent } from './chaos-driver.js';
 import type { ChaosFacts } from './chaos-facts.js';
 import type { Fleet } from './chaos-fleet.js';
 import { judgeSlots, type SlotFacts } from './chaos-slots.js';
+import { judgeKeys, type KeyFacts } from './chaos-keys.js';
 import {
   judgeDuplicates,
   LEASE_LOST_LIVE,
@@ -23,6 +24,8 @@ export interface ChaosOutcome {
   facts: ChaosFacts;
   /** The flow-control runs' facts (chaos-slots.ts). */
   slots: SlotFacts;
+  /** Rate limit, singleton and debounce runs' facts (chaos-keys.ts). */
+  keys: KeyFacts;
   startedAt: number;
   chaosEndedAt: number;
   /** Every run finished before settleTimeoutS. */
@@ -57,6 +60,12 @@ export interface ChaosFigures {
   slotStatuses: Record<string, number>;
   slotOverlap: number;
   slotKeyOverlap: number;
+  /** Rate limit, singleton, debounce (chaos-keys.ts): the most first starts in one window, the most executions of one dedupe key at once, snapshots with two runs of a key, debounced runs started early. */
+  ratedStatuses: Record<string, number>;
+  ratedMostInWindow: number;
+  singleOverlap: number;
+  keyDuplicates: number;
+  earlyBounces: number;
 }
 
 export interface ChaosReport {
@@ -250,6 +259,9 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const flow = judgeSlots(s, o.slots, facts);
   lines.push(...flow.lines);
   violations.push(...flow.violations);
+  const keyed = judgeKeys(s, o.keys);
+  lines.push(...keyed.lines);
+  violations.push(...keyed.violations);
 
   // 9. Database outage: logged once per outage, not per attempt.
   if (restart?.end) {
@@ -301,6 +313,11 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       slotStatuses: o.slots.statuses,
       slotOverlap: flow.figures.overall,
       slotKeyOverlap: flow.figures.perKey,
+      ratedStatuses: o.keys.ratedStatuses,
+      ratedMostInWindow: keyed.figures.mostRated,
+      singleOverlap: keyed.figures.singleOverlap,
+      keyDuplicates: keyed.figures.keyDuplicates,
+      earlyBounces: keyed.figures.earlyBounces,
     },
   };
 }
