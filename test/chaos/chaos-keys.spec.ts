@@ -4,7 +4,7 @@ import { judgeKeys, type KeyFacts } from './chaos-keys.js';
 /**
  * The chaos judge of rate limits, singleton and debounce (chaos-keys.ts) fails when a rule is
  * broken: given the facts a broken engine would leave, it names the broken rule. (The chaos run
- * itself, with the rules broken in the engine, is in bench/README.md's chaos notes.)
+ * itself, with the rules broken in the engine: bench/README.md, "Flow control under the chaos".)
  */
 describe('chaos judge: rate limit, singleton, debounce', () => {
   const s = chaosSettings({ runs: 100, slotRuns: 20 });
