@@ -190,6 +190,15 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const unexplained = dup.unexplained.length ? `; unexplained, e.g. ${JSON.stringify(dup.unexplained.slice(0, 5))}` : '';
   for (const b of dup.overBudget) violations.push(`more re-executed steps than the chaos explains: ${b}${unexplained}`);
   if (unexplained) lines.push(`  ${unexplained.slice(2)}`);
+  // What the database recorded of such a run, and when its executions were (for whoever looks into it).
+  for (const u of dup.unexplained.slice(0, 2)) {
+    const executions = facts.duplicates.find((d) => d.run === u.run && d.step === u.step);
+    const at = (t: number) => `${((t - o.startedAt) / 1000).toFixed(2)}s`;
+    lines.push(
+      `  ${u.run} ${u.step}: executions ${(executions?.executions ?? []).map((x) => `${x.pid}@${at(x.t)}`).join(', ')}, accepted ${executions?.acceptedPid}; ` +
+        `history ${(facts.history.get(u.run) ?? []).map((e) => `${e.kind}${e.worker ? ` ${e.worker}` : ''}@${at(e.t)}`).join(', ')}`,
+    );
+  }
   // Re-executions after a live worker missed its heartbeats are correct (the lease moved on and
   // fencing held) but mean the machine was too loaded to keep a lease: timing, strict in full chaos.
   const stalledRuns = dup.byCause.get(LEASE_LOST_LIVE) ?? 0;
