@@ -1,8 +1,29 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableCron, DurableModule, NonRetryableError, Step, Workflow, type ScheduledInput } from 'nestjs-durable';
+import {
+  Durable,
+  DurableCron,
+  DurableModule,
+  DurableRuntime,
+  NonRetryableError,
+  Step,
+  Workflow,
+  type ScheduledInput,
+} from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
-import { REPLY_WORKFLOW, SLOT_QUEUE, SLOT_WORKFLOW, TICK_SCHEDULE, UNDO_ERROR } from './chaos-config.js';
+import {
+  BOUNCE_WORKFLOW,
+  KEYS_QUEUE,
+  RATED_QUEUE,
+  RATED_WORKFLOW,
+  REPLY_WORKFLOW,
+  SINGLE_WORKFLOW,
+  SLOT_QUEUE,
+  SLOT_WORKFLOW,
+  STARTER_WORKFLOW,
+  TICK_SCHEDULE,
+  UNDO_ERROR,
+} from './chaos-config.js';
 
 /**
  * The app the chaos worker processes run: a real Nest application context with the library and
@@ -51,6 +72,20 @@ export interface ReplyOutput {
   finishedBy: number;
 }
 
+/** Input of a starter run (STARTER_WORKFLOW): its rounds of singleton and debounced starts, see ChaosSteps.keyedStarts. */
+export interface StarterInput {
+  index: number;
+  rounds: number;
+  /** The pause after each round (ms), taken in turn. */
+  gapMs: number[];
+  dedupeKeys: number;
+  debounceKeys: number;
+  debounceMs: number;
+  debounceMaxMs: number;
+  /** How long a singleton run holds its key's run (ms). */
+  holdMs: number;
+}
+
 /** What a step returns (and its checkpoint stores): the pid tells which process wrote it. */
 export interface StepResult {
   step: string;
@@ -59,7 +94,10 @@ export interface StepResult {
 
 @Injectable()
 export class ChaosSteps {
-  constructor(@Inject(ChaosPrisma) private readonly prisma: ChaosPrisma) {}
+  constructor(
+    @Inject(ChaosPrisma) private readonly prisma: ChaosPrisma,
+    @Inject(DurableRuntime) private readonly runtime: DurableRuntime,
+  ) {}
 
   /**
    * A plain step: counts each execution in test_step_executions (at-least-once: may exceed 1 after
@@ -105,6 +143,49 @@ export class ChaosSteps {
     await pause(ms);
     await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'slot:end', ${process.pid})`;
     return { step: 'slot', pid: process.pid };
+  }
+
+  /**
+   * The step of a singleton run: the interval it executed in (rows 'single' and 'single:end'), as
+   * holdSlot does; two runs of one dedupe key can never have accepted executions that overlap.
+   */
+  @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
+  async holdSingle(runId: string, ms: number): Promise<StepResult> {
+    const tx = Durable.tx<PrismaClient>();
+    await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'single', ${process.pid})`;
+    await pause(ms);
+    await tx.$executeRaw`INSERT INTO test_ledger (run_id, step, pid) VALUES (${runId}, 'single:end', ${process.pid})`;
+    return { step: 'single', pid: process.pid };
+  }
+
+  /** The step of the rated and debounced runs: a short piece of work, checkpointed (nothing to count: their start times are judged). */
+  @Step()
+  async work(ms: number): Promise<StepResult> {
+    await pause(ms);
+    return { step: 'work', pid: process.pid };
+  }
+
+  /**
+   * The starter's step: `rounds` rounds of 3 starts at once of a singleton run and 3 of a debounced
+   * run, the keys taken in turn from `index`. A worker killed in it starts them all again on recovery.
+   */
+  @Step()
+  async keyedStarts(input: StarterInput): Promise<StepResult> {
+    const engine = this.runtime.engine;
+    for (let r = 0; r < input.rounds; r++) {
+      const dedupeKey = `single-${(input.index + r) % input.dedupeKeys}`;
+      const debounce = {
+        key: `bounce-${(input.index + r) % input.debounceKeys}`,
+        periodMs: input.debounceMs,
+        maxDelayMs: input.debounceMaxMs,
+      };
+      await Promise.all([
+        ...[0, 1, 2].map(() => engine.startRun(SINGLE_WORKFLOW, { ms: input.holdMs }, { dedupeKey })),
+        ...[0, 1, 2].map(() => engine.startRun(BOUNCE_WORKFLOW, { from: input.index, round: r }, { debounce })),
+      ]);
+      await pause(input.gapMs[r % input.gapMs.length]);
+    }
+    return { step: 'starts', pid: process.pid };
   }
 
   @Step({ transactional: true, transaction: { timeout: 30_000, maxWait: 10_000 } })
@@ -163,6 +244,34 @@ export class ChaosWorkflows {
   @Workflow({ name: SLOT_WORKFLOW, queue: SLOT_QUEUE })
   async slot(input: { ms: number }) {
     await this.steps.holdSlot(Durable.runId(), input.ms);
+    return { finishedBy: process.pid };
+  }
+
+  /** A run of the rate-limited queue: one short step (its start time is what the rate limit governs). */
+  @Workflow({ name: RATED_WORKFLOW, queue: RATED_QUEUE })
+  async rated(input: { ms: number }) {
+    await this.steps.work(input.ms);
+    return { finishedBy: process.pid };
+  }
+
+  /** Starts singleton and debounced runs from its one step (see ChaosSteps.keyedStarts). */
+  @Workflow({ name: STARTER_WORKFLOW, queue: KEYS_QUEUE })
+  async starter(input: StarterInput) {
+    await this.steps.keyedStarts(input);
+    return { finishedBy: process.pid };
+  }
+
+  /** A singleton run (started with a dedupe key): holds it for a while, recording the interval. */
+  @Workflow({ name: SINGLE_WORKFLOW, queue: KEYS_QUEUE })
+  async single(input: { ms: number }) {
+    await this.steps.holdSingle(Durable.runId(), input.ms);
+    return { finishedBy: process.pid };
+  }
+
+  /** A debounced run: starts a period after the last start that joined it. */
+  @Workflow({ name: BOUNCE_WORKFLOW, queue: KEYS_QUEUE })
+  async bounce() {
+    await this.steps.work(10);
     return { finishedBy: process.pid };
   }
 

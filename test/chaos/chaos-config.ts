@@ -11,6 +11,18 @@ export const TICK_SCHEDULE = 'chaos.tick';
 /** Flow control under the chaos: the workflow of the runs with a concurrency key, and its queue, which has cluster-wide limits. */
 export const SLOT_WORKFLOW = 'chaos.slot';
 export const SLOT_QUEUE = 'chaos.limited';
+/** Rate limit under the chaos: the workflow and its queue, which has a rate limit (rateLimit). */
+export const RATED_WORKFLOW = 'chaos.rated';
+export const RATED_QUEUE = 'chaos.rated';
+/**
+ * Singleton and debounce under the chaos: runs of STARTER_WORKFLOW start, from a step (so a worker
+ * killed in it starts them again), runs of SINGLE_WORKFLOW with a dedupe key and of BOUNCE_WORKFLOW
+ * with a debounce key, several at once per key; all three in KEYS_QUEUE.
+ */
+export const STARTER_WORKFLOW = 'chaos.starter';
+export const SINGLE_WORKFLOW = 'chaos.single';
+export const BOUNCE_WORKFLOW = 'chaos.bounce';
+export const KEYS_QUEUE = 'chaos.keys';
 
 export interface ChaosSettings {
   /** Worker processes alive at once (P). */
@@ -24,6 +36,22 @@ export interface ChaosSettings {
   slotRuns: number;
   slotKeys: number;
   slotLimits: { globalConcurrency: number; keyConcurrency: number };
+  /** Runs of RATED_WORKFLOW, started with the others; its queue allows rateLimit starts per period. */
+  ratedRuns: number;
+  rateLimit: { limit: number; periodMs: number };
+  /**
+   * Runs of STARTER_WORKFLOW: each makes `starterRounds` rounds, a round being 3 starts at once of a
+   * singleton run (one of dedupeKeys keys) and 3 of a debounced run (one of debounceKeys keys, period debounceMs).
+   */
+  starters: number;
+  starterRounds: number;
+  /** The pause between two rounds (uniform, ms). */
+  starterGapMs: [number, number];
+  dedupeKeys: number;
+  debounceKeys: number;
+  debounceMs: number;
+  /** A debounced run starts at the latest this long after its first start (maxDelayMs): the starters never pause for a whole period. */
+  debounceMaxMs: number;
   /** The driver makes trouble for at most this long (s); the workload then finishes in peace. */
   durationS: number;
   /** Mean seconds between two SIGKILLs (each followed by a replacement); 0 = no kills. */
@@ -76,6 +104,15 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
     slotRuns: Math.round(runs / 10),
     slotKeys: 8,
     slotLimits: { globalConcurrency: 6, keyConcurrency: 2 },
+    ratedRuns: o.slotRuns ?? Math.round(runs / 10),
+    rateLimit: { limit: 10, periodMs: 2_000 },
+    starters: Math.ceil((o.slotRuns ?? Math.round(runs / 10)) / 5),
+    starterRounds: 20,
+    starterGapMs: [100, 600],
+    dedupeKeys: 4,
+    debounceKeys: 4,
+    debounceMs: 400,
+    debounceMaxMs: 1_500,
     durationS: 60,
     killEveryS: 4,
     minKills: 0,
@@ -148,8 +185,13 @@ export function workerEnv(s: ChaosSettings, pools?: WorkerPools): Record<string,
   };
 }
 
-/** Every top-level run of the workload: the chaos runs and the flow-control runs (children and schedule runs aside). */
-export const workloadRuns = (s: ChaosSettings) => s.runs + s.slotRuns;
+/**
+ * Every top-level run of the workload whose number is known at the start: the chaos runs and the
+ * flow-control runs (children, schedule runs, and the singleton and debounced runs the starters make aside).
+ */
+export const workloadRuns = (s: ChaosSettings) => s.runs + s.slotRuns + s.ratedRuns + s.starters;
+/** The workflows counted in workloadRuns. */
+export const WORKLOAD_WORKFLOWS = ['chaos', SLOT_WORKFLOW, RATED_WORKFLOW, STARTER_WORKFLOW];
 
 /** Runs that fail on purpose and compensate (every undoEvery-th, by index). */
 export const undoRuns = (s: ChaosSettings) => (s.undoEvery > 0 ? Math.floor(s.runs / s.undoEvery) : 0);

@@ -1,5 +1,17 @@
 import type pg from 'pg';
-import { REPLY_WORKFLOW, SLOT_WORKFLOW, TICK_SCHEDULE, UNDO_ERROR } from './chaos-config.js';
+import {
+  BOUNCE_WORKFLOW,
+  RATED_WORKFLOW,
+  REPLY_WORKFLOW,
+  SINGLE_WORKFLOW,
+  SLOT_WORKFLOW,
+  STARTER_WORKFLOW,
+  TICK_SCHEDULE,
+  UNDO_ERROR,
+} from './chaos-config.js';
+
+/** Workflows of one step that counts no execution in test_step_executions (a SQL array). */
+const ONE_STEP = `ARRAY[${[TICK_SCHEDULE, SLOT_WORKFLOW, RATED_WORKFLOW, STARTER_WORKFLOW, SINGLE_WORKFLOW, BOUNCE_WORKFLOW].map((w) => `'${w}'`).join(', ')}]`;
 
 /**
  * Everything the report needs from the database after a chaos run, loaded in a few statements.
@@ -104,8 +116,8 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
   const incompleteSucceeded = (
     await q<{ id: string }>(`
     SELECT r.id FROM durable_runs r WHERE r.status = 'SUCCEEDED' AND (
-      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE r.workflow_name WHEN 'chaos' THEN 8 WHEN '${TICK_SCHEDULE}' THEN 1 WHEN '${SLOT_WORKFLOW}' THEN 1 ELSE 2 END OR
-      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE r.workflow_name WHEN 'chaos' THEN 3 WHEN '${TICK_SCHEDULE}' THEN 0 WHEN '${SLOT_WORKFLOW}' THEN 0 ELSE 1 END)
+      (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id AND s.status = 'SUCCEEDED') <> CASE WHEN r.workflow_name = 'chaos' THEN 8 WHEN r.workflow_name = ANY(${ONE_STEP}) THEN 1 ELSE 2 END OR
+      (SELECT count(DISTINCT e.step) FROM test_step_executions e WHERE e.run_id = r.id) <> CASE WHEN r.workflow_name = 'chaos' THEN 3 WHEN r.workflow_name = ANY(${ONE_STEP}) THEN 0 ELSE 1 END)
     LIMIT 100`)
   ).map((r) => r.id);
   const duplicates = await q<ChaosFacts['duplicates'][number]>(`

@@ -13,7 +13,10 @@ const HELP = `npm run chaos -- [flags]
   --outage <kind>          restart (default: pg_ctlcluster restart), proxy (cut only the workers'
                            connections for --outage-ms, default 3000, through a TCP proxy), none
   --slot-runs <n>          flow control: runs with a concurrency key (8 keys) in a queue limited to 6 at
-                           once and 2 per key, started with the others (default runs / 10; 0 = none)
+                           once and 2 per key, started with the others (default runs / 10; 0 = none);
+                           as many runs in a queue limited to 10 starts per 2 s; and n / 5 runs that
+                           each start, from one step, 20 rounds of 3 singleton runs (4 dedupe keys)
+                           and 3 debounced runs (4 keys, 400 ms, at most 1.5 s) at once
   --concurrency <n>        runs at once per worker (default 10)
   --lease-ms <ms>          lease (default 3000); --sweep-ms <ms> sweeper interval (default 500)
   --undo-every <n>         every n-th run fails on purpose at its end and compensates its steps

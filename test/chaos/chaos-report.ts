@@ -3,6 +3,7 @@ import type { ChaosEvent } from './chaos-driver.js';
 import type { ChaosFacts } from './chaos-facts.js';
 import type { Fleet } from './chaos-fleet.js';
 import { judgeSlots, type SlotFacts } from './chaos-slots.js';
+import { judgeKeys, type KeyFacts } from './chaos-keys.js';
 import {
   judgeDuplicates,
   LEASE_LOST_LIVE,
@@ -23,6 +24,8 @@ export interface ChaosOutcome {
   facts: ChaosFacts;
   /** The flow-control runs' facts (chaos-slots.ts). */
   slots: SlotFacts;
+  /** Rate limit, singleton and debounce runs' facts (chaos-keys.ts). */
+  keys: KeyFacts;
   startedAt: number;
   chaosEndedAt: number;
   /** Every run finished before settleTimeoutS. */
@@ -57,6 +60,12 @@ export interface ChaosFigures {
   slotStatuses: Record<string, number>;
   slotOverlap: number;
   slotKeyOverlap: number;
+  /** Rate limit, singleton, debounce (chaos-keys.ts): the most first starts in one window, the most executions of one dedupe key at once, snapshots with two runs of a key, debounced runs started early. */
+  ratedStatuses: Record<string, number>;
+  ratedMostInWindow: number;
+  singleOverlap: number;
+  keyDuplicates: number;
+  earlyBounces: number;
 }
 
 export interface ChaosReport {
@@ -181,6 +190,15 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const unexplained = dup.unexplained.length ? `; unexplained, e.g. ${JSON.stringify(dup.unexplained.slice(0, 5))}` : '';
   for (const b of dup.overBudget) violations.push(`more re-executed steps than the chaos explains: ${b}${unexplained}`);
   if (unexplained) lines.push(`  ${unexplained.slice(2)}`);
+  // What the database recorded of such a run, and when its executions were (for whoever looks into it).
+  for (const u of dup.unexplained.slice(0, 2)) {
+    const executions = facts.duplicates.find((d) => d.run === u.run && d.step === u.step);
+    const at = (t: number) => `${((t - o.startedAt) / 1000).toFixed(2)}s`;
+    lines.push(
+      `  ${u.run} ${u.step}: executions ${(executions?.executions ?? []).map((x) => `${x.pid}@${at(x.t)}`).join(', ')}, accepted ${executions?.acceptedPid}; ` +
+        `history ${(facts.history.get(u.run) ?? []).map((e) => `${e.kind}${e.worker ? ` ${e.worker}` : ''}@${at(e.t)}`).join(', ')}`,
+    );
+  }
   // Re-executions after a live worker missed its heartbeats are correct (the lease moved on and
   // fencing held) but mean the machine was too loaded to keep a lease: timing, strict in full chaos.
   const stalledRuns = dup.byCause.get(LEASE_LOST_LIVE) ?? 0;
@@ -250,6 +268,9 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const flow = judgeSlots(s, o.slots, facts);
   lines.push(...flow.lines);
   violations.push(...flow.violations);
+  const keyed = judgeKeys(s, o.keys);
+  lines.push(...keyed.lines);
+  violations.push(...keyed.violations);
 
   // 9. Database outage: logged once per outage, not per attempt.
   if (restart?.end) {
@@ -301,6 +322,11 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
       slotStatuses: o.slots.statuses,
       slotOverlap: flow.figures.overall,
       slotKeyOverlap: flow.figures.perKey,
+      ratedStatuses: o.keys.ratedStatuses,
+      ratedMostInWindow: keyed.figures.mostRated,
+      singleOverlap: keyed.figures.singleOverlap,
+      keyDuplicates: keyed.figures.keyDuplicates,
+      earlyBounces: keyed.figures.earlyBounces,
     },
   };
 }

@@ -1,19 +1,25 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
-import type { ChaosInput } from './chaos-app.js';
+import type { ChaosInput, StarterInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
 import {
   between,
   isUndoRun,
+  KEYS_QUEUE,
   poolsFor,
+  RATED_QUEUE,
+  RATED_WORKFLOW,
   SLOT_QUEUE,
   SLOT_WORKFLOW,
+  STARTER_WORKFLOW,
   TICK_SCHEDULE,
   workerEnv,
+  WORKLOAD_WORKFLOWS,
   workloadRuns,
   type ChaosSettings,
 } from './chaos-config.js';
+import { KEY_DUPLICATES, loadKeyFacts, type KeyDuplicate } from './chaos-keys.js';
 import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
 import { loadFacts } from './chaos-facts.js';
 import { loadSlotFacts } from './chaos-slots.js';
@@ -37,13 +43,18 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
   const stamp = (line: string) => log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
   let progress: Progress = { finished: 0, leased: new Map() };
   let statuses: Record<string, number> = {};
+  const keyDuplicates: KeyDuplicate[] = [];
   let sampling = true;
   let driver = null as ChaosDriver | null;
   try {
     await Promise.all(Array.from({ length: s.workers }, () => fleet.spawn()));
     stamp(`${s.workers} workers ready: ${fleet.all.map((w) => w.pid).join(', ')}`);
     await startRuns(s, url);
-    stamp(`${s.runs} runs started${s.slotRuns ? `, and ${s.slotRuns} with a concurrency key in the limited queue ${SLOT_QUEUE}` : ''}`);
+    stamp(
+      `${s.runs} runs started${s.slotRuns ? `, and ${s.slotRuns} with a concurrency key in the limited queue ${SLOT_QUEUE}` : ''}` +
+        (s.ratedRuns ? `, ${s.ratedRuns} in the rate-limited queue ${RATED_QUEUE}` : '') +
+        (s.starters ? `, ${s.starters} that start singleton and debounced runs` : ''),
+    );
 
     // Sampling (progress for the driver and the console); tolerates the database being away.
     const sampler = (async () => {
@@ -53,7 +64,8 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
           // Children (chaos.reply) are counted in the statuses; "finished" counts the chaos runs, which end after their child, and the flow-control runs.
           const rows = (
             await pool.query(
-              `SELECT status, lease_owner, workflow_name IN ('chaos', '${SLOT_WORKFLOW}') AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
+              `SELECT status, lease_owner, workflow_name = ANY($1) AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
+              [WORKLOAD_WORKFLOWS],
             )
           ).rows as Array<{ status: string; lease_owner: string | null; top: boolean; n: number }>;
           const leased = new Map<string, number>();
@@ -65,6 +77,10 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
             if (r.lease_owner && r.status === 'RUNNING') leased.set(r.lease_owner, (leased.get(r.lease_owner) ?? 0) + r.n);
           }
           progress = { finished, leased };
+          if (s.starters) {
+            const at = Date.now();
+            for (const d of (await pool.query(KEY_DUPLICATES)).rows as KeyDuplicate[]) keyDuplicates.push({ ...d, at });
+          }
         } catch {
           statuses = { ...statuses, '(database unavailable)': 0 };
         }
@@ -112,6 +128,15 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
       if (rows[0].n === 0) break;
       await driver.maintain();
     }
+    // The singleton and debounced runs the starters made finish too (they are checked one by one).
+    for (const until = Date.now() + 30_000; Date.now() < until; await delay(250)) {
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM durable_runs WHERE queue = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
+        [KEYS_QUEUE],
+      );
+      if (rows[0].n === 0) break;
+      await driver.maintain();
+    }
     const settled = progress.finished >= workloadRuns(s);
     const settledAt = Date.now();
     // Late writes (a zombie that woke up just now) land before the books are checked.
@@ -122,12 +147,14 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
     const stopFailures = await fleet.stopAll();
     const facts = await loadFacts(pool);
     const slots = await loadSlotFacts(pool);
+    const keys = await loadKeyFacts(pool, s, keyDuplicates);
     return buildReport({
       settings: s,
       events: driver.events,
       fleet,
       facts,
       slots,
+      keys,
       startedAt: t0,
       chaosEndedAt,
       settled,
@@ -146,12 +173,15 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
 
 /**
  * Starts the workload: `runs` runs of "chaos" with seeded random step durations, 500 per statement,
- * and `slotRuns` runs of SLOT_WORKFLOW in SLOT_QUEUE, whose limits it sets first.
+ * `slotRuns` runs of SLOT_WORKFLOW in SLOT_QUEUE and `ratedRuns` of RATED_WORKFLOW in RATED_QUEUE, whose
+ * limits it sets first, and `starters` runs of STARTER_WORKFLOW.
  */
 async function startRuns(s: ChaosSettings, url: string): Promise<void> {
   const registry = new WorkflowRegistry();
   registry.register({ name: 'chaos', queue: 'default', options: {}, run: async () => undefined });
   registry.register({ name: SLOT_WORKFLOW, queue: SLOT_QUEUE, options: {}, run: async () => undefined });
+  registry.register({ name: RATED_WORKFLOW, queue: RATED_QUEUE, options: {}, run: async () => undefined });
+  registry.register({ name: STARTER_WORKFLOW, queue: KEYS_QUEUE, options: {}, run: async () => undefined });
   const client = new DurableEngine({ registry, connection: url, poolSize: 2, options: { worker: false } });
   await client.start();
   try {
@@ -164,6 +194,31 @@ async function startRuns(s: ChaosSettings, url: string): Promise<void> {
         options: { id: `slot-${String(i).padStart(6, '0')}`, queue: SLOT_QUEUE, concurrencyKey: `key-${i % s.slotKeys}` },
       }));
       for (let i = 0; i < slots.length; i += 500) await client.startMany(slots.slice(i, i + 500));
+    }
+    if (s.ratedRuns) {
+      await client.flowControl.setQueueLimits(RATED_QUEUE, { rateLimit: s.rateLimit });
+      const rated = Array.from({ length: s.ratedRuns }, (_, i) => ({
+        workflow: RATED_WORKFLOW,
+        input: { ms: between(r, s.stepMs) },
+        options: { id: `rated-${String(i).padStart(6, '0')}`, queue: RATED_QUEUE },
+      }));
+      for (let i = 0; i < rated.length; i += 500) await client.startMany(rated.slice(i, i + 500));
+    }
+    if (s.starters) {
+      const starters = Array.from({ length: s.starters }, (_, i) => {
+        const input: StarterInput = {
+          index: i,
+          rounds: s.starterRounds,
+          gapMs: Array.from({ length: s.starterRounds }, () => between(r, s.starterGapMs)),
+          dedupeKeys: s.dedupeKeys,
+          debounceKeys: s.debounceKeys,
+          debounceMs: s.debounceMs,
+          debounceMaxMs: s.debounceMaxMs,
+          holdMs: between(r, s.stepMs) * 3,
+        };
+        return { workflow: STARTER_WORKFLOW, input, options: { id: `starter-${String(i).padStart(6, '0')}`, queue: KEYS_QUEUE } };
+      });
+      await client.startMany(starters);
     }
     for (let i = 0; i < s.runs; i += 500) {
       const batch = Array.from({ length: Math.min(500, s.runs - i) }, (_, k) => {

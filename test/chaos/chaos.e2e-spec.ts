@@ -4,7 +4,8 @@ import { runChaos } from './chaos-run.js';
 
 /**
  * The chaos run (npm run chaos), CI-sized: 3 worker processes, 600 runs of 5 steps and a child (and 60
- * runs with a concurrency key in a queue with cluster-wide limits), SIGKILLs
+ * runs with a concurrency key in a queue with cluster-wide limits, 60 in a rate-limited queue, and 12
+ * that start singleton and debounced runs from a step), SIGKILLs
  * (at least 3) with replacements, one zombie frozen past its lease, and one database outage.
  *
  * The outage cuts only the workers' connections, through a TCP proxy: the other test files run
@@ -66,5 +67,11 @@ describe('chaos (CI-sized)', () => {
     expect(report.figures.slotStatuses).toEqual({ SUCCEEDED: 60 });
     expect(report.figures.slotOverlap).toBeLessThanOrEqual(6);
     expect(report.figures.slotKeyOverlap).toBeLessThanOrEqual(2);
+    // rate limit (10 starts per 2 s), singleton and debounce under the same kills
+    expect(report.figures.ratedStatuses).toEqual({ SUCCEEDED: 60 });
+    expect(report.figures.ratedMostInWindow).toBeLessThanOrEqual(10);
+    expect(report.figures.singleOverlap).toBeLessThanOrEqual(1);
+    expect(report.figures.keyDuplicates).toBe(0);
+    expect(report.figures.earlyBounces).toBe(0);
   }, 180_000);
 });

@@ -174,11 +174,14 @@ describe('schedules: API and policies in one process', () => {
       '6 jittered runs',
     );
     await engine.schedules.pause('jittery');
-    const rows = await q<{ delay: number; started: number }>(
+    const rows = await q<{ delay: number; started: number; placed: number }>(
       `SELECT extract(epoch FROM available_at - (input->'scheduledAt'->>'v')::timestamptz) * 1000 AS delay,
-              extract(epoch FROM started_at - available_at) * 1000 AS started
+              extract(epoch FROM started_at - available_at) * 1000 AS started,
+              extract(epoch FROM available_at - order_at) * 1000 AS placed
        FROM durable_runs WHERE schedule_id = 'jittery' AND status = 'SUCCEEDED'`,
     );
+    // its place in the queue is its jittered time, as a start with a runAt (then 1 ms earlier: its claim)
+    expect(rows.map((r) => Number(r.placed))).toEqual(rows.map(() => 1));
     const delays = rows.map((r) => Number(r.delay));
     for (const d of delays) {
       expect(d).toBeGreaterThanOrEqual(0);

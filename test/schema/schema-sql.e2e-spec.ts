@@ -73,4 +73,27 @@ describe('plain SQL schema files', () => {
     await fresh.exec(schemaSql);
     expect(await durableCatalog(db)).toEqual(await durableCatalog(fresh));
   });
+
+  it("upgrades/2-to-3.sql gives the unfinished runs their place in the queue (order_at), as the app's migration does", async () => {
+    const db = await scratch('upgrade_order');
+    await applyMigrations(db, migrationNames(V1_LAST_MIGRATION));
+    await db.exec(readFileSync(join(pkg, 'prisma/upgrades/1-to-2.sql'), 'utf8'));
+    await db.exec(`
+      INSERT INTO durable_runs (id, workflow_name, status, created_at, available_at, started_at) VALUES
+        ('due', 'wf', 'PENDING', '2026-01-01T00:00:01Z', '2026-01-01T00:00:01Z', NULL),
+        ('delayed', 'wf', 'PENDING', '2026-01-01T00:00:02Z', '2030-01-01T00:00:00Z', NULL),
+        ('started', 'wf', 'WAITING', '2026-01-01T00:00:03Z', '2026-01-01T00:00:09Z', '2026-01-01T00:00:04Z'),
+        ('done', 'wf', 'SUCCEEDED', '2026-01-01T00:00:05Z', '2026-01-01T00:00:05Z', '2026-01-01T00:00:05Z')`);
+    await db.exec(readFileSync(join(pkg, 'prisma/upgrades/2-to-3.sql'), 'utf8'));
+    // (a finished run keeps the upgrade's time: now)
+    const rows = await db.client.query<{ id: string; order_at: Date; upgraded: boolean }>(
+      `SELECT id, order_at, order_at > now() - interval '1 hour' AS upgraded FROM durable_runs ORDER BY id`,
+    );
+    expect(Object.fromEntries(rows.map((r) => [r.id, r.id === 'done' ? r.upgraded : r.order_at.toISOString()]))).toEqual({
+      delayed: '2030-01-01T00:00:00.000Z',
+      done: true,
+      due: '2026-01-01T00:00:01.000Z',
+      started: '2026-01-01T00:00:02.999Z',
+    });
+  });
 });

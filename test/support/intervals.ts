@@ -26,3 +26,13 @@ export function byKey(xs: Interval[]): Map<string, Interval[]> {
   for (const x of xs) if (x.key !== null) m.set(x.key, [...(m.get(x.key) ?? []), x]);
   return m;
 }
+
+/** Most starts (ms, sorted) in any half-open window [t, t + periodMs) that begins at a start. */
+export function mostInWindow(starts: number[], periodMs: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < starts.length; i++) {
+    while (j < starts.length && starts[j] < starts[i] + periodMs) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}

@@ -17,7 +17,7 @@
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
-import { CLAIM_UPDATE, claim, claimedRun, QUEUE_ORDER } from './leases.js';
+import { claim, claimedRun, claimUpdate, QUEUE_ORDER } from './leases.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
 
@@ -43,33 +43,48 @@ const nextKey = (after: string, upTo = '') => `(SELECT concurrency_key FROM dura
     ORDER BY concurrency_key LIMIT 1)`;
 
 /**
+ * The time this claim's starts count at, in its rate windows and as the runs' started_at: the
+ * database's clock read in CLAIM_LIMITED, so after the limits row was locked — not now(), the time
+ * the claim's transaction began. Claims of a queue hold that lock in turn, so their clocks follow the
+ * order they count and append in: each sees every start before its own, and trims from its windows
+ * only starts no later claim can count. With now(), a claim that began, waited (a busy worker between
+ * its BEGIN and its turn, or the lock), then claimed after a later one, counted at its older time in a
+ * window the later claim had already trimmed: 119 starts in one 10-s window under a limit of 100
+ * across three processes (test/flow/rate-window-clock.spec.ts). Never earlier than the queue
+ * window's last start, should the clock step back.
+ */
+const CLAIM_CLOCK = `clock AS (
+  SELECT greatest(clock_timestamp()::timestamptz(3), (SELECT last_start_at FROM durable_rate_windows WHERE queue = $1 AND key = '')) AS t)`;
+const AT = '(SELECT t FROM clock)';
+
+/**
  * Rate limits, in CLAIM_LIMITED ($11 rateLimit, $12 its period ms, $13 keyRateLimit, $14 its period ms;
  * null = none). Every claim of a run counts as a start (a first start, a resume after a durable wait or
  * a crash). The queue's window caps the room (slots: what the concurrency limits and the worker leave).
  */
 const RATE_ROOM = `room AS (
-  SELECT CASE WHEN $11::int IS NULL THEN n ELSE greatest(0, least(n, $11::int - ${startsInWindow('$1', `''`, '$12::int')})) END AS n
+  SELECT CASE WHEN $11::int IS NULL THEN n ELSE greatest(0, least(n, $11::int - ${startsInWindow('$1', `''`, '$12::int', AT)})) END AS n
   FROM slots)`;
 
 /** A candidate of a key is taken only while its key's window has room (rn: its rank within its key). */
 const KEY_RATE_ROOM = `(ranked.concurrency_key IS NULL OR $13::int IS NULL
-         OR ranked.rn <= $13::int - ${startsInWindow('$1', 'ranked.concurrency_key', '$14::int')})`;
+         OR ranked.rn <= $13::int - ${startsInWindow('$1', 'ranked.concurrency_key', '$14::int', AT)})`;
 
 /**
  * The starts of this claim appended to the windows (the queue's, key '', and each key's), each kept to
- * its newest `limit` starts within its period. Under the limits row lock: the next claim of the queue,
+ * its newest `limit` starts within its period (both at the claim's clock). Under the limits row lock: the next claim of the queue,
  * on any instance, reads them (its snapshot is taken after the lock).
  */
 const window = (limit: string, period: string) => `starts = (SELECT array_agg(s ORDER BY s) FROM (
-      SELECT s FROM unnest(win.starts || excluded.starts) s WHERE s > now()::timestamptz(3) - ${period}::int * interval '1 millisecond'
+      SELECT s FROM unnest(win.starts || excluded.starts) s WHERE s > ${AT} - ${period}::int * interval '1 millisecond'
       ORDER BY s DESC LIMIT ${limit}::int) t), last_start_at = excluded.last_start_at`;
 const RATE_WINDOWS = `rate_q AS (
   INSERT INTO durable_rate_windows AS win (queue, key, starts, last_start_at)
-  SELECT $1, '', array_fill(now()::timestamptz(3), ARRAY[count(*)::int]), now() FROM c HAVING $11::int IS NOT NULL AND count(*) > 0
+  SELECT $1, '', array_fill(${AT}, ARRAY[count(*)::int]), ${AT} FROM c HAVING $11::int IS NOT NULL AND count(*) > 0
   ON CONFLICT (queue, key) DO UPDATE SET ${window('$11', '$12')}),
 rate_k AS (
   INSERT INTO durable_rate_windows AS win (queue, key, starts, last_start_at)
-  SELECT $1, c.concurrency_key, array_fill(now()::timestamptz(3), ARRAY[count(*)::int]), now() FROM c
+  SELECT $1, c.concurrency_key, array_fill(${AT}, ARRAY[count(*)::int]), ${AT} FROM c
   WHERE $13::int IS NOT NULL AND c.concurrency_key IS NOT NULL GROUP BY c.concurrency_key
   ON CONFLICT (queue, key) DO UPDATE SET ${window('$13', '$14')})`;
 
@@ -90,12 +105,13 @@ rate_k AS (
  *   within their key (durable_runs_wake_idx). The cursor moves to the last key served (or the last
  *   key read, if the room was not filled), so a queue with more keys than room serves them all in turn.
  * Rows: candidates are locked FOR UPDATE SKIP LOCKED (a sweep or cancel holding one is passed over);
- * those not taken are released at commit. Ends like CLAIM (CLAIM_UPDATE).
+ * those not taken are released at commit. Ends like CLAIM (claimUpdate), the runs' started_at at its clock.
  */
 const CLAIM_LIMITED = statement(
   'claim_limited',
   `
-WITH RECURSIVE running AS (
+WITH RECURSIVE ${CLAIM_CLOCK},
+running AS (
   SELECT concurrency_key AS k, count(*)::int AS n FROM durable_runs
   WHERE queue = $1 AND status = 'RUNNING' GROUP BY concurrency_key),
 slots AS (
@@ -159,7 +175,7 @@ cur AS (
          ELSE (SELECT concurrency_key FROM c WHERE concurrency_key IS NOT NULL ORDER BY pos DESC LIMIT 1) END, rr_key)
   WHERE queue = $1),
 ${RATE_WINDOWS},
-${CLAIM_UPDATE}`,
+${claimUpdate(AT)}`,
 );
 
 type LimitsRow = Record<

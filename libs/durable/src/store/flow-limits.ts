@@ -33,15 +33,17 @@ export const HAS_LIMIT = `(global_concurrency IS NOT NULL OR key_concurrency IS 
 
 /**
  * Rate limits' sliding windows (durable_rate_windows, key '' for the queue's own): how many starts of
- * (queue, key) the last `period` ms hold. The clock is read at the precision starts are stored at
- * (ms), so a start admitted at t is at least `period` after every start the window still counted.
+ * (queue, key) the `period` ms up to `at` hold (the admin views: now; the claim: its own clock, see
+ * CLAIM_CLOCK in flow-claim.ts). Read at the precision starts are stored at (ms), so a start admitted
+ * at t is at least `period` after every start the window still counted.
  */
 export const startsInWindow = (
   queue: string,
   key: string,
   period: string,
+  at = 'now()::timestamptz(3)',
 ) => `(SELECT count(*) FROM durable_rate_windows rw, unnest(rw.starts) s
-  WHERE rw.queue = ${queue} AND rw.key = ${key} AND s > now()::timestamptz(3) - ${period} * interval '1 millisecond')::int`;
+  WHERE rw.queue = ${queue} AND rw.key = ${key} AND s > ${at} - ${period} * interval '1 millisecond')::int`;
 
 /** When the window of (queue, key) has room for the next start: its `limit`-th most recent start + period; null while it has room. */
 export const rateFreeAt = (queue: string, key: string, limit: string, period: string) =>

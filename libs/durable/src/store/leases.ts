@@ -8,13 +8,14 @@ import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
 /**
  * The end of both claims: a CTE c (id, prev status) of the runs chosen → leased to worker $3 for $4 ms
  * (epoch + 1, attempt + 1), with their recorded steps; $6 history ('claimed', or 'woken' for a WAITING run).
- * A run's first claim also moves its order_at 1 ms earlier (see QUEUE_ORDER).
+ * A run's first claim records `startedAt` as its started_at (the plain claim: now(); the limited claim:
+ * the time its rate windows count it at) and moves its order_at 1 ms earlier (see QUEUE_ORDER).
  */
-export const CLAIM_UPDATE = `u AS (
+export const claimUpdate = (startedAt: string) => `u AS (
   UPDATE durable_runs r
   SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
       lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-      started_at = coalesce(r.started_at, now()), updated_at = now(),
+      started_at = coalesce(r.started_at, ${startedAt}), updated_at = now(),
       -- its first claim moves it ahead of the runs due with it that have not started (QUEUE_ORDER)
       order_at = CASE WHEN r.started_at IS NULL THEN r.order_at - interval '1 millisecond' ELSE r.order_at END
   FROM c WHERE r.id = c.id
@@ -79,7 +80,7 @@ w AS (
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 c AS (SELECT id, prev FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY ${QUEUE_ORDER} LIMIT $2),
-${CLAIM_UPDATE}`;
+${claimUpdate('now()')}`;
 const CLAIM = statement('claim', claimSql(''));
 
 /**

@@ -60,7 +60,10 @@ const fate = (overlap: string, busy: string, ord: string) => `CASE
  * `fate`) follows the overlap policy and whether the schedule's last run is still active; the
  * runs are inserted ON CONFLICT DO NOTHING (a slot's run id exists once). $2 app version, $3 history.
  * The run's input is { scheduleId, scheduledAt, input?, manual }; available_at is the slot plus a
- * random share of the schedule's jitter (or now). One wake-up per queue with a due run.
+ * random share of the schedule's jitter (or now), and so is order_at, its place in the queue (as a
+ * start with a runAt, see QUEUE_ORDER in leases.ts): a run fired late (a missed slot caught up) takes
+ * its place behind the work started before it fired, a jittered one is not in the claim index's way
+ * before it is due. One wake-up per queue with a due run.
  * Everything is computed per schedule row (lateral, no join between the statement's own row sets,
  * which the planner cannot estimate). Returns one row per schedule advanced, with its fates.
  * Index: the primary key of durable_schedules; of durable_runs for the last run's status.
@@ -77,16 +80,16 @@ WITH s AS (
   WHERE sc.revision = p.rev AND p."fireAt" <= ${DUE_BY}
   FOR UPDATE OF sc SKIP LOCKED),
 ins AS (
-  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, schedule_id)
+  INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, app_version, schedule_id)
   SELECT x.run_id, s.workflow_name, s.queue, 'PENDING',
          jsonb_build_object('scheduleId', s.id, 'scheduledAt', ${dateJson('x.slot')}, 'manual', x.manual)
            || CASE WHEN s.input IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('input', s.input) END,
-         s.priority, greatest(now(), x.slot + floor(random() * (s.jitter_ms + 1)) * interval '1 millisecond'),
-         now() + s.timeout_ms * interval '1 millisecond', $2, s.id
+         s.priority, x.due_at, x.due_at, now() + s.timeout_ms * interval '1 millisecond', $2, s.id
   FROM s CROSS JOIN LATERAL (
-    SELECT (e.c->>'slot')::timestamptz AS slot, e.c->>'runId' AS run_id, (e.c->>'manual')::boolean AS manual
-    FROM jsonb_array_elements(s.cands) WITH ORDINALITY AS e(c, ord)
-    WHERE ${fate('s.overlap', 's.busy', '(e.ord - 1)')} = 'run') x
+    SELECT c.*, greatest(now(), c.slot + floor(random() * (s.jitter_ms + 1)) * interval '1 millisecond') AS due_at FROM (
+      SELECT (e.c->>'slot')::timestamptz AS slot, e.c->>'runId' AS run_id, (e.c->>'manual')::boolean AS manual
+      FROM jsonb_array_elements(s.cands) WITH ORDINALITY AS e(c, ord)
+      WHERE ${fate('s.overlap', 's.busy', '(e.ord - 1)')} = 'run') c) x
   ON CONFLICT (id) DO NOTHING
   RETURNING id, workflow_name, queue, schedule_id, available_at <= ${DUE_BY} AS due),
 u AS (
