@@ -301,5 +301,17 @@ function summarize(rounds: Round[]): { text: string; summary: Partial<Record<Mod
     );
     lines.push(label.padEnd(44) + modes.map((m) => fmt(value[m]).padStart(10)).join('') + changes.map((c) => c.padStart(12)).join(''));
   }
+  // Rounds run the modes one after the other, so each round's modes share the machine's load of the moment:
+  // the median of the per-round changes is steadier than the change of the medians on a shared machine.
+  lines.push('', 'per-round changes (median over rounds of each round against its own)');
+  for (const [k, label] of keys.filter(([key]) => key === 'workflowsPerSec' || key === 'cpuMsPerWorkflow')) {
+    const changes = pairs.map(([x, y]) => {
+      const xs = rounds.filter((r) => r.mode === x);
+      const ys = rounds.filter((r) => r.mode === y);
+      const each = xs.map((r, i) => ((r[k] as number) - (ys[i][k] as number)) / (ys[i][k] as number)).filter(Number.isFinite);
+      return each.length ? `${(median(each) * 100).toFixed(1)} %` : '';
+    });
+    lines.push(label.padEnd(44) + ''.padStart(10 * modes.length) + changes.map((c) => c.padStart(12)).join(''));
+  }
   return { text: lines.join('\n') + '\n', summary };
 }
