@@ -124,7 +124,7 @@ export class Tracing {
     attrs: { workflow: string; runId: string; topic: string; seq: number },
     traceparent: string | null,
   ): void {
-    if (!this.tracer || !this.api || !parent) return;
+    if (!this.tracer || !this.api || !parent || !otel(parent).isRecording()) return;
     const sender = parseTraceparent(traceparent);
     const span = this.tracer.startSpan(
       `durable.recv ${attrs.topic}`,
