@@ -80,6 +80,7 @@ function registerSdk(parts: Parts, sample: number): { counts: CountingExporter; 
   const meterProvider = new MeterProvider({
     readers: [new PeriodicExportingMetricReader({ exporter: counts.metricExporter, exportIntervalMillis: 1_000 })],
   });
+  // The context manager @opentelemetry/sdk-node's NodeSDK registers by default (not AsyncHooksContextManager, which costs more).
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   if (parts !== 'metrics') trace.setGlobalTracerProvider(tracerProvider);
   if (parts !== 'traces') metrics.setGlobalMeterProvider(meterProvider);
