@@ -1,6 +1,7 @@
 /**
  * npm run bench -- telemetry [--workflows 2000] [--steps 3] [--callers 20] [--concurrency 50] [--rounds 3]
- *                            [--starts 2000] [--sdk traces|metrics|both] [--sample 1] [--pg-url URL] [--out FILE]
+ *                            [--starts 2000] [--sdk traces|metrics|both] [--sample 1] [--step-query] [--modes off,on]
+ *                            [--pg-url URL] [--out FILE]
  * The cost of OpenTelemetry: the same workload with no SDK registered ("off": the engine's
  * telemetry calls meet the API's no-ops) and with the official SDK registered the way an app does
  * it ("on": a BatchSpanProcessor whose exporter drops the spans after counting them, standing in
@@ -16,7 +17,15 @@
  * --sdk traces|metrics|both (default both): which half of the SDK "on" registers, to see what each costs.
  * --sample R (default 1): the ratio of requests traced (ParentBased(TraceIdRatioBased(R)), as production
  * setups sample); the runs and steps of an unsampled request make no recording span.
- * Uses the database bench_telemetry (dropped at the end).
+ * --step-query: each step INSERTs one row through a pool of its own (a step with a small real query,
+ *   instead of a trivial one), to see how real step work dilutes the SDK's cost.
+ * --modes off,on (default): the modes each round runs, in this order. A third mode, "app": the SDK
+ *   registered and each start in a request span as "on", but the engine's own telemetry switched off
+ *   (engine option telemetry { traces: false, metrics: false }): what OpenTelemetry costs the app
+ *   without this library's spans and metrics, so "app" vs "on" is the library's share
+ *   (`--modes off,app,on`). `--modes on` with `node --cpu-prof` profiles one mode alone (the
+ *   warm-up round is always off).
+ * Uses the database <db-prefix>_telemetry (default bench_telemetry; dropped at the end).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -36,7 +45,7 @@ import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js'
 import { createSchema, OursHost, UNSERVED_QUEUE, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
 
-type Mode = 'off' | 'on';
+type Mode = 'off' | 'app' | 'on';
 type Parts = 'traces' | 'metrics' | 'both';
 
 /** Counts what would be exported, then drops it. */
@@ -71,6 +80,7 @@ function registerSdk(parts: Parts, sample: number): { counts: CountingExporter; 
   const meterProvider = new MeterProvider({
     readers: [new PeriodicExportingMetricReader({ exporter: counts.metricExporter, exportIntervalMillis: 1_000 })],
   });
+  // The context manager @opentelemetry/sdk-node's NodeSDK registers by default (not AsyncHooksContextManager, which costs more).
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   if (parts !== 'metrics') trace.setGlobalTracerProvider(tracerProvider);
   if (parts !== 'traces') metrics.setGlobalMeterProvider(meterProvider);
@@ -110,6 +120,8 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
       starts: { type: 'string', default: '2000' },
       sdk: { type: 'string', default: 'both' },
       sample: { type: 'string', default: '1' },
+      'step-query': { type: 'boolean', default: false },
+      modes: { type: 'string', default: 'off,on' },
       'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
       out: { type: 'string', default: fileURLToPath(new URL('../results/telemetry.json', import.meta.url)) },
       help: { type: 'boolean', short: 'h', default: false },
@@ -117,7 +129,8 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
   });
   if (a.help) {
     process.stdout.write(
-      'usage: npm run bench -- telemetry [--workflows 2000] [--steps 3] [--callers 20] [--concurrency 50] [--rounds 3] [--starts 2000] [--pg-url URL] [--out FILE]\n',
+      'usage: npm run bench -- telemetry [--workflows 2000] [--steps 3] [--callers 20] [--concurrency 50] [--rounds 3] [--starts 2000]\n' +
+        '                                  [--sdk traces|metrics|both] [--sample 1] [--step-query] [--modes off,on] [--pg-url URL] [--out FILE]\n',
     );
     return;
   }
@@ -135,7 +148,11 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
     starts: int('starts', a.starts),
     sdk: a.sdk as Parts,
     sample: Number(a.sample),
+    stepQuery: a['step-query']!,
   };
+  const modes = a.modes!.split(',') as Mode[];
+  if (!modes.length || modes.some((m) => !['off', 'app', 'on'].includes(m)))
+    throw new Error(`--modes must list off, app, on, got ${a.modes}`);
   if (!(o.sample > 0 && o.sample <= 1)) throw new Error(`--sample must be a ratio in (0, 1], got ${a.sample}`);
   if (!['traces', 'metrics', 'both'].includes(o.sdk)) throw new Error(`--sdk must be traces, metrics or both, got ${a.sdk}`);
   const url = benchDbUrl(a['pg-url']!, 'telemetry');
@@ -145,7 +162,7 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
   try {
     await runRound(url, 'off', { ...o, workflows: Math.min(500, o.workflows), starts: Math.min(300, o.starts) }); // warm-up
     for (let r = 0; r < o.rounds; r++) {
-      for (const mode of ['off', 'on'] as const) {
+      for (const mode of modes) {
         const round = await runRound(url, mode, o);
         rounds.push(round);
         process.stderr.write(
@@ -166,15 +183,33 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
 async function runRound(
   url: string,
   mode: Mode,
-  o: { workflows: number; steps: number; callers: number; concurrency: number; starts: number; sdk: Parts; sample: number },
+  o: {
+    workflows: number;
+    steps: number;
+    callers: number;
+    concurrency: number;
+    starts: number;
+    sdk: Parts;
+    sample: number;
+    stepQuery: boolean;
+  },
 ): Promise<Round> {
-  await withClient(url, (c) => c.query('TRUNCATE durable_runs, durable_steps, durable_run_events CASCADE'));
-  const sdk = mode === 'on' ? registerSdk(o.sdk, o.sample) : null;
+  await withClient(url, (c) => c.query('TRUNCATE durable_runs, durable_steps, durable_run_events, bench_step_write CASCADE'));
+  const sdk = mode === 'off' ? null : registerSdk(o.sdk, o.sample);
   let done = 0;
   let allDone!: () => void;
   const finished = new Promise<void>((r) => (allDone = r));
   const host = new OursHost(
-    { url, steps: o.steps, concurrency: o.concurrency, dbWrite: false, worker: true, history: true, poolSize: 20 },
+    {
+      url,
+      steps: o.steps,
+      concurrency: o.concurrency,
+      dbWrite: o.stepQuery,
+      worker: true,
+      history: true,
+      poolSize: 20,
+      telemetry: mode !== 'app',
+    },
     () => {
       if (++done === o.workflows) allDone();
     },
@@ -233,33 +268,51 @@ async function runRound(
   }
 }
 
-function summarize(rounds: Round[]): { text: string; summary: Record<Mode, Record<string, number>> } {
+function summarize(rounds: Round[]): { text: string; summary: Partial<Record<Mode, Record<string, number>>> } {
   const median = (xs: number[]) =>
     percentile(
       [...xs].sort((x, y) => x - y),
       50,
     );
-  const keys: Array<[keyof Round, string, boolean]> = [
-    ['workflowsPerSec', 'end to end: workflows/s', true],
-    ['startP50Ms', 'end to end: start p50 ms', false],
-    ['startP99Ms', 'end to end: start p99 ms', false],
-    ['cpuMsPerWorkflow', 'end to end: CPU ms/workflow (this process)', false],
-    ['startsPerSec', 'start alone: calls/s', true],
-    ['startOnlyP50Ms', 'start alone: p50 ms', false],
-    ['startOnlyP99Ms', 'start alone: p99 ms', false],
-    ['spansExported', 'spans exported per round', true],
+  const keys: Array<[keyof Round, string]> = [
+    ['workflowsPerSec', 'end to end: workflows/s'],
+    ['startP50Ms', 'end to end: start p50 ms'],
+    ['startP99Ms', 'end to end: start p99 ms'],
+    ['cpuMsPerWorkflow', 'end to end: CPU ms/workflow (this process)'],
+    ['startsPerSec', 'start alone: calls/s'],
+    ['startOnlyP50Ms', 'start alone: p50 ms'],
+    ['startOnlyP99Ms', 'start alone: p99 ms'],
+    ['spansExported', 'spans exported per round'],
   ];
-  const summary = { off: {}, on: {} } as Record<Mode, Record<string, number>>;
-  const lines = ['', `telemetry off vs on (median of ${rounds.length / 2} rounds each)`, ''];
-  lines.push(`${'figure'.padEnd(44)}${'off'.padStart(10)}${'on'.padStart(10)}${'on vs off'.padStart(12)}`);
-  for (const [k, label, higherIsBetter] of keys) {
-    const off = median(rounds.filter((r) => r.mode === 'off').map((r) => r[k] as number));
-    const on = median(rounds.filter((r) => r.mode === 'on').map((r) => r[k] as number));
-    summary.off[k] = off;
-    summary.on[k] = on;
-    const change = k === 'spansExported' || !off ? '' : `${(((on - off) / off) * 100 * (higherIsBetter ? 1 : 1)).toFixed(1)} %`;
-    const fmt = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(2));
-    lines.push(`${label.padEnd(44)}${fmt(off).padStart(10)}${fmt(on).padStart(10)}${change.padStart(12)}`);
+  const modes = (['off', 'app', 'on'] as const).filter((m) => rounds.some((r) => r.mode === m));
+  // The changes shown: each mode against off, and on against app (the library's own share) when both ran.
+  const pairs: Array<[Mode, Mode]> = [];
+  for (const m of modes) if (m !== 'off' && modes.includes('off')) pairs.push([m, 'off']);
+  if (modes.includes('app') && modes.includes('on')) pairs.push(['on', 'app']);
+  const summary: Partial<Record<Mode, Record<string, number>>> = {};
+  const n = rounds.filter((r) => r.mode === modes[0]).length;
+  const lines = ['', `telemetry ${modes.join(' vs ')} (median of ${n} rounds each)`, ''];
+  lines.push('figure'.padEnd(44) + modes.map((m) => m.padStart(10)).join('') + pairs.map(([x, y]) => `${x} vs ${y}`.padStart(12)).join(''));
+  const fmt = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(2));
+  for (const [k, label] of keys) {
+    const value = {} as Record<Mode, number>;
+    for (const m of modes) (summary[m] ??= {})[k] = value[m] = median(rounds.filter((r) => r.mode === m).map((r) => r[k] as number));
+    const changes = pairs.map(([x, y]) =>
+      k === 'spansExported' || !value[y] ? '' : `${(((value[x] - value[y]) / value[y]) * 100).toFixed(1)} %`,
+    );
+    lines.push(label.padEnd(44) + modes.map((m) => fmt(value[m]).padStart(10)).join('') + changes.map((c) => c.padStart(12)).join(''));
+  }
+  // Rounds run the modes one after the other, so each round's modes share the machine's load of the moment:
+  // the median of the per-round changes is steadier than the change of the medians on a shared machine.
+  lines.push('', 'per-round changes (median over rounds of each round against its own)');
+  for (const [k, label] of keys.filter(([key]) => key === 'workflowsPerSec' || key === 'cpuMsPerWorkflow')) {
+    const changes = pairs.map(([x, y]) => {
+      const xs = rounds.filter((r) => r.mode === x);
+      const ys = rounds.filter((r) => r.mode === y);
+      const each = xs.map((r, i) => ((r[k] as number) - (ys[i][k] as number)) / (ys[i][k] as number)).filter(Number.isFinite);
+      return each.length ? `${(median(each) * 100).toFixed(1)} %` : '';
+    });
+    lines.push(label.padEnd(44) + ''.padStart(10 * modes.length) + changes.map((c) => c.padStart(12)).join(''));
   }
   return { text: lines.join('\n') + '\n', summary };
 }

@@ -58,6 +58,7 @@ export function startTelemetry(mode: TraceExport = 'memory'): ExampleTelemetry {
   // No server of its own: the app serves its text at GET /metrics (telemetry.controller.ts).
   const prometheus = new PrometheusExporter({ preventServerStart: true });
   const meterProvider = new MeterProvider({ readers: [prometheus] });
+  // AsyncLocalStorage-based, as @opentelemetry/sdk-node's NodeSDK registers by default.
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(tracerProvider);
   metrics.setGlobalMeterProvider(meterProvider);

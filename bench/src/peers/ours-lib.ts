@@ -41,6 +41,8 @@ export interface HostConfig {
    * on every call. Measures what that engine change would give.
    */
   prepared?: boolean;
+  /** false: the engine option telemetry { traces: false, metrics: false } (the telemetry bench's "app" mode). */
+  telemetry?: boolean;
 }
 
 // ---- statement counting --------------------------------------------------------------------
@@ -165,6 +167,7 @@ export class OursHost {
         concurrency: cfg.concurrency,
         history: cfg.history,
         ...(cfg.pollIntervalMs ? { pollIntervalMs: cfg.pollIntervalMs } : {}),
+        ...(cfg.telemetry === false ? { telemetry: { traces: false, metrics: false } } : {}),
       },
     });
   }

@@ -1,12 +1,15 @@
 /**
- * The engine's metrics, through the OpenTelemetry metrics API: counters and histograms recorded
- * where things happen, and observable gauges (queue depth, oldest due run, active runs, overdue
- * schedules) read when the app's MeterProvider collects — the queue and schedule figures from ONE
- * query per collection (not per run), shared between readers collecting within `minIntervalMs`.
+ * The engine's metrics, through the OpenTelemetry metrics API: counters the engine keeps itself and
+ * reports through observable counters (counts.ts: counting an event costs a Map lookup, not an SDK
+ * record), histograms recorded where things happen (with attribute objects made once), and
+ * observable gauges (queue depth, oldest due run, active runs, overdue schedules) read when the
+ * app's MeterProvider collects — the queue and schedule figures from ONE query per collection (not
+ * per run), shared between readers collecting within `minIntervalMs`.
  */
-import type { Attributes, Counter, Histogram, Meter, ObservableGauge } from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter, ObservableGauge } from '@opentelemetry/api';
 import { errorText } from '../errors/error-text.js';
 import type { DurableLogger } from '../config/options.js';
+import { CountsByAttributes, observedCounter } from './counts.js';
 import type { OtelApi } from './otel-api.js';
 import { ATTR, INSTRUMENTATION_NAME } from './tracing.js';
 
@@ -39,14 +42,54 @@ export interface MetricSources {
 const SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 interface Instruments {
-  runsStarted: Counter;
-  runsFinished: Counter;
   stepDuration: Histogram;
-  stepRetries: Counter;
-  leaseLost: Counter;
   claimDuration: Histogram;
   claimDelay: Histogram;
-  schedulesFired: Counter;
+}
+
+/** What the engine's counters have counted, reported by the observable counters of one Meter. */
+interface Counts {
+  runsStarted: CountsByAttributes;
+  runsFinished: CountsByAttributes;
+  stepRetries: CountsByAttributes;
+  leaseLost: CountsByAttributes;
+  schedulesFired: CountsByAttributes;
+}
+
+/**
+ * The counts of every engine of this process that reports to a Meter (a MeterProvider's meter for
+ * this library is one object): engines sharing a MeterProvider add to the same counts, as their
+ * records to one synchronous counter would add up, and each count is observed once per collection.
+ */
+const countsByMeter = new WeakMap<Meter, Counts>();
+
+function countsOf(meter: Meter): Counts {
+  let c = countsByMeter.get(meter);
+  if (c) return c;
+  c = {
+    runsStarted: new CountsByAttributes(ATTR.workflow, ATTR.queue),
+    runsFinished: new CountsByAttributes(ATTR.workflow, ATTR.status),
+    stepRetries: new CountsByAttributes(ATTR.workflow, ATTR.step),
+    leaseLost: new CountsByAttributes(ATTR.workflow),
+    schedulesFired: new CountsByAttributes(null),
+  };
+  observedCounter(meter, 'durable.runs.started', 'Runs started (inserted), by workflow and queue.', c.runsStarted);
+  observedCounter(
+    meter,
+    'durable.runs.finished',
+    'Runs ended by their execution, by workflow and status (SUCCEEDED, FAILED, CANCELLED).',
+    c.runsFinished,
+  );
+  observedCounter(meter, 'durable.step.retries', 'Step attempts that failed and were retried.', c.stepRetries);
+  observedCounter(
+    meter,
+    'durable.lease.lost',
+    'Executions stopped because their lease moved on (expired, swept, claimed elsewhere).',
+    c.leaseLost,
+  );
+  observedCounter(meter, 'durable.schedules.fired', 'Runs started by schedules (slots fired).', c.schedulesFired);
+  countsByMeter.set(meter, c);
+  return c;
 }
 
 /** Distinct attribute sets kept for reuse; past this many the cache starts over (a bound, not an expected size). */
@@ -54,12 +97,15 @@ const MAX_ATTRIBUTE_SETS = 10_000;
 
 export class DurableMetrics {
   private i: Instruments | null = null;
+  private counts: Counts | null = null;
   /**
    * Attribute objects by their values, built once and reused by every record: a step's duration,
    * a run's start or end allocates no object on the hot path (the set of workflows, steps, queues
    * and statuses is small).
    */
   private readonly attributeSets = new Map<string, Attributes>();
+  /** The step duration's attribute objects by workflow, then step: [SUCCEEDED, FAILED] (no key string built per record). */
+  private readonly stepSets = new Map<string, Map<string, readonly [Attributes, Attributes]>>();
   private cached: { at: number; figures: Promise<ClusterFigures> } | null = null;
 
   constructor(private readonly minIntervalMs = 1_000) {}
@@ -72,18 +118,11 @@ export class DurableMetrics {
   enable(api: OtelApi, sources: MetricSources, logger: DurableLogger): void {
     const meter: Meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
     const seconds = { unit: 's', advice: { explicitBucketBoundaries: SECONDS_BUCKETS } };
+    this.counts = countsOf(meter);
     this.i = {
-      runsStarted: meter.createCounter('durable.runs.started', { description: 'Runs started (inserted), by workflow and queue.' }),
-      runsFinished: meter.createCounter('durable.runs.finished', {
-        description: 'Runs ended by their execution, by workflow and status (SUCCEEDED, FAILED, CANCELLED).',
-      }),
       stepDuration: meter.createHistogram('durable.step.duration', {
         description: 'Duration of step executions (all attempts), by workflow, step and status.',
         ...seconds,
-      }),
-      stepRetries: meter.createCounter('durable.step.retries', { description: 'Step attempts that failed and were retried.' }),
-      leaseLost: meter.createCounter('durable.lease.lost', {
-        description: 'Executions stopped because their lease moved on (expired, swept, claimed elsewhere).',
       }),
       claimDuration: meter.createHistogram('durable.claim.duration', {
         description: 'Round trip of a claim statement, by queue.',
@@ -93,7 +132,6 @@ export class DurableMetrics {
         description: 'Time from a run becoming due to its claim (by this process clock), by queue.',
         ...seconds,
       }),
-      schedulesFired: meter.createCounter('durable.schedules.fired', { description: 'Runs started by schedules (slots fired).' }),
     };
     const depth = meter.createObservableGauge('durable.queue.depth', {
       description: 'Runs per queue and state (due, delayed, waiting, running); one query per collection.',
@@ -138,23 +176,31 @@ export class DurableMetrics {
   }
 
   runsStarted(workflow: string, queue: string, n = 1): void {
-    this.i?.runsStarted.add(n, this.attributes(ATTR.workflow, workflow, ATTR.queue, queue));
+    this.counts?.runsStarted.add(n, workflow, queue);
   }
 
   runFinished(workflow: string, status: string): void {
-    this.i?.runsFinished.add(1, this.attributes(ATTR.workflow, workflow, ATTR.status, status));
+    this.counts?.runsFinished.add(1, workflow, status);
   }
 
   stepFinished(workflow: string, step: string, status: 'SUCCEEDED' | 'FAILED', seconds: number): void {
-    this.i?.stepDuration.record(seconds, this.attributes(ATTR.workflow, workflow, ATTR.step, step, ATTR.status, status));
+    if (!this.i) return;
+    let byStep = this.stepSets.get(workflow);
+    let sets = byStep?.get(step);
+    if (!sets) {
+      if (!byStep || byStep.size >= MAX_ATTRIBUTE_SETS) this.stepSets.set(workflow, (byStep = new Map()));
+      const of = (s: string) => this.attributes(ATTR.workflow, workflow, ATTR.step, step, ATTR.status, s);
+      byStep.set(step, (sets = [of('SUCCEEDED'), of('FAILED')]));
+    }
+    this.i.stepDuration.record(seconds, sets[status === 'SUCCEEDED' ? 0 : 1]);
   }
 
   stepRetried(workflow: string, step: string): void {
-    this.i?.stepRetries.add(1, this.attributes(ATTR.workflow, workflow, ATTR.step, step));
+    this.counts?.stepRetries.add(1, workflow, step);
   }
 
   leaseLost(workflow: string): void {
-    this.i?.leaseLost.add(1, this.attributes(ATTR.workflow, workflow));
+    this.counts?.leaseLost.add(1, workflow);
   }
 
   /** A claim statement's round trip, and how late each claimed run was (due → claimed). */
@@ -167,7 +213,7 @@ export class DurableMetrics {
   }
 
   schedulesFired(n: number): void {
-    if (n > 0) this.i?.schedulesFired.add(n);
+    if (n > 0) this.counts?.schedulesFired.add(n);
   }
 
   /** The attribute object of these (name, value) pairs, made once. */

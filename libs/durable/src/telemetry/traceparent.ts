@@ -12,7 +12,8 @@ export interface TraceparentFields {
   traceFlags: number;
 }
 
-const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+/** Tested, not executed: no match array per parse; the fields are then cut at their fixed places. */
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
 const ZERO_TRACE = '0'.repeat(32);
 const ZERO_SPAN = '0'.repeat(16);
 
@@ -22,7 +23,9 @@ export function formatTraceparent(f: TraceparentFields): string {
 
 /** The fields of a valid version-00 traceparent; null for anything else (an all-zero id is invalid). */
 export function parseTraceparent(value: string | null | undefined): TraceparentFields | null {
-  const m = typeof value === 'string' ? TRACEPARENT.exec(value) : null;
-  if (!m || m[1] === ZERO_TRACE || m[2] === ZERO_SPAN) return null;
-  return { traceId: m[1], spanId: m[2], traceFlags: parseInt(m[3], 16) };
+  if (typeof value !== 'string' || !TRACEPARENT.test(value)) return null;
+  const traceId = value.slice(3, 35);
+  const spanId = value.slice(36, 52);
+  if (traceId === ZERO_TRACE || spanId === ZERO_SPAN) return null;
+  return { traceId, spanId, traceFlags: parseInt(value.slice(53), 16) };
 }

@@ -4,7 +4,7 @@
  * the run was started in (its stored traceparent). Without `@opentelemetry/api` every method is a
  * no-op; with it but without an SDK, the API's no-op tracer answers.
  */
-import type { Context, Span, Tracer } from '@opentelemetry/api';
+import type { Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { OtelApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
@@ -124,7 +124,7 @@ export class Tracing {
     attrs: { workflow: string; runId: string; topic: string; seq: number },
     traceparent: string | null,
   ): void {
-    if (!this.tracer || !this.api || !parent) return;
+    if (!this.tracer || !this.api || !parent || !otel(parent).isRecording()) return;
     const sender = parseTraceparent(traceparent);
     const span = this.tracer.startSpan(
       `durable.recv ${attrs.topic}`,
@@ -150,38 +150,48 @@ export class Tracing {
     return this.api.context.with(this.api.trace.setSpan(this.api.context.active(), otel(span)), fn);
   }
 
+  /** Runs an execution with its run attempt's span active; that context is also its steps' parent (made once). */
+  withinRun<T>(span: EngineSpan | null, fn: () => T): T {
+    if (!span || !this.api) return fn();
+    const c = this.api.trace.setSpan(this.api.context.active(), otel(span));
+    this.parents.set(span, c);
+    return this.api.context.with(c, fn);
+  }
+
   /**
-   * Ends a span that went well (attributes added first). Its status stays UNSET: OpenTelemetry
-   * leaves OK to the application, instrumentation only marks errors.
+   * Ends a span that went well (with `outcome` as its durable.outcome attribute, if given). Its status
+   * stays UNSET: OpenTelemetry leaves OK to the application, instrumentation only marks errors.
+   * One attribute, not an attributes object: nothing is allocated per call, with tracing or without.
    */
-  ok(span: EngineSpan | null, attributes?: SpanAttributes): void {
+  ok(span: EngineSpan | null, outcome?: string): void {
     if (!span) return;
-    if (attributes) otel(span).setAttributes(attributes);
+    if (outcome !== undefined) otel(span).setAttribute(ATTR.outcome, outcome);
     span.end();
   }
 
-  /** Ends a span with an error: recorded as an exception event, status ERROR. */
-  failed(span: EngineSpan | null, err: unknown, attributes?: SpanAttributes): void {
+  /** Ends a span with an error: recorded as an exception event, status ERROR; `attribute` set first. */
+  failed(span: EngineSpan | null, err: unknown, attribute: string, value: string | boolean): void {
     if (!span || !this.api) return;
-    if (attributes) otel(span).setAttributes(attributes);
+    otel(span).setAttribute(attribute, value);
     const e = err instanceof Error ? err : new Error(String(err));
     otel(span).recordException(e);
     otel(span).setStatus({ code: this.api.SpanStatusCode.ERROR, message: e.message });
     span.end();
   }
 
-  /** Ends a span neither ok nor failed (an execution that stopped: suspended, lease lost, shut down). */
-  end(span: EngineSpan | null, attributes?: SpanAttributes): void {
+  /** Ends a span neither ok nor failed (an execution that stopped: suspended, lease lost, shut down), with its outcome. */
+  end(span: EngineSpan | null, outcome: string): void {
     if (!span) return;
-    if (attributes) otel(span).setAttributes(attributes);
+    otel(span).setAttribute(ATTR.outcome, outcome);
     span.end();
   }
 
   /** The context a stored traceparent names (a remote parent), or the active context. */
   private storedContext(traceparent: string | null): Context {
     const api = this.api!;
-    const f = parseTraceparent(traceparent);
+    const f = parseTraceparent(traceparent) as SpanContext | null;
     if (!f) return api.context.active();
-    return api.trace.setSpanContext(api.ROOT_CONTEXT, { ...f, isRemote: true });
+    f.isRemote = true;
+    return api.trace.setSpanContext(api.ROOT_CONTEXT, f);
   }
 }

@@ -8,6 +8,7 @@ import type { WorkflowRegistry } from '../definitions/registry.js';
 import { runCompensations } from '../workflow/compensation.js';
 import { durableScope, ExecutionStopped, RunContext } from '../workflow/run-context.js';
 import type { ExecutionServices } from '../workflow/execution-services.js';
+import { ATTR } from '../telemetry/tracing.js';
 
 export type ExecutionOutcome = 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'stopped';
 
@@ -30,11 +31,11 @@ export async function executeRun(
   // One span per execution, continuing the trace the run was started in; the workflow runs inside it.
   const span = tracing.startRun(run, queue, services.options.workerId);
   ctx.span = span;
-  const outcome = await tracing.within(span, () => execute(run, ctx, registry, services));
-  if (outcome === 'stopped') tracing.end(span, { 'durable.outcome': ctx.suspended ? 'suspended' : (ctx.stopped ?? 'stopped') });
+  const outcome = await tracing.withinRun(span, () => execute(run, ctx, registry, services));
+  if (outcome === 'stopped') tracing.end(span, ctx.suspended ? 'suspended' : (ctx.stopped ?? 'stopped'));
   else {
-    if (outcome === 'FAILED') tracing.failed(span, ctx.failure, { 'durable.outcome': outcome });
-    else tracing.ok(span, { 'durable.outcome': outcome });
+    if (outcome === 'FAILED') tracing.failed(span, ctx.failure, ATTR.outcome, outcome);
+    else tracing.ok(span, outcome);
     metrics.runFinished(run.workflowName, outcome);
   }
   return outcome;

@@ -145,16 +145,16 @@ async function executeStep(
       return { value: decode(JSON.parse(encoded)), compensation: a.compensation };
     } catch (err) {
       if (err instanceof ExecutionStopped || ctx.stopped) {
-        tracing.end(span, { 'durable.outcome': ctx.stopped ?? (err as ExecutionStopped).reason });
+        tracing.end(span, ctx.stopped ?? (err as ExecutionStopped).reason);
         throw ctx.stopped ? new ExecutionStopped(ctx.stopped) : err;
       }
       // Cancelled with compensation meanwhile: no retry, and no FAILED checkpoint (a replay sees the cancel too).
       if (forward && ctx.cancelling) {
-        tracing.end(span, { 'durable.outcome': 'cancelling' });
+        tracing.end(span, 'cancelling');
         throw ctx.cancelledError();
       }
       const final = err instanceof SerializationError || err instanceof PayloadTooLargeError || !shouldRetry(policy, attempt, err);
-      tracing.failed(span, err, { 'durable.retrying': !final });
+      tracing.failed(span, err, 'durable.retrying', !final);
       if (!final) {
         metrics.stepRetried(ctx.workflowName, def.name);
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
