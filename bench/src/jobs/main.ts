@@ -1,6 +1,5 @@
 /**
  * npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50] [--peers graphile,pgboss,ours,ours_nohistory]
- *       [--ours-claim-ahead N]
  * Job-queue peers side by side on the same Postgres in one run: graphile-worker, pg-boss and our
  * 1-step workflow (phases.ts). Also a phase of the main run (`--skip-jobs` leaves it out).
  * Databases <prefix>_jobs_graphile, <prefix>_jobs_pgboss, <prefix>_jobs_ours (dropped at the end).
@@ -27,8 +26,6 @@ export interface JobsRunOpts extends Omit<JobsOpts, 'log'> {
   oursConcurrency: number;
   /** Peers to run (graphile, pgboss, ours, ours_nohistory); all when absent. */
   only?: string[];
-  /** Engine option claimAhead for ours (undefined: the engine default). */
-  oursClaimAhead?: number;
   log: (m: string) => void;
 }
 
@@ -42,8 +39,8 @@ export async function runJobs(o: JobsRunOpts): Promise<JobsReport> {
   const peers: Array<[string, (url: string, h: JobHooks) => JobPeer]> = [
     ['graphile', (url, h) => new GraphilePeer(url, h)],
     ['pgboss', (url, h) => new PgBossPeer(url, h)],
-    ['ours', (url, h) => new OursJobPeer(url, h, o.oursConcurrency, true, o.oursClaimAhead)],
-    ['ours_nohistory', (url, h) => new OursJobPeer(url, h, o.oursConcurrency, false, o.oursClaimAhead)],
+    ['ours', (url, h) => new OursJobPeer(url, h, o.oursConcurrency)],
+    ['ours_nohistory', (url, h) => new OursJobPeer(url, h, o.oursConcurrency, false)],
   ];
   for (const [key, make] of peers) {
     if (o.only && !o.only.includes(key)) continue;
@@ -123,7 +120,6 @@ export async function runJobsBench(argv: string[]): Promise<JobsReport> {
       'idle-jobs': { type: 'string', default: '50' },
       'ours-concurrency': { type: 'string', default: '50' },
       peers: { type: 'string' },
-      'ours-claim-ahead': { type: 'string' },
       'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
     },
   });
@@ -140,7 +136,6 @@ export async function runJobsBench(argv: string[]): Promise<JobsReport> {
     idleJobs: int('idle-jobs', a['idle-jobs']),
     oursConcurrency: int('ours-concurrency', a['ours-concurrency']),
     only: a.peers?.split(','),
-    oursClaimAhead: a['ours-claim-ahead'] === undefined ? undefined : Number(a['ours-claim-ahead']),
     log: (m) => process.stderr.write(`${m}\n`),
   });
   process.stdout.write(renderJobs(r) + '\n');

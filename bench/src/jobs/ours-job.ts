@@ -21,18 +21,10 @@ export class OursJobPeer implements JobPeer {
     private readonly hooks: JobHooks,
     concurrency = 50,
     history = true,
-    claimAhead?: number,
   ) {
     this.name = `nestjs-durable (1-step workflow${history ? '' : ', history off'})`;
-    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history, poolSize: peerPoolSize(concurrency), claimAhead };
-    this.config = {
-      concurrency,
-      pool: this.cfg.poolSize,
-      history,
-      pollIntervalMs: '1000 (default)',
-      claimAhead: claimAhead ?? 'default',
-      steps: 1,
-    };
+    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history, poolSize: peerPoolSize(concurrency) };
+    this.config = { concurrency, pool: this.cfg.poolSize, history, pollIntervalMs: '1000 (default)', steps: 1 };
   }
   async setup(): Promise<void> {
     await createSchema(this.cfg.url);

@@ -35,8 +35,6 @@ export interface HostConfig {
   pollIntervalMs?: number;
   /** Size of the engine's pool. */
   poolSize: number;
-  /** Engine option claimAhead; undefined = the engine default. */
-  claimAhead?: number;
   /**
    * Experiment (not an engine option): send the engine's statements as named prepared statements
    * (pg's { name, text, values }), so Postgres parses and plans each once per connection instead of
@@ -167,7 +165,6 @@ export class OursHost {
         concurrency: cfg.concurrency,
         history: cfg.history,
         ...(cfg.pollIntervalMs ? { pollIntervalMs: cfg.pollIntervalMs } : {}),
-        ...(cfg.claimAhead !== undefined ? { claimAhead: cfg.claimAhead } : {}),
       },
     });
   }

@@ -62,13 +62,6 @@ export interface EngineOptions {
   concurrency?: number;
   /** Per-queue settings, e.g. `{ emails: { concurrency: 2 } }`. */
   queues?: Record<string, QueueOptions>;
-  /**
-   * Runs a worker claims per queue beyond its free slots, kept claimed (leases renewed) until a slot
-   * frees up, which then starts one without waiting for a claim's round trip; handed back on shutdown.
-   * Not for queues with cluster-wide limits. The trade-off: with a short backlog, runs wait for a slot
-   * here while another instance may be idle. Default 0.
-   */
-  claimAhead?: number;
   /** How long a claim is valid without a heartbeat. Default 30 000 ms. */
   leaseMs?: number;
   /** How often held leases are extended (one UPDATE per process). Default leaseMs / 3. */
@@ -179,7 +172,6 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     worker: o.worker ?? true,
     concurrency: o.concurrency ?? 10,
     queues: o.queues ?? {},
-    claimAhead: o.claimAhead ?? 0,
     leaseMs,
     heartbeatMs: o.heartbeatMs ?? Math.round(leaseMs / 3),
     pollIntervalMs: o.pollIntervalMs ?? 1_000,
@@ -212,7 +204,6 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     }
   };
   int('concurrency', r.concurrency, 1, 10_000);
-  int('claimAhead', r.claimAhead, 0, 10_000);
   int('leaseMs', r.leaseMs, 100);
   int('heartbeatMs', r.heartbeatMs, 10);
   int('pollIntervalMs', r.pollIntervalMs, 5);

@@ -15,10 +15,6 @@ interface QueueState {
   concurrency: number;
   /** Slots in use (including runs reserved for an in-process start). */
   busy: number;
-  /** Runs claimed ahead of a free slot (engine option claimAhead), in claim order: held under lease, not started. */
-  ahead: ClaimedRun[];
-  /** How many runs this queue claims ahead (0 for a queue with cluster-wide limits). */
-  aheadLimit: number;
   claiming: boolean;
   /** Work is probably waiting: claim again as soon as a slot frees up. */
   more: boolean;
@@ -63,17 +59,14 @@ export class Worker {
     this.flow = new FlowGate(services.store, services.options, (queues) => queues.forEach((q) => this.wake(q)));
     this.leases = new LeaseKeeper(
       {
-        held: () => [...[...this.active.values()].map((a) => a.run), ...this.claimedAhead()].map((r) => ({ id: r.id, epoch: r.epoch })),
+        held: () => [...this.active.values()].map((a) => ({ id: a.run.id, epoch: a.run.epoch })),
         lost: (h) => {
-          if (this.dropAhead(h.id, h.epoch)) return; // not started: nothing to stop
           const a = this.active.get(h.id);
           // Not RUNNING under our lease any more: lost, unless this execution is ending or suspending
           // it right now (or it already ended and the run was claimed again, under a new epoch).
           if (a && a.run.epoch === h.epoch && !a.ctx.isReleasing) a.ctx.stop('lease-lost');
         },
         cancelRequested: (h) => {
-          const waiting = this.claimedAhead().find((r) => r.id === h.id && r.epoch === h.epoch);
-          if (waiting) waiting.cancelRequested = true;
           const a = this.active.get(h.id);
           if (a && a.run.epoch === h.epoch) a.ctx.requestCancel();
         },
@@ -110,8 +103,6 @@ export class Worker {
         name,
         concurrency: o.queues[name]?.concurrency ?? o.concurrency,
         busy: 0,
-        ahead: [],
-        aheadLimit: o.claimAhead,
         claiming: false,
         more: true,
         wokenDuringClaim: false,
@@ -149,7 +140,6 @@ export class Worker {
 
   /** The run was cancelled: stop it at the next step boundary (its fenced writes fail anyway). */
   cancelled(runId: string): void {
-    this.dropAhead(runId);
     this.active.get(runId)?.ctx.stop('cancelled');
   }
 
@@ -158,8 +148,6 @@ export class Worker {
    * running may complete and is kept), then runs its compensations and ends CANCELLED.
    */
   cancelRequested(runId: string): void {
-    const waiting = this.claimedAhead().find((r) => r.id === runId);
-    if (waiting) waiting.cancelRequested = true;
     this.active.get(runId)?.ctx.requestCancel();
   }
 
@@ -168,13 +156,10 @@ export class Worker {
     this.active.get(runId)?.ctx.waits?.signal();
   }
 
-  /**
-   * Reserves a slot for a run this process is about to insert already claimed (never in a queue with
-   * cluster-wide limits, nor ahead of runs already claimed and waiting for a slot).
-   */
+  /** Reserves a slot for a run this process is about to insert already claimed (never in a queue with cluster-wide limits). */
   reserveSlot(queue: string): boolean {
     const q = this.queues.get(queue);
-    if (!this.running || !q || q.busy >= q.concurrency || q.ahead.length || this.flow.isLimited(queue)) return false;
+    if (!this.running || !q || q.busy >= q.concurrency || this.flow.isLimited(queue)) return false;
     q.busy++;
     return true;
   }
@@ -188,7 +173,6 @@ export class Worker {
     const q = this.queues.get(queue);
     if (q) {
       q.busy--;
-      this.startAhead(q);
       this.claim(q);
     }
   }
@@ -210,7 +194,6 @@ export class Worker {
       clearTimeout(deadlineTimer);
       this.active.delete(run.id);
       q.busy--;
-      this.startAhead(q);
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
       if (q.more) this.claim(q);
@@ -218,18 +201,12 @@ export class Worker {
     });
   }
 
-  /**
-   * Claims, in one statement, as many runs as there are free slots plus those that fill the queue's
-   * runs claimed ahead (claimAhead): a slot that frees up starts the next of those at once.
-   */
+  /** Claims as many runs as there are free slots, in one statement. */
   private claim(q: QueueState): void {
-    if (!this.running || q.claiming || !q.more) return;
-    const free = Math.max(0, q.concurrency - q.busy);
-    const aheadLimit = this.flow.isLimited(q.name) ? 0 : q.aheadLimit;
-    const want = free + Math.max(0, aheadLimit - q.ahead.length);
-    if (!free && (!aheadLimit || q.ahead.length >= aheadLimit)) return;
+    if (!this.running || q.claiming || q.busy >= q.concurrency || !q.more) return;
     q.claiming = true;
-    q.busy += free; // hold the free slots while the claim is in flight
+    const want = q.concurrency - q.busy;
+    q.busy += want; // hold the slots while the claim is in flight
     const began = performance.now();
     this.flow
       .claim(q.name, want, this.id, this.workflowNames)
@@ -243,17 +220,16 @@ export class Worker {
               (performance.now() - began) / 1000,
               runs.map((r) => r.availableAt),
             );
-          q.busy -= free;
+          q.busy -= want - runs.length;
           q.more = runs.length === want || q.wokenDuringClaim;
-          // Stopping: hand the runs back at once (otherwise their leases expire).
-          if (!this.running) void (runs.length && this.release(runs.map((r) => ({ id: r.id, epoch: r.epoch }))));
-          else {
-            q.ahead.push(...runs);
-            this.startAhead(q);
+          for (const run of runs) {
+            if (this.running) this.execute(run, q.name);
+            else q.busy--; // stopping: the lease is released below or expires
           }
+          if (!this.running && runs.length) void this.release(runs.map((r) => ({ id: r.id, epoch: r.epoch })));
         },
         (err) => {
-          q.busy -= free;
+          q.busy -= want;
           q.outage.failed(err);
         },
       )
@@ -264,31 +240,6 @@ export class Worker {
         if (backoff) this.schedulePoll(q, backoff);
         else if (q.more) setImmediate(() => this.claim(q));
       });
-  }
-
-  /** Starts runs claimed ahead while the queue has free slots. */
-  private startAhead(q: QueueState): void {
-    while (this.running && q.ahead.length && q.busy < q.concurrency) {
-      q.busy++;
-      this.execute(q.ahead.shift()!, q.name);
-    }
-  }
-
-  /** Every run claimed ahead, of every queue. */
-  private claimedAhead(): ClaimedRun[] {
-    return [...this.queues.values()].flatMap((q) => q.ahead);
-  }
-
-  /** Drops a run claimed ahead (lost, or cancelled) before it starts; true if it was one. */
-  private dropAhead(runId: string, epoch?: number): boolean {
-    for (const q of this.queues.values()) {
-      const i = q.ahead.findIndex((r) => r.id === runId && (epoch === undefined || r.epoch === epoch));
-      if (i >= 0) {
-        q.ahead.splice(i, 1);
-        return true;
-      }
-    }
-    return false;
   }
 
   /**
@@ -323,7 +274,6 @@ export class Worker {
   }
 
   private stopAll(reason: StopReason): void {
-    for (const q of this.queues.values()) q.ahead = []; // their leases may be gone too
     for (const a of this.active.values()) a.ctx.stop(reason);
   }
 
@@ -339,10 +289,6 @@ export class Worker {
     this.flow.stop();
     for (const t of this.wakeTimers) clearTimeout(t);
     this.wakeTimers.clear();
-    // Runs claimed ahead have not started: hand them back at once.
-    const ahead = this.claimedAhead();
-    for (const q of this.queues.values()) q.ahead = [];
-    if (ahead.length) await this.release(ahead.map((r) => ({ id: r.id, epoch: r.epoch })));
     // Runs that only wait suspend now (WAITING, exact wake time) instead of holding up the drain.
     for (const a of this.active.values()) a.ctx.waits?.hurry();
     const drained = Promise.all([...this.active.values()].map((a) => a.done));
