@@ -88,7 +88,34 @@ const cases: Case[] = [
   {
     name: 'FINISH_RUNS (1 run)',
     prepare: (i) => setup(`e${i}`),
-    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], history]],
+    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], ...new Array(11).fill([]), history]],
+  },
+  {
+    // A workflow that returns right after its step: the checkpoint goes with the end (one statement instead of two).
+    name: 'FINISH_RUNS (1 run with its last checkpoint)',
+    prepare: (i) => setup(`k${i}`),
+    make: (i) => [
+      SQL.FINISH_RUNS,
+      [
+        [`k${i}`],
+        [1],
+        ['SUCCEEDED'],
+        ['0'],
+        [null],
+        [`k${i}`],
+        [1],
+        [0],
+        ['benchStep'],
+        ['SUCCEEDED'],
+        ['0'],
+        [null],
+        [1],
+        [0.1],
+        [null],
+        [null],
+        history,
+      ],
+    ],
   },
 ];
 

@@ -1,5 +1,5 @@
 /**
- * npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50]
+ * npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50] [--peers graphile,pgboss,ours,ours_nohistory]
  * Job-queue peers side by side on the same Postgres in one run: graphile-worker, pg-boss and our
  * 1-step workflow (phases.ts). Also a phase of the main run (`--skip-jobs` leaves it out).
  * Databases <prefix>_jobs_graphile, <prefix>_jobs_pgboss, <prefix>_jobs_ours (dropped at the end).
@@ -24,6 +24,8 @@ export interface JobsReport {
 export interface JobsRunOpts extends Omit<JobsOpts, 'log'> {
   pgUrl: string;
   oursConcurrency: number;
+  /** Peers to run (graphile, pgboss, ours, ours_nohistory); all when absent. */
+  only?: string[];
   log: (m: string) => void;
 }
 
@@ -41,6 +43,7 @@ export async function runJobs(o: JobsRunOpts): Promise<JobsReport> {
     ['ours_nohistory', (url, h) => new OursJobPeer(url, h, o.oursConcurrency, false)],
   ];
   for (const [key, make] of peers) {
+    if (o.only && !o.only.includes(key)) continue;
     const url = benchDbUrl(o.pgUrl, `jobs_${key}`);
     try {
       report.peers.push(await runJobPeer(url, (h) => make(url, h), { ...o, log: (m) => o.log(`[jobs ${key}] ${m}`) }));
@@ -116,6 +119,7 @@ export async function runJobsBench(argv: string[]): Promise<JobsReport> {
       callers: { type: 'string', default: '10' },
       'idle-jobs': { type: 'string', default: '50' },
       'ours-concurrency': { type: 'string', default: '50' },
+      peers: { type: 'string' },
       'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
     },
   });
@@ -131,6 +135,7 @@ export async function runJobsBench(argv: string[]): Promise<JobsReport> {
     callers: int('callers', a.callers),
     idleJobs: int('idle-jobs', a['idle-jobs']),
     oursConcurrency: int('ours-concurrency', a['ours-concurrency']),
+    only: a.peers?.split(','),
     log: (m) => process.stderr.write(`${m}\n`),
   });
   process.stdout.write(renderJobs(r) + '\n');

@@ -4,6 +4,32 @@ import { history, signalRuns } from './sql-fragments.js';
 import type { Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
 
+/** CTE `st`: the checkpoints to write, from eleven arrays starting at parameter $`first` (see INSERT_STEPS). */
+const STEP_ROWS = (first: number) => {
+  const p = (i: number, type: string) => `$${first + i}::${type}[]`;
+  return `st AS (
+  SELECT * FROM unnest(${p(0, 'text')}, ${p(1, 'int')}, ${p(2, 'int')}, ${p(3, 'text')}, ${p(4, 'text')}, ${p(5, 'text')}, ${p(6, 'text')},
+                       ${p(7, 'int')}, ${p(8, 'float8')}, ${p(9, 'text')}, ${p(10, 'int')})
+    AS st(run_id, epoch, seq, name, status, output, error, attempts, dur, compensation, compensates))`;
+};
+
+/** The insert of the checkpoints in `st` whose run is in `l` (held: RUNNING under the checkpoint's epoch, locked). */
+const INSERT_STEP_ROWS = `
+  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at, compensation, compensates)
+  SELECT st.run_id, st.seq, st.name, st.status, st.output::jsonb, st.error::jsonb, st.attempts, now() - st.dur * interval '1 millisecond', now(),
+         st.compensation::jsonb, st.compensates
+  FROM st JOIN l ON l.id = st.run_id AND l.lease_epoch = st.epoch
+  ON CONFLICT (run_id, seq) DO NOTHING
+  RETURNING run_id, seq, name, status, attempts, error`;
+
+/** History of the failed steps among those written by `s`. */
+const STEP_FAILED_HISTORY = (param: string) =>
+  history(
+    param,
+    `SELECT run_id, 'step_failed', jsonb_build_object('seq', seq, 'step', name, 'attempts', attempts,
+  'error', error -> 'message') FROM s WHERE status = 'FAILED'`,
+  );
+
 /**
  * Checkpoint finished steps, fenced: a step is inserted only while its run is RUNNING under its
  * epoch, and FOR SHARE holds the run rows until this statement commits, so a concurrent sweep or
@@ -19,37 +45,28 @@ import type { RunEnd, StepCheckpoint } from './rows.js';
 const INSERT_STEPS = statement(
   'insert_steps',
   `
-WITH t AS (
-  SELECT * FROM unnest($1::text[], $2::int[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::float8[],
-                       $10::text[], $11::int[])
-    AS t(run_id, epoch, seq, name, status, output, error, attempts, dur, compensation, compensates)),
+WITH ${STEP_ROWS(1)},
 l AS (
   SELECT r.id, r.lease_epoch FROM durable_runs r
-  WHERE r.id IN (SELECT run_id FROM t) AND r.status = 'RUNNING'
+  WHERE r.id IN (SELECT run_id FROM st) AND r.status = 'RUNNING'
   ORDER BY r.id FOR SHARE),
-s AS (
-  INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at, compensation, compensates)
-  SELECT t.run_id, t.seq, t.name, t.status, t.output::jsonb, t.error::jsonb, t.attempts, now() - t.dur * interval '1 millisecond', now(),
-         t.compensation::jsonb, t.compensates
-  FROM t JOIN l ON l.id = t.run_id AND l.lease_epoch = t.epoch
-  ON CONFLICT (run_id, seq) DO NOTHING
-  RETURNING run_id, seq, name, status, attempts, error),
-hist AS (${history(
-    '$12',
-    `SELECT run_id, 'step_failed', jsonb_build_object('seq', seq, 'step', name, 'attempts', attempts,
-  'error', error -> 'message') FROM s WHERE status = 'FAILED'`,
-  )})
+s AS (${INSERT_STEP_ROWS}),
+hist AS (${STEP_FAILED_HISTORY('$12')})
 SELECT run_id, seq FROM s`,
 );
 
 /**
  * End many runs of this worker in one statement (group commit): fenced by (id, epoch), rows locked in id
  * order. Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED after compensating),
- * $4 outputs, $5 errors (json text); $6 history. A run asked to cancel with compensation
- * (cancel_requested_at) is not ended SUCCEEDED: it comes back with ended = false, and its execution
- * compensates instead (the lock makes the check see a cancel that committed meanwhile). A finished
- * child signals its parent (unless the parent ends in this same statement). Returns the runs held
- * under their epoch: ended, or refused (ended = false).
+ * $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of these runs, written with their end
+ * (the arrays of INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right
+ * after a step sends that step's checkpoint here instead of on its own: one round trip and one commit
+ * less, and the step is written exactly when the run held under its epoch is (ended or refused).
+ * A run asked to cancel with compensation (cancel_requested_at) is not ended SUCCEEDED: it comes back
+ * with ended = false (its checkpoints are written), and its execution compensates instead (the lock
+ * makes the check see a cancel that committed meanwhile). A finished child signals its parent (unless
+ * the parent ends in this same statement). Returns the runs held under their epoch: ended, or refused
+ * (ended = false).
  */
 const FINISH_RUNS = statement(
   'finish_runs',
@@ -57,10 +74,13 @@ const FINISH_RUNS = statement(
 WITH t AS (
   SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS t(id, epoch, status, output, error)),
 l AS (
-  SELECT r.id, (t.status = 'SUCCEEDED' AND r.cancel_requested_at IS NOT NULL) AS refused
+  SELECT r.id, r.lease_epoch, (t.status = 'SUCCEEDED' AND r.cancel_requested_at IS NOT NULL) AS refused
   FROM durable_runs r JOIN t ON t.id = r.id AND r.lease_epoch = t.epoch
   WHERE r.status = 'RUNNING'
   ORDER BY r.id FOR NO KEY UPDATE OF r),
+${STEP_ROWS(6)},
+s AS (${INSERT_STEP_ROWS}),
+shist AS (${STEP_FAILED_HISTORY('$17')}),
 u AS (
   UPDATE durable_runs r
   SET status = t.status, output = t.output::jsonb, error = t.error::jsonb, finished_at = now(), updated_at = now(),
@@ -68,7 +88,7 @@ u AS (
   FROM t JOIN l ON l.id = t.id AND NOT l.refused WHERE r.id = t.id
   RETURNING r.id, r.parent_id, r.status, r.error),
 hist AS (${history(
-    '$6',
+    '$17',
     `SELECT id, CASE status WHEN 'SUCCEEDED' THEN 'completed' WHEN 'CANCELLED' THEN 'cancelled' ELSE 'failed' END,
   CASE status WHEN 'FAILED' THEN jsonb_build_object('error', error -> 'message')
               WHEN 'CANCELLED' THEN jsonb_build_object('compensated', true) END FROM u WHERE true`,
@@ -81,21 +101,7 @@ SELECT id, false, NULL FROM l WHERE refused`,
 
 /** Fenced checkpoints of many steps in one statement; returns the `${runId}:${seq}` keys written. */
 export async function insertSteps(store: Store, steps: StepCheckpoint[]): Promise<Set<string>> {
-  const col = <K extends keyof StepCheckpoint>(k: K) => steps.map((s) => s[k] ?? null);
-  const rows = await store.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [
-    col('runId'),
-    col('epoch'),
-    col('seq'),
-    col('name'),
-    col('status'),
-    col('output'),
-    col('error'),
-    col('attempts'),
-    col('durationMs'),
-    col('compensation'),
-    col('compensates'),
-    store.history,
-  ]);
+  const rows = await store.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [...stepColumns(steps), store.history]);
   return new Set(rows.map((r) => `${r.run_id}:${r.seq}`));
 }
 
@@ -110,7 +116,10 @@ export async function insertStep(store: Store, step: StepCheckpoint): Promise<bo
  */
 export type EndResult = 'ended' | 'cancelling' | 'lost';
 
-/** Fenced ends of many runs in one statement; runs missing from the answer were lost. */
+/**
+ * Fenced ends of many runs in one statement, each with the checkpoints it carries (`steps`: its last
+ * steps, written if and only if the run is held); runs missing from the answer were lost.
+ */
 export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<string, EndResult>> {
   const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
   const rows = await store.sql.query<{ id: string; ended: boolean }>(FINISH_RUNS, [
@@ -119,7 +128,26 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     col('status'),
     col('output'),
     col('error'),
+    ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
     store.history,
   ]);
   return new Map(rows.map((r) => [r.id, r.ended ? 'ended' : 'cancelling']));
+}
+
+/** The eleven array parameters of STEP_ROWS, one element per checkpoint. */
+function stepColumns(steps: StepCheckpoint[]): unknown[] {
+  const col = <K extends keyof StepCheckpoint>(k: K) => steps.map((s) => s[k] ?? null);
+  return [
+    col('runId'),
+    col('epoch'),
+    col('seq'),
+    col('name'),
+    col('status'),
+    col('output'),
+    col('error'),
+    col('attempts'),
+    col('durationMs'),
+    col('compensation'),
+    col('compensates'),
+  ];
 }

@@ -109,6 +109,8 @@ export interface RunEnd {
   status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
   output: string | null;
   error: string | null;
+  /** Checkpoints of the run's last steps, not written yet: they go with the end, in its statement. */
+  steps?: StepCheckpoint[];
 }
 
 /** A run as stored, with its steps (getRun). */

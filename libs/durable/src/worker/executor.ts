@@ -130,9 +130,19 @@ async function finish(
   output: string | null,
   error: string | null,
 ): Promise<ExecutionOutcome | 'cancelling'> {
-  const end: EndResult = await ctx.releasing(() =>
-    retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error })),
-  );
+  // The last steps' checkpoints not written yet go with the end, in its statement; those in flight are written first.
+  const carried = ctx.checkpoints.take();
+  let end: EndResult;
+  try {
+    await ctx.checkpoints.flush();
+    end = await ctx.releasing(() =>
+      retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error, steps: carried.steps })),
+    );
+  } catch (err) {
+    carried.fail(err);
+    throw err;
+  }
+  carried.settle(end !== 'lost');
   if (end === 'cancelling') return 'cancelling';
   if (end === 'lost') {
     ctx.stop('lease-lost');

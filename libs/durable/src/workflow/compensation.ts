@@ -19,6 +19,7 @@ export type CompensationReason = 'failed' | 'cancelled' | 'requested';
 export async function runCompensations(ctx: RunContext, reason: CompensationReason): Promise<number> {
   if (ctx.compensationFailed) return 0;
   await ctx.settled(); // steps still running may complete (and bring a compensation)
+  await ctx.checkpoints.flush(); // completed steps are recorded before what undoes them
   const missing = unreachable(ctx);
   const pending = [...ctx.compensations.values()].sort((a, b) => b.seq - a.seq);
   if (!pending.length && !missing) return 0;

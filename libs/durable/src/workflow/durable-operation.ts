@@ -42,7 +42,14 @@ export function durableOperation<T>(
     if (kind === 'forward' && ctx.cancelling && (!recorded || recorded.status === 'WAITING')) throw ctx.cancelledError();
     // Replay only: an operation the run has not completed is where the replay ends.
     if (ctx.replayOnly && (!recorded || recorded.status === 'WAITING')) return ctx.reachFrontier<T>(seq, name);
-    return Promise.resolve(body({ ctx, seq, name, recorded }));
+    const op = { ctx, seq, name, recorded };
+    // A step completed just before and its checkpoint is not written yet: it is, before this operation does anything.
+    if (ctx.checkpoints.pending)
+      return ctx.checkpoints.flush().then(() => {
+        ctx.throwIfStopped();
+        return body(op);
+      });
+    return Promise.resolve(body(op));
   } catch (err) {
     return Promise.reject(err);
   }

@@ -4,6 +4,7 @@ import type { RecordedStep } from '../store/rows.js';
 import type { StepDefinition } from '../definitions/definitions.js';
 import type { EngineSpan } from '../telemetry/tracing.js';
 import type { ExecutionServices } from './execution-services.js';
+import { DeferredCheckpoints } from './deferred-checkpoints.js';
 import { recordRunEvent } from './run-history.js';
 import { StepMatcher, type StepMatch } from './step-matcher.js';
 
@@ -20,7 +21,7 @@ export interface PendingCompensation {
 }
 
 /** Why an execution stopped before its workflow returned. */
-export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended';
+export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended' | 'checkpoint-failed';
 
 /**
  * Thrown into workflow code when its execution must stop (lease lost, cancelled, shutting
@@ -90,6 +91,8 @@ export class RunContext {
   frontier: { seq: number; name: string } | null = null;
   /** Durable operations taken so far (replay only watches it to tell when the workflow has stopped moving). */
   operations = 0;
+  /** Checkpoints of completed steps not written yet (the workflow already has their results). */
+  readonly checkpoints = new DeferredCheckpoints(this);
 
   constructor(
     readonly runId: string,

@@ -139,9 +139,16 @@ async function executeStep(
       a.compensation = compensation ??= forward ? compensationRecord(ctx, def, seq, extra.binding) : null;
       const hook = ctx.services.stepHooks.beforeAttempt;
       if (hook) a.call = hooked(a, hook, call);
-      const encoded = def.options.transactional ? await executeTransactional(a) : await executePlain(a);
-      tracing.ok(span);
-      finished('SUCCEEDED');
+      const { encoded, durable } = def.options.transactional
+        ? { encoded: await executeTransactional(a), durable: null }
+        : await executePlain(a);
+      // The span and the metric of a completed step come once its checkpoint is written.
+      const recorded = () => {
+        tracing.ok(span);
+        finished('SUCCEEDED');
+      };
+      if (durable) durable.then(recorded, () => tracing.end(span, { 'durable.outcome': ctx.stopped ?? 'stopped' }));
+      else recorded();
       return { value: decode(JSON.parse(encoded)), compensation: a.compensation };
     } catch (err) {
       if (err instanceof ExecutionStopped || ctx.stopped) {
@@ -185,7 +192,12 @@ function hooked(a: StepAttempt, hook: NonNullable<StepAttemptHooks['beforeAttemp
   };
 }
 
-async function executePlain(a: StepAttempt): Promise<string> {
+/**
+ * The step's code, then its checkpoint handed to the run's deferred checkpoints (`durable` settles
+ * once it is written): the workflow gets the result at once, and what it does durably next waits
+ * for the checkpoint (see deferred-checkpoints.ts).
+ */
+async function executePlain(a: StepAttempt): Promise<{ encoded: string; durable: Promise<void> }> {
   const { ctx } = a;
   const s = attemptSignal(a);
   // The step's code, started now; a synchronous throw is a rejection like any other.
@@ -204,8 +216,9 @@ async function executePlain(a: StepAttempt): Promise<string> {
     s.done();
   }
   const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
-  await recordCheckpoint(ctx, checkpointOf(a, 'SUCCEEDED', encoded, null));
-  return encoded;
+  const durable = ctx.checkpoints.defer(checkpointOf(a, 'SUCCEEDED', encoded, null));
+  durable.catch(() => {}); // a failed write has stopped the execution
+  return { encoded, durable };
 }
 
 /** The step's code and its checkpoint commit together, or neither does. */
