@@ -147,7 +147,7 @@ async function executeStep(
         tracing.ok(span);
         finished('SUCCEEDED');
       };
-      if (durable) durable.then(recorded, () => tracing.end(span, { 'durable.outcome': ctx.stopped ?? 'stopped' }));
+      if (durable) durable.then(recorded, () => tracing.end(span, ctx.stopped ?? 'stopped'));
       else recorded();
       return { value: decode(JSON.parse(encoded)), compensation: a.compensation };
     } catch (err) {
