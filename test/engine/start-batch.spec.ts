@@ -1,5 +1,5 @@
 import { IdempotencyConflictError, Step } from 'nestjs-durable';
-import { EngineHarness, eventually } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 
 /**
  * Concurrent starts made outside a caller's transaction are group-committed: one INSERT (one
@@ -50,6 +50,28 @@ describe('start batching (group commit of concurrent starts)', () => {
     expect(claims.every((c) => c.n === 1)).toBe(true);
     const attempts = await h.query(`SELECT DISTINCT attempt, lease_epoch FROM durable_runs WHERE id LIKE 'c-%'`);
     expect(attempts).toEqual([{ attempt: 1, lease_epoch: 1 }]);
+  });
+
+  it('a claim of a nearly empty queue does not hold every free slot: starts meanwhile still take the in-process path', async () => {
+    const engine = await h.engine({ quick: async (n: number) => n }, { concurrency: 20 });
+    await sleep(300); // the polls find the queue empty, so the next claim asks for a few runs only
+    const blocker = await h.pool.connect();
+    try {
+      // Every statement on the runs table waits behind this lock: the next poll's claim stays in flight.
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE durable_runs IN ACCESS EXCLUSIVE MODE');
+      await sleep(300);
+      const starts = Array.from({ length: 3 }, (_, i) => engine.startRun('quick', i, { id: `f-${i}` }));
+      await sleep(50);
+      await blocker.query('COMMIT');
+      const handles = await Promise.all(starts);
+      await Promise.all(handles.map((x) => x.result({ timeoutMs: 10_000 })));
+    } finally {
+      blocker.release();
+    }
+    // Inserted already claimed by this process: started in the statement that created the run.
+    const rows = await h.query(`SELECT id FROM durable_runs WHERE id LIKE 'f-%' AND started_at = created_at ORDER BY id`);
+    expect(rows.map((r) => r.id)).toEqual(['f-0', 'f-1', 'f-2']);
   });
 
   it('the same id twice in one batch makes one run; another workflow under that id is refused', async () => {

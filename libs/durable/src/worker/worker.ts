@@ -20,8 +20,24 @@ interface QueueState {
   more: boolean;
   /** A wake-up arrived while a claim was in flight: claim again after it. */
   wokenDuringClaim: boolean;
+  /** Runs the last claim found (it sizes the next claim: see claimSize). */
+  lastClaimed: number;
   pollTimer?: NodeJS.Timeout;
   outage: OutageLog;
+}
+
+/** The fewest runs a claim asks for when slots are free (see claimSize). */
+const MIN_CLAIM = 4;
+
+/**
+ * How many runs a claim asks for: every free slot while the queue is deep (the last claim came
+ * back full, so the ask doubles each round up to the free slots), else a few more than the last
+ * claim found. A claim holds the slots it asks for until it returns, and a start in this process
+ * that finds no free slot cannot take the in-process path; so a claim of a nearly empty queue
+ * must not hold them all.
+ */
+export function claimSize(free: number, lastClaimed: number): number {
+  return Math.min(free, Math.max(MIN_CLAIM, 2 * lastClaimed));
 }
 
 /** How far ahead a worker keeps a local timer for a run it suspended. */
@@ -106,6 +122,7 @@ export class Worker {
         claiming: false,
         more: true,
         wokenDuringClaim: false,
+        lastClaimed: Number.MAX_SAFE_INTEGER,
         outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
       });
     }
@@ -205,7 +222,7 @@ export class Worker {
   private claim(q: QueueState): void {
     if (!this.running || q.claiming || q.busy >= q.concurrency || !q.more) return;
     q.claiming = true;
-    const want = q.concurrency - q.busy;
+    const want = claimSize(q.concurrency - q.busy, q.lastClaimed);
     q.busy += want; // hold the slots while the claim is in flight
     const began = performance.now();
     this.flow
@@ -221,6 +238,7 @@ export class Worker {
               runs.map((r) => r.availableAt),
             );
           q.busy -= want - runs.length;
+          q.lastClaimed = runs.length;
           q.more = runs.length === want || q.wokenDuringClaim;
           for (const run of runs) {
             if (this.running) this.execute(run, q.name);
