@@ -20,6 +20,8 @@ interface QueueState {
   more: boolean;
   /** A wake-up arrived while a claim was in flight: claim again after it. */
   wokenDuringClaim: boolean;
+  /** A claim is due at the next turn of the event loop (claimSoon). */
+  claimQueued: boolean;
   /** Runs the last claim found (it sizes the next claim: see claimSize). */
   lastClaimed: number;
   pollTimer?: NodeJS.Timeout;
@@ -122,6 +124,7 @@ export class Worker {
         claiming: false,
         more: true,
         wokenDuringClaim: false,
+        claimQueued: false,
         lastClaimed: Number.MAX_SAFE_INTEGER,
         outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
       });
@@ -213,8 +216,21 @@ export class Worker {
       q.busy--;
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
-      if (q.more) this.claim(q);
+      if (q.more) this.claimSoon(q);
       return outcome;
+    });
+  }
+
+  /**
+   * Claims once this turn of the event loop is over: runs that end together (their ends were
+   * written in one statement) free their slots first, so one claim fills them all.
+   */
+  private claimSoon(q: QueueState): void {
+    if (q.claimQueued) return;
+    q.claimQueued = true;
+    setImmediate(() => {
+      q.claimQueued = false;
+      this.claim(q);
     });
   }
 
