@@ -127,6 +127,9 @@ describe('nestjs-durable runs (CLI)', () => {
     expect((await cli('list', '--status', 'NOPE')).err).toContain('"NOPE" is not a status');
     expect((await cli('show', 'no-such-run')).err).toContain('No run with id "no-such-run"');
     expect((await cli('resume', 'K-00000')).code).toBe(1); // PENDING: nothing to resume
+    const retryCancelled = await cli('retry', 'K-00005'); // retry takes FAILED runs, as with --all
+    expect(retryCancelled).toMatchObject({ code: 1, err: expect.stringContaining('retry applies to runs that are FAILED') });
+    expect(await status('K-00005')).toBe('CANCELLED');
     expect((await cli('delete', 'K-00003')).code).toBe(2);
     expect((await cli('explode')).code).toBe(2);
     expect((await cli('cancel')).code).toBe(2);
