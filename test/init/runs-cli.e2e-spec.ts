@@ -111,7 +111,7 @@ describe('nestjs-durable runs (CLI)', () => {
     expect(dry.out).toContain('Would retry 3 run(s) (3 FAILED). Nothing changed: add --yes to do it.');
     for (const id of failed) expect(await status(id)).toBe('FAILED');
     const done = await cli('retry', '--all', '--tag', 'batch:9', '--yes', '--batch-size', '2');
-    expect(done.out).toContain('retry: 3 run(s) done, 0 skipped');
+    expect(done.out).toContain('retry: 3 run(s) done, 0 skipped.');
     expect(done.err).toContain('retry: 2 of 3');
     for (const id of failed) expect(await status(id)).toBe('PENDING');
     expect(await status('K-00022')).toBe('FAILED');

@@ -197,7 +197,7 @@ async function bulkCommand(admin: AdminService, action: string, values: Values, 
   }
   print(
     { action, matched: preview.matched, ...last },
-    `${action}: ${last.done} run(s) done, ${last.skipped} skipped (their status changed meanwhile).`,
+    `${action}: ${last.done} run(s) done, ${last.skipped} skipped${last.skipped ? ' (their status changed meanwhile)' : ''}.`,
   );
   return 0;
 }
