@@ -109,6 +109,19 @@ describe('admin API: cross-site requests, security headers, actor in the history
     await expect(client.cancel(id, { actor: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', parameter: 'actor' });
   });
 
+  it('records who cancelled with compensation, in the request and in the cancelled row the run ends with', async () => {
+    const h = await client.start('admin.saga', { items: ['a'], total: 400, ms: 50 });
+    await eventually(async () => (await client.getRun(h.id))?.steps.length === 1, 10_000, 'the undoable step');
+    await post(`runs/${h.id}/cancel`).send({ compensate: true }).expect(200);
+    await eventually(async () => (await client.getRun(h.id))?.status === 'CANCELLED', 15_000, 'compensated and CANCELLED');
+    const rows = (await history(h.id)).filter((e) => ['cancel_requested', 'cancelled'].includes(e.kind));
+    expect(rows.map((e) => [e.kind, e.detail?.actor])).toEqual([
+      ['cancel_requested', '42'],
+      ['cancelled', '42'],
+    ]);
+    expect(rows[1].detail).toMatchObject({ compensated: true });
+  });
+
   it('records the actor of a bulk action in each run it changed (the confirming request user; the client option)', async () => {
     const ids = await Promise.all(
       [0, 1, 2].map(async (i) => (await client.start('admin.slow', { steps: 200, ms: 50 }, { tags: [`bulk-actor-${i % 2}`] })).id),
