@@ -1,5 +1,9 @@
 import { BadRequestException } from '@nestjs/common';
 
+/** NUL cannot be stored in (or compared with) Postgres text, and escape sequences would reach logs and emails. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 export interface CreateOrderDto {
   customer: string;
   email: string;
@@ -15,9 +19,7 @@ export function parseCreateOrder(body: unknown): CreateOrderDto {
     const v = b[key];
     if (typeof v !== 'string' || !v.trim() || v.length > max)
       problems.push(`${key} must be a non-empty string of at most ${max} characters`);
-    // NUL cannot be stored in Postgres text, and escape sequences would reach logs and emails
-    // eslint-disable-next-line no-control-regex
-    else if (/[\u0000-\u001f\u007f-\u009f]/.test(v)) problems.push(`${key} must not contain control characters (NUL, newlines, escapes)`);
+    else if (CONTROL.test(v)) problems.push(`${key} must not contain control characters (NUL, newlines, escapes)`);
     return typeof v === 'string' ? v.trim() : '';
   };
   const customer = text('customer');
@@ -38,4 +40,14 @@ export function parseShipment(body: unknown): { trackingNumber: string } {
     throw new BadRequestException(['trackingNumber must be 1 to 64 letters, digits or dashes']);
   }
   return { trackingNumber: t };
+}
+
+/**
+ * The order id of a path (/orders/:id…). A NUL in it would make Postgres refuse the lookup (a 500
+ * with a stack in the log); ids are UUIDs, so anything with control characters or over 100
+ * characters is a 400 before any query.
+ */
+export function parseOrderId(id: string): string {
+  if (id.length > 100 || CONTROL.test(id)) throw new BadRequestException(['id must be at most 100 characters, without control characters']);
+  return id;
 }

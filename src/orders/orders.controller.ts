@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
-import { parseCreateOrder, parseShipment } from './create-order.dto.js';
+import { parseCreateOrder, parseOrderId, parseShipment } from './create-order.dto.js';
 import { OrdersService } from './orders.service.js';
 
 @Controller('orders')
@@ -15,20 +15,20 @@ export class OrdersController {
   /** GET /orders/:id → the order with its workflow run (status, steps) and emails. */
   @Get(':id')
   view(@Param('id') id: string) {
-    return this.orders.view(id);
+    return this.orders.view(parseOrderId(id));
   }
 
   /** POST /orders/:id/cancel → 202: the run undoes what it did (refund, stock back), the order ends CANCELLED. */
   @Post(':id/cancel')
   @HttpCode(202)
   cancel(@Param('id') id: string) {
-    return this.orders.cancel(id);
+    return this.orders.cancel(parseOrderId(id));
   }
 
   /** POST /orders/:id/shipment { trackingNumber }: the carrier's webhook → 202, the run continues; 409 once it cannot. */
   @Post(':id/shipment')
   @HttpCode(202)
   ship(@Param('id') id: string, @Body() body: unknown) {
-    return this.orders.ship(id, parseShipment(body));
+    return this.orders.ship(parseOrderId(id), parseShipment(body));
   }
 }

@@ -112,6 +112,10 @@ describe('admin live updates (Server-Sent Events)', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toContain('text/event-stream');
     expect(res.headers['x-accel-buffering']).toBe('no');
+    // the admin headers, as on every admin answer
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['cache-control']).toContain('no-store');
+    expect(res.headers['x-powered-by']).toBeUndefined();
     let buf = '';
     res.on('data', (chunk: Buffer) => {
       buf += chunk.toString('utf8');

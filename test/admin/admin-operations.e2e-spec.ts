@@ -1,5 +1,6 @@
 import { InvalidArgumentError, WorkflowClient } from 'nestjs-durable';
 import request from 'supertest';
+import { CHART_FINISHED, CHART_STARTED } from '../../libs/durable/src/store/admin-charts.js';
 import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
 
 /** Bulk actions by filter (dry run, token, bounded batches) and search by tags and input, over HTTP. */
@@ -210,6 +211,22 @@ describe('admin operations: bulk actions and search (real Nest app, real Postgre
       expect((await get('charts?range=7d').expect(200)).body.bucketMs).toBe(10_800_000);
       await get('charts?range=2d').expect(400);
       await get('charts?span=1h').expect(400);
+    });
+
+    it('reads each chart with one range scan of its index (created_at, finished_at)', async () => {
+      const c = await a.pool.connect();
+      try {
+        await c.query(`SET enable_seqscan = off`); // a few rows: the planner would read the table instead
+        const plan = async (sql: string) =>
+          (await c.query(`EXPLAIN ${sql}`, [new Date(Date.now() - 86_400_000).toISOString(), 1_800_000])).rows
+            .map((r) => r['QUERY PLAN'])
+            .join('\n');
+        expect(await plan(CHART_STARTED)).toMatch(/(Index (Only )?Scan using|Bitmap Index Scan on) durable_runs_created_idx/);
+        expect(await plan(CHART_FINISHED)).toMatch(/(Index Scan using|Bitmap Index Scan on) durable_runs_finished_idx/);
+      } finally {
+        await c.query(`RESET enable_seqscan`);
+        c.release();
+      }
     });
   });
 });

@@ -68,6 +68,30 @@ describe('admin API: cross-site requests, security headers, actor in the history
     await post(`runs/${id}/cancel`).set('Host', 'shop.test').set('Origin', 'https://shop.test').send({}).expect(200);
   });
 
+  it('refuses the same on the bulk and schedule actions: nothing changes', async () => {
+    const id = await slowRun();
+    const preview = await post('runs/bulk/preview').send({ action: 'cancel', filter: { id } }).expect(200);
+    const bodies: Record<string, string> = {
+      'runs/bulk/preview': JSON.stringify({ action: 'cancel', filter: { id } }),
+      'runs/bulk/execute': JSON.stringify({ token: preview.body.token }),
+      'schedules/none/pause': '{}',
+    };
+    for (const [path, body] of Object.entries(bodies)) {
+      const form = await post(path)
+        .set('content-type', 'application/x-www-form-urlencoded')
+        .send(`json=${encodeURIComponent(body)}`);
+      const text = await post(path).set('content-type', 'text/plain').send(body);
+      const foreign = await post(path).set('Origin', 'https://evil.example').set('content-type', 'application/json').send(body);
+      const crossSite = await post(path).set('Sec-Fetch-Site', 'cross-site').set('content-type', 'application/json').send(body);
+      expect({ path, statuses: [form.status, text.status, foreign.status, crossSite.status] }).toEqual({
+        path,
+        statuses: [415, 415, 403, 403],
+      });
+    }
+    expect((await client.getRun(id))?.status).toBe('RUNNING');
+    await client.cancel(id);
+  });
+
   it('records who cancelled, resumed and forked a run (the request user; the client option actor)', async () => {
     const id = await slowRun();
     await post(`runs/${id}/cancel`).set('Sec-Fetch-Site', 'same-origin').send({}).expect(200);
@@ -83,6 +107,19 @@ describe('admin API: cross-site requests, security headers, actor in the history
     ]);
     expect((await history(forked.body.id)).find((e) => e.kind === 'forked')?.detail).toEqual({ from: id, fromStep: 0, actor: '42' });
     await expect(client.cancel(id, { actor: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', parameter: 'actor' });
+  });
+
+  it('records who cancelled with compensation, in the request and in the cancelled row the run ends with', async () => {
+    const h = await client.start('admin.saga', { items: ['a'], total: 400, ms: 50 });
+    await eventually(async () => (await client.getRun(h.id))?.steps.length === 1, 10_000, 'the undoable step');
+    await post(`runs/${h.id}/cancel`).send({ compensate: true }).expect(200);
+    await eventually(async () => (await client.getRun(h.id))?.status === 'CANCELLED', 15_000, 'compensated and CANCELLED');
+    const rows = (await history(h.id)).filter((e) => ['cancel_requested', 'cancelled'].includes(e.kind));
+    expect(rows.map((e) => [e.kind, e.detail?.actor])).toEqual([
+      ['cancel_requested', '42'],
+      ['cancelled', '42'],
+    ]);
+    expect(rows[1].detail).toMatchObject({ compensated: true });
   });
 
   it('records the actor of a bulk action in each run it changed (the confirming request user; the client option)', async () => {

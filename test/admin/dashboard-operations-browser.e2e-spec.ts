@@ -110,6 +110,26 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     await page.locator(`#runs-body tr[data-run="${started.id}"] [data-status="CANCELLED"]`).waitFor({ timeout: 10_000 });
   });
 
+  it('falls back to polling when a proxy buffers the stream, and still shows a run started elsewhere', async () => {
+    const polling = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    // A proxy that buffers the response: the stream's request is held and not one byte of it arrives.
+    await polling.route('**/durable/live**', () => undefined);
+    try {
+      await polling.goto(`${url}/durable/#tag=ops:poll`);
+      await polling.locator('#runs-empty').waitFor({ state: 'visible' });
+      await polling.locator('#live-mode[data-live="poll"]').waitFor({ timeout: 10_000 });
+      expect(await polling.locator('#live-mode').innerText()).toBe('polling');
+      const since = Date.now();
+      const started = await client.start('admin.slow', { steps: 400, ms: 200 }, { tags: ['ops:poll'], delayMs: 3_600_000 });
+      await polling.locator(`#runs-body tr[data-run="${started.id}"]`).waitFor({ timeout: 15_000 });
+      console.log(`dashboard: with the stream buffered, a run started elsewhere appeared after ${Date.now() - since} ms (polled)`);
+      await client.cancel(started.id);
+      await polling.locator(`#runs-body tr[data-run="${started.id}"] [data-status="CANCELLED"]`).waitFor({ timeout: 15_000 });
+    } finally {
+      await polling.close();
+    }
+  });
+
   it('shows what a run waits for, a step error with its stack as lines, a result summary, and warns before a fork', async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     // A run suspended in Durable.recv('approval') without timeout, as the engine records it (waits.ts).
@@ -184,6 +204,8 @@ describeBrowser('dashboard operations in headless Chromium', () => {
       if (width > 1100) expect(id!.y).toBeGreaterThanOrEqual(header!.y + header!.height);
       await shot(`${width}-detail`);
       await page.mouse.wheel(0, -3000);
+      await page.waitForTimeout(300); // without it the screenshot caught a blank frame mid-scroll
+      await page.locator('header.top').waitFor();
       await shot(`${width}-list`);
     });
   }

@@ -61,6 +61,17 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
       await page.locator(`tr[data-run="${declined}"] [data-output]`).waitFor();
       expect(await page.locator(`tr[data-run="${declined}"] [data-output]`).innerText()).toContain('PAYMENT_FAILED');
       expect(await page.locator(`tr[data-run="${waiting}"] [data-waits]`).innerText()).toBe('waits for message shipment');
+      // ... in the colour of its WAITING badge, not in the red of an error
+      const colour = (sel: string, prop: 'color' | 'backgroundColor') =>
+        page
+          .locator(sel)
+          .evaluate(
+            (e, p) => (globalThis as unknown as { getComputedStyle(e: unknown): Record<string, string> }).getComputedStyle(e)[p],
+            prop,
+          );
+      expect(await colour(`tr[data-run="${waiting}"] [data-waits]`, 'color')).toBe(
+        await colour(`tr[data-run="${waiting}"] .badge.WAITING`, 'backgroundColor'),
+      );
       await page.screenshot({ path: join(ARTIFACTS, `example-${width}-list.png`) });
 
       // The shipped order sleeps before asking for a review: WAITING until its wake time, not SUCCEEDED in 0 ms.

@@ -111,7 +111,7 @@ describe('nestjs-durable runs (CLI)', () => {
     expect(dry.out).toContain('Would retry 3 run(s) (3 FAILED). Nothing changed: add --yes to do it.');
     for (const id of failed) expect(await status(id)).toBe('FAILED');
     const done = await cli('retry', '--all', '--tag', 'batch:9', '--yes', '--batch-size', '2');
-    expect(done.out).toContain('retry: 3 run(s) done, 0 skipped');
+    expect(done.out).toContain('retry: 3 run(s) done, 0 skipped.');
     expect(done.err).toContain('retry: 2 of 3');
     for (const id of failed) expect(await status(id)).toBe('PENDING');
     expect(await status('K-00022')).toBe('FAILED');
@@ -127,6 +127,9 @@ describe('nestjs-durable runs (CLI)', () => {
     expect((await cli('list', '--status', 'NOPE')).err).toContain('"NOPE" is not a status');
     expect((await cli('show', 'no-such-run')).err).toContain('No run with id "no-such-run"');
     expect((await cli('resume', 'K-00000')).code).toBe(1); // PENDING: nothing to resume
+    const retryCancelled = await cli('retry', 'K-00005'); // retry takes FAILED runs, as with --all
+    expect(retryCancelled).toMatchObject({ code: 1, err: expect.stringContaining('retry applies to runs that are FAILED') });
+    expect(await status('K-00005')).toBe('CANCELLED');
     expect((await cli('delete', 'K-00003')).code).toBe(2);
     expect((await cli('explode')).code).toBe(2);
     expect((await cli('cancel')).code).toBe(2);

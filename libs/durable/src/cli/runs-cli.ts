@@ -7,7 +7,7 @@ import { parseBulkExecute, parseBulkPreview } from '../admin/bulk-params.js';
 import { parseListQuery, runId } from '../admin/params.js';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { DurableEngine } from '../engine/durable-engine.js';
-import { DurableError } from '../errors/index.js';
+import { DurableError, IllegalTransitionError } from '../errors/index.js';
 import type { CliIo } from './run-cli.js';
 import { formatRun, formatRunList } from './runs-format.js';
 
@@ -148,6 +148,11 @@ export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessE
       const forked = await engine.fork(runId(id), from, { requireRegistered: false, actor: cliActor() });
       print(forked, `Forked ${id} as ${forked.id}: ${forked.copiedSteps} step result(s) reused; steps from #${from} on run again.`);
     } else if (!bulk) {
+      if (command === 'retry') {
+        // retry is the resume of a FAILED run, as with --all; a cancelled run is continued with "runs resume"
+        const run = await engine.getRun(runId(id));
+        if (run && run.status !== 'FAILED') throw new IllegalTransitionError(id, run.status, 'retry', ['FAILED']);
+      }
       const r =
         command === 'cancel'
           ? await admin.cancel(runId(id), { compensate: values.compensate === true }, cliActor())
@@ -192,7 +197,7 @@ async function bulkCommand(admin: AdminService, action: string, values: Values, 
   }
   print(
     { action, matched: preview.matched, ...last },
-    `${action}: ${last.done} run(s) done, ${last.skipped} skipped (their status changed meanwhile).`,
+    `${action}: ${last.done} run(s) done, ${last.skipped} skipped${last.skipped ? ' (their status changed meanwhile)' : ''}.`,
   );
   return 0;
 }

@@ -1,6 +1,6 @@
 /** Checkpoints: what an execution writes for its run — finished steps and the run's end — fenced and batched. */
 import { statement } from './statement.js';
-import { history, signalRuns } from './sql-fragments.js';
+import { cancelActorDetail, history, signalRuns } from './sql-fragments.js';
 import type { Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
 
@@ -91,7 +91,7 @@ hist AS (${history(
     '$17',
     `SELECT id, CASE status WHEN 'SUCCEEDED' THEN 'completed' WHEN 'CANCELLED' THEN 'cancelled' ELSE 'failed' END,
   CASE status WHEN 'FAILED' THEN jsonb_build_object('error', error -> 'message')
-              WHEN 'CANCELLED' THEN jsonb_build_object('compensated', true) END FROM u WHERE true`,
+              WHEN 'CANCELLED' THEN jsonb_build_object('compensated', true) || ${cancelActorDetail('u.id')} END FROM u WHERE true`,
   )}),
 ${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM t)')}
 SELECT id, true AS ended, (SELECT n FROM par_n) AS signalled FROM u

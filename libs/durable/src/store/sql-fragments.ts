@@ -84,3 +84,12 @@ run AS (
  */
 export const actorDetail = (param: string) =>
   `CASE WHEN ${param}::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('actor', ${param}::text) END`;
+
+/**
+ * jsonb detail { actor } of the latest cancel request of run `runId` (its `cancel_requested` history
+ * row), or '{}': the `cancelled` row a compensating run ends with names who asked, as a plain cancel's
+ * does. One index probe (durable_run_events_run_idx); put it where only cancelled runs evaluate it.
+ */
+export const cancelActorDetail = (runId: string) =>
+  `coalesce((SELECT jsonb_build_object('actor', e.detail -> 'actor') FROM durable_run_events e
+  WHERE e.run_id = ${runId} AND e.kind = 'cancel_requested' AND e.detail ? 'actor' ORDER BY e.id DESC LIMIT 1), '{}'::jsonb)`;
