@@ -18,6 +18,7 @@ import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
 import { runScaleRowsBench } from './scale-rows/main.js';
 import { runJobs, runJobsBench } from './jobs/main.js';
+import { OURS_JOB_CONCURRENCY } from './jobs/ours-job.js';
 import { runInstancesBench } from './instances.js';
 import { runClaimsBench } from './claims-bench.js';
 
@@ -106,7 +107,7 @@ if (a.help) {
       '       [--db-prefix bench]   (databases are named <prefix>_limit, <prefix>_ours, …; any sub-command too)\n' +
       '       npm run bench -- schedules --help   (10,000 schedules firing every minute: fire lag and database cost)\n' +
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
-      '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50]\n' +
+      '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 200]\n' +
       '       npm run bench -- scale [--finished 10000000] [--at 1000000,3000000] …   (npm run bench -- scale --help)\n' +
       '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n' +
@@ -230,7 +231,7 @@ if (!a['skip-jobs']) {
       oneByOne: int('job-one-by-one', a['job-one-by-one']),
       callers: int('job-callers', a['job-callers']),
       idleJobs: idleRuns,
-      oursConcurrency: Math.max(...levels),
+      oursConcurrency: OURS_JOB_CONCURRENCY,
       log,
     });
   } catch (e) {

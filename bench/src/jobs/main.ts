@@ -1,5 +1,5 @@
 /**
- * npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 50] [--peers graphile,pgboss,ours,ours_nohistory]
+ * npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 200] [--peers graphile,pgboss,ours,ours_nohistory]
  * Job-queue peers side by side on the same Postgres in one run: graphile-worker, pg-boss and our
  * 1-step workflow (phases.ts). Also a phase of the main run (`--skip-jobs` leaves it out).
  * Databases <prefix>_jobs_graphile, <prefix>_jobs_pgboss, <prefix>_jobs_ours (dropped at the end).
@@ -8,7 +8,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchDbUrl, dropDatabase } from '../db.js';
 import { GraphilePeer } from './graphile.js';
-import { OursJobPeer } from './ours-job.js';
+import { OURS_JOB_CONCURRENCY, OursJobPeer } from './ours-job.js';
 import { PgBossPeer } from './pgboss.js';
 import { runJobPeer, type JobPeerFigures, type JobsOpts } from './phases.js';
 import type { JobHooks, JobPeer } from './peer.js';
@@ -118,7 +118,7 @@ export async function runJobsBench(argv: string[]): Promise<JobsReport> {
       'one-by-one': { type: 'string', default: '3000' },
       callers: { type: 'string', default: '10' },
       'idle-jobs': { type: 'string', default: '50' },
-      'ours-concurrency': { type: 'string', default: '50' },
+      'ours-concurrency': { type: 'string', default: String(OURS_JOB_CONCURRENCY) },
       peers: { type: 'string' },
       'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
     },

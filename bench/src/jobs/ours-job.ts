@@ -1,7 +1,9 @@
 /**
  * Ours in the jobs comparison: a workflow of one step (Durable.step returning a number), the
- * engine's defaults except concurrency 50 (its best drain level in the main run) and a pool of 55;
- * a second column runs it with history off (no run-event rows: what they cost).
+ * engine's defaults except concurrency (OURS_JOB_CONCURRENCY) and a pool of 25 (graphile-worker's
+ * maxPoolSize; a run whose step does no database work holds no connection, so the pool serves the
+ * claims and the batched writes only); a second column runs it with history off (no run-event
+ * rows: what they cost).
  * One-by-one starts go through the worker engine itself, as an app that starts runs where it works
  * them does: a start that finds a free slot takes the in-process path (inserted already claimed,
  * executed at once). Bulk starts (startMany) go through a second engine with worker: false.
@@ -9,6 +11,13 @@
 import { peerPoolSize } from '../figures.js';
 import { createSchema, OursHost, WORKFLOW, type HostConfig } from '../peers/ours-lib.js';
 import type { JobHooks, JobPeer } from './peer.js';
+
+/**
+ * Runs at once in the jobs comparison: as many jobs in hand as pg-boss holds there (4 workers ×
+ * batches of 50). A job does no work, so what a run costs is its claim and its end; more runs in
+ * hand make those statements larger and fewer (the README's advice for queues of short runs).
+ */
+export const OURS_JOB_CONCURRENCY = 200;
 
 export class OursJobPeer implements JobPeer {
   readonly name: string;
@@ -19,11 +28,11 @@ export class OursJobPeer implements JobPeer {
   constructor(
     url: string,
     private readonly hooks: JobHooks,
-    concurrency = 50,
+    concurrency = OURS_JOB_CONCURRENCY,
     history = true,
   ) {
     this.name = `nestjs-durable (1-step workflow${history ? '' : ', history off'})`;
-    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history, poolSize: peerPoolSize(concurrency) };
+    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history, poolSize: Math.min(peerPoolSize(concurrency), 25) };
     this.config = { concurrency, pool: this.cfg.poolSize, history, pollIntervalMs: '1000 (default)', steps: 1 };
   }
   async setup(): Promise<void> {
