@@ -58,7 +58,10 @@ export interface EngineOptions {
   workerId?: string;
   /** false: this process only starts and reads runs, never executes them. Default true. */
   worker?: boolean;
-  /** Runs executed at once per queue, unless `queues` says otherwise. Default 10. */
+  /**
+   * Runs executing code at once per queue, unless `queues` says otherwise (a run whose code is done
+   * no longer counts while its end is written). Default 10.
+   */
   concurrency?: number;
   /** Per-queue settings, e.g. `{ emails: { concurrency: 2 } }`. */
   queues?: Record<string, QueueOptions>;

@@ -103,6 +103,7 @@ async function execute(
       const end = await finish(run, ctx, services, status, output, error);
       if (end !== 'cancelling') return end;
       // Cancelled with compensation before its end could be recorded: compensate, then end CANCELLED.
+      ctx.slot?.resumed();
       ctx.requestCancel();
       status = 'CANCELLED';
       output = null;
@@ -133,6 +134,8 @@ async function finish(
   // The last steps' checkpoints not written yet go with the end, in its statement; those in flight are written first.
   const carried = ctx.checkpoints.take();
   let end: EndResult;
+  // The code is done: the next run may have the slot while the end is written.
+  ctx.slot?.ending();
   try {
     await ctx.checkpoints.flush();
     end = await ctx.releasing(() =>

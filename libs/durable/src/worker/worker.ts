@@ -9,12 +9,15 @@ import type { ExecutionServices } from '../workflow/execution-services.js';
 import { executeRun, type ExecutionOutcome } from './executor.js';
 import { FlowGate } from './flow-gate.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { RunSlot } from './run-slot.js';
 
 interface QueueState {
   name: string;
   concurrency: number;
   /** Slots in use (including runs reserved for an in-process start). */
   busy: number;
+  /** Runs whose end is being written: they gave their slot back (RunSlot). */
+  ending: number;
   claiming: boolean;
   /** Work is probably waiting: claim again as soon as a slot frees up. */
   more: boolean;
@@ -121,6 +124,7 @@ export class Worker {
         name,
         concurrency: o.queues[name]?.concurrency ?? o.concurrency,
         busy: 0,
+        ending: 0,
         claiming: false,
         more: true,
         wokenDuringClaim: false,
@@ -203,6 +207,10 @@ export class Worker {
     const ctx = new RunContext(run.id, run.epoch, run.steps, this.services);
     ctx.workflowName = run.workflowName;
     ctx.token = run.availableAt ?? null;
+    const slot = new RunSlot(q, () => {
+      if (q.more) this.claimSoon(q);
+    });
+    ctx.slot = slot;
     const entry = { run, ctx, queue: q } as ActiveRun;
     this.active.set(run.id, entry);
     let deadlineTimer: NodeJS.Timeout | undefined;
@@ -213,7 +221,7 @@ export class Worker {
     entry.done = executeRun(run, ctx, this.registry, this.services, q.name).then((outcome) => {
       clearTimeout(deadlineTimer);
       this.active.delete(run.id);
-      q.busy--;
+      slot.done();
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
       if (q.more) this.claimSoon(q);

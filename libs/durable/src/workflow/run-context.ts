@@ -77,6 +77,8 @@ export class RunContext {
   suspended: { until: Date; queue: string } | null = null;
   /** Pending durable waits of this execution (created on first use; see waits.ts). */
   waits: { signal(): void; idle(): void; hurry(): void; timeMoved(): void; cancel(err: Error): void; close(): Promise<void> } | null = null;
+  /** The worker's slot this execution holds: given back while the run's end is written (see worker/run-slot.ts). */
+  slot: { ending(): void; resumed(): void } | null = null;
   /** Step executions in flight: a run suspends only when none is (its waits are all it has left). */
   private busyCount = 0;
   /** Writes in flight that may give the lease up (the run's end, a suspension); see releasing(). */
