@@ -148,7 +148,7 @@ export interface DuplicateVerdict {
   extra: number;
   /** Extra executions by cause ("SIGKILL of 123", "zombie 456", "Postgres restart", "unexplained"). */
   byCause: Map<string, number>;
-  /** Causes that explain more extra executions than they can (each kill/zombie at most `concurrency`). */
+  /** Causes that explain more extra executions than they can (each kill/zombie at most inFlightBudget). */
   overBudget: string[];
   unexplained: Array<{ run: string; step: string; pid: number }>;
 }
@@ -156,10 +156,18 @@ export interface DuplicateVerdict {
 /**
  * Plain steps are at-least-once: an execution that did not produce the checkpoint must be explained
  * by its process being killed or frozen, or by the Postgres restart; each such event can explain
- * at most `concurrency` executions (the steps in flight in that process), the restart at most
- * `concurrency` per live worker. A live process whose lease the sweeper took (recorded in the run's
- * history) explains its own executions of that run: a timing matter, reported by the caller.
+ * at most what one process holds unwritten (inFlightBudget), the restart that per live worker. A
+ * live process whose lease the sweeper took (recorded in the run's history) explains its own
+ * executions of that run: a timing matter, reported by the caller.
  */
+/**
+ * Step executions one worker process can hold whose checkpoints are not written yet: the steps of the
+ * `concurrency` runs executing, and the last step of each run whose end is being written (the last
+ * checkpoint goes with the end, and such a run has given its slot to the next one: worker/run-slot.ts
+ * lets up to `concurrency` runs end besides those executing). The chaos workflows run one step at a time.
+ */
+export const inFlightBudget = (s: ChaosSettings) => 2 * s.concurrency;
+
 export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: ChaosSettings, liveWorkers: number): DuplicateVerdict {
   const byCause = new Map<string, number>();
   const unexplained: DuplicateVerdict['unexplained'] = [];
@@ -205,8 +213,8 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
         : cause === LEASE_LOST_LIVE
           ? Infinity
           : cause === 'database outage'
-            ? s.concurrency * liveWorkers
-            : s.concurrency;
+            ? inFlightBudget(s) * liveWorkers
+            : inFlightBudget(s);
     if (n > budget) overBudget.push(`${cause}: ${n} extra executions > ${budget}`);
   }
   return { extra, byCause, overBudget, unexplained };

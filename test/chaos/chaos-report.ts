@@ -5,6 +5,7 @@ import type { Fleet } from './chaos-fleet.js';
 import { judgeSlots, type SlotFacts } from './chaos-slots.js';
 import { judgeKeys, type KeyFacts } from './chaos-keys.js';
 import {
+  inFlightBudget,
   judgeDuplicates,
   LEASE_LOST_LIVE,
   outageLogLines,
@@ -184,8 +185,8 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const dup = judgeDuplicates(facts, events, s, live);
   const causes = [...dup.byCause].map(([c, n]) => `${c}: ${n}`).join(', ') || 'none';
   lines.push(
-    `plain-step executions above 1: ${dup.extra} (at-least-once; each kill/zombie may explain ≤ ${s.concurrency} in-flight steps, ` +
-      `the outage ≤ ${s.concurrency * live}) — wasted executions by cause: ${causes}`,
+    `plain-step executions above 1: ${dup.extra} (at-least-once; each kill/zombie may explain ≤ ${inFlightBudget(s)} unwritten steps, ` +
+      `the outage ≤ ${inFlightBudget(s) * live}) — wasted executions by cause: ${causes}`,
   );
   const unexplained = dup.unexplained.length ? `; unexplained, e.g. ${JSON.stringify(dup.unexplained.slice(0, 5))}` : '';
   for (const b of dup.overBudget) violations.push(`more re-executed steps than the chaos explains: ${b}${unexplained}`);
