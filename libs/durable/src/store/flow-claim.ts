@@ -32,6 +32,18 @@ const LOCK_QUEUE_LIMITS = statement(
 );
 
 /**
+ * First statement of a limited claim's transaction: the session is ended by Postgres if it sits idle
+ * in the transaction longer than $1 ms. The transaction holds its queue's limits row, which every
+ * limited claim of the queue waits for; a process that stops between two of its statements (a long
+ * pause, SIGSTOP, a frozen VM) would otherwise hold up the queue on every instance until it came
+ * back. The statements themselves follow each other at once, so only a stalled process meets it.
+ */
+const CLAIM_IDLE_LIMIT = statement('claim_idle_limit', `SELECT set_config('idle_in_transaction_session_timeout', $1, true) AS v`);
+
+/** How long a limited claim's transaction may sit idle: a third of the lease (what a stalled worker would hold its runs for). */
+export const claimIdleLimitMs = (leaseMs: number) => Math.max(100, Math.round(leaseMs / 3));
+
+/**
  * How many runs past the free room the claim reads from the head of the queue (runs without a key,
  * and woken runs), and so how many rows it may lock and release.
  */
@@ -200,6 +212,7 @@ export async function claimLimited(
 ): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
   return store.sql.transaction(async (sql) => {
     const tx: Store = { sql, history: store.history };
+    await sql.query(CLAIM_IDLE_LIMIT, [String(claimIdleLimitMs(leaseMs))]);
     const [row] = await sql.query<LimitsRow>(LOCK_QUEUE_LIMITS, [queue]);
     if (
       !row ||
