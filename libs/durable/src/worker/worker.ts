@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 import { errorText } from '../errors/error-text.js';
 import { releaseRuns } from '../store/leases.js';
@@ -207,9 +208,13 @@ export class Worker {
     const ctx = new RunContext(run.id, run.epoch, run.steps, this.services);
     ctx.workflowName = run.workflowName;
     ctx.token = run.availableAt ?? null;
-    const slot = new RunSlot(q, () => {
-      if (q.more) this.claimSoon(q);
-    });
+    // Bound here: ending() is called inside the run's span context, which the claim must not inherit.
+    const slot = new RunSlot(
+      q,
+      AsyncResource.bind(() => {
+        if (q.more) this.claimSoon(q);
+      }),
+    );
     ctx.slot = slot;
     const entry = { run, ctx, queue: q } as ActiveRun;
     this.active.set(run.id, entry);
