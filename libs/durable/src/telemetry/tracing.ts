@@ -186,11 +186,15 @@ export class Tracing {
     span.end();
   }
 
-  /** The context a stored traceparent names (a remote parent), or the active context. */
+  /**
+   * The context a stored traceparent names (a remote parent), or none: a run started outside any
+   * trace is a trace of its own, whatever happens to be active where it is claimed (another run's
+   * span, or the request of an in-process start whose end asked for the claim).
+   */
   private storedContext(traceparent: string | null): Context {
     const api = this.api!;
     const f = parseTraceparent(traceparent) as SpanContext | null;
-    if (!f) return api.context.active();
+    if (!f) return api.ROOT_CONTEXT;
     f.isRemote = true;
     return api.trace.setSpanContext(api.ROOT_CONTEXT, f);
   }
