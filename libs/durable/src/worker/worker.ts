@@ -26,7 +26,7 @@ interface QueueState {
   wokenDuringClaim: boolean;
   /** A claim is due at the next turn of the event loop (claimSoon). */
   claimQueued: boolean;
-  /** Runs the last claim found (it sizes the next claim: see claimSize). */
+  /** Runs the last claim found, Infinity when it came back full (it sizes the next claim: see claimSize). */
   lastClaimed: number;
   pollTimer?: NodeJS.Timeout;
   outage: OutageLog;
@@ -36,11 +36,10 @@ interface QueueState {
 const MIN_CLAIM = 4;
 
 /**
- * How many runs a claim asks for: every free slot while the queue is deep (the last claim came
- * back full, so the ask doubles each round up to the free slots), else a few more than the last
- * claim found. A claim holds the slots it asks for until it returns, and a start in this process
- * that finds no free slot cannot take the in-process path; so a claim of a nearly empty queue
- * must not hold them all.
+ * How many runs a claim asks for: every free slot while the queue may be deep (the last claim came
+ * back full: lastClaimed is Infinity), else twice what the last claim found, at least MIN_CLAIM. A
+ * claim holds the slots it asks for until it returns, and a start in this process that finds no
+ * free slot cannot take the in-process path; so a claim of a nearly empty queue must not hold them all.
  */
 export function claimSize(free: number, lastClaimed: number): number {
   return Math.min(free, Math.max(MIN_CLAIM, 2 * lastClaimed));
@@ -130,7 +129,7 @@ export class Worker {
         more: true,
         wokenDuringClaim: false,
         claimQueued: false,
-        lastClaimed: Number.MAX_SAFE_INTEGER,
+        lastClaimed: Infinity,
         outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
       });
     }
@@ -267,7 +266,8 @@ export class Worker {
               runs.map((r) => r.availableAt),
             );
           q.busy -= want - runs.length;
-          q.lastClaimed = runs.length;
+          // A full claim says the queue may hold more: the next one asks for every free slot.
+          q.lastClaimed = runs.length === want ? Infinity : runs.length;
           q.more = runs.length === want || q.wokenDuringClaim;
           for (const run of runs) {
             if (this.running) this.execute(run, q.name);
