@@ -19,7 +19,7 @@ export class RunSlot {
 
   constructor(
     private readonly counts: SlotCounts,
-    /** A slot came free (the worker claims again). */
+    /** A slot came free: the run's code is done (ending) or its execution is over (done). The worker claims again. */
     private readonly onFree: () => void,
   ) {}
 
@@ -44,12 +44,13 @@ export class RunSlot {
     this.counts.busy++;
   }
 
-  /** The execution is over; true when it still held its slot until now. */
+  /** The execution is over; true when it still held its slot until now (then that slot came free). */
   done(): boolean {
     const held = this.state === 'executing';
     if (held) this.counts.busy--;
     else if (this.state === 'ending') this.counts.ending--;
     this.state = 'done';
+    if (held) this.onFree();
     return held;
   }
 }

@@ -228,7 +228,6 @@ export class Worker {
       slot.done();
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
-      if (q.more) this.claimSoon(q);
       return outcome;
     });
   }
@@ -246,7 +245,7 @@ export class Worker {
     });
   }
 
-  /** Claims as many runs as there are free slots, in one statement. */
+  /** Claims up to the free slots (claimSize), in one statement. */
   private claim(q: QueueState): void {
     if (!this.running || q.claiming || q.busy >= q.concurrency || !q.more) return;
     q.claiming = true;
