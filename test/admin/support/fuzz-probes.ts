@@ -289,50 +289,23 @@ export function probes(seed: number): Probe[] {
   }
   for (const b of bodies) out.push({ method: 'POST', path: 'runs/bulk/preview', body: b, headers: { 'content-type': pick(r, types) } });
   const token = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  // A well-formed token's fields; each forged one changes some of them (a changed key keeps its place).
+  const wellFormed = { v: 1, a: 'delete', q: { idPrefix: 'no-such-' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 };
+  const forge = (changes: Record<string, unknown>) => token({ ...wellFormed, ...changes });
   const forged = [
     '',
     'x',
     '====',
     token(null),
     token({ v: 1 }),
-    token({ v: 1, a: 'delete', q: {}, c: false, t: '2026-02-30T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
-    token({
-      v: 1,
-      a: 'delete',
-      q: { idPrefix: 'no-such-' },
-      c: false,
-      t: '2026-01-01T00:00:00.000Z',
-      k: { t: 'x', i: 'a' },
-      n: 0,
-      d: 0,
-      s: 0,
-    }),
-    token({
-      v: 1,
-      a: 'delete',
-      q: { idPrefix: 'no-such-' },
-      c: false,
-      t: '2026-01-01T00:00:00.000Z',
-      k: { t: '2026-01-01T00:00:00.000Z', i: 'a\u0000' },
-      n: 0,
-      d: 0,
-      s: 0,
-    }),
-    token({ v: 1, a: 'delete', q: { idPrefix: 'no-such-' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: -1, d: 1.5, s: 'x' }),
-    token({ v: 1, a: 'explode', q: { idPrefix: 'no-such-' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
-    token({ v: 1, a: 'cancel', q: { status: 'NOPE' }, c: false, t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
-    token({ v: 1, a: 'cancel', q: { idPrefix: 'no-such-' }, c: 'yes', t: '2026-01-01T00:00:00.000Z', k: null, n: 0, d: 0, s: 0 }),
-    token({
-      v: 1,
-      a: 'delete',
-      q: { idPrefix: 'no-such-', input: '{"a":1}' },
-      c: false,
-      t: '9999-12-31T23:59:59.999Z',
-      k: null,
-      n: 0,
-      d: 0,
-      s: 0,
-    }),
+    forge({ q: {}, t: '2026-02-30T00:00:00.000Z' }),
+    forge({ k: { t: 'x', i: 'a' } }),
+    forge({ k: { t: '2026-01-01T00:00:00.000Z', i: 'a\u0000' } }),
+    forge({ n: -1, d: 1.5, s: 'x' }),
+    forge({ a: 'explode' }),
+    forge({ a: 'cancel', q: { status: 'NOPE' } }),
+    forge({ a: 'cancel', c: 'yes' }),
+    forge({ q: { idPrefix: 'no-such-', input: '{"a":1}' }, t: '9999-12-31T23:59:59.999Z' }),
     'A'.repeat(9000),
   ];
   for (const t of forged) {
