@@ -125,6 +125,28 @@ describe('flow control: rate limits, singleton runs, debounce', () => {
     expect(await first.result({ timeoutMs: 10_000 })).toEqual({ v: 'first' });
   });
 
+  it('debounce: a start whose transaction began first and commits last does not pull the run ahead of a later start', async () => {
+    const e = h.engines[0] ?? (await h.engine(workflows as never));
+    const debounce = { key: 'k3', periodMs: 5_000 };
+    const first = await e.startRun('reindex', { v: 1 }, { debounce });
+    // Its transaction begins (now() is fixed there), then another start joins and commits, then it joins.
+    await h.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT 1`;
+      await sleep(300);
+      expect((await e.startRun('reindex', { v: 2 }, { debounce })).id).toBe(first.id);
+      expect((await e.startRun('reindex', { v: 3 }, { debounce, tx })).id).toBe(first.id);
+    });
+    const [due] = await h.query(
+      `SELECT r.available_at >= max(e.at) + interval '5 s' AS after_last, r.input
+       FROM durable_runs r JOIN durable_run_events e ON e.run_id = r.id AND e.kind = 'debounced'
+       WHERE r.id = $1 GROUP BY r.id`,
+      [first.id],
+    );
+    // It starts 5 s after the later start (v 2), not 5 s after the time the last-committed transaction began.
+    expect(due).toEqual({ after_last: true, input: { v: 3 } });
+    await e.cancel(first.id);
+  });
+
   it('rate limit: at most N starts in any window, whyNotStarted says until when; changed at runtime', async () => {
     const e = h.engines[0];
     await e.flowControl.setQueueLimits('api', { rateLimit: { limit: 5, periodMs: 1_500 } });

@@ -47,8 +47,10 @@ ORDER BY id = $1 DESC LIMIT 1`,
 
 /**
  * A debounced start: the run of workflow $2 with debounce key $13 that has not started yet takes
- * this start (its start moves to now + $16 ms, never past its debounce_until; with $15 = 'last' its
- * input becomes $4), or, if there is none, a new run is created that starts in $16 ms, at the latest
+ * this start (its start moves to now + $16 ms, never past its debounce_until, and never earlier than
+ * it was: now() is when this start's transaction began, so a start that began first and commits last
+ * must not pull the run ahead of the start it waited for; least ignores a null debounce_until; with
+ * $15 = 'last' its input becomes $4), or, if there is none, a new run is created that starts in $16 ms, at the latest
  * $17 ms from now (debounce_until; null = no maximum). $1 … $12 as INSERT_DEDUPED ($1: the id of a new
  * run; $6 and $7 are null: a debounced start has no runAt or delay), $14 history. Row lock: the pending run is updated in place, so a claim taking it at
  * the same instant wins or loses cleanly (the UPDATE re-checks status after the lock; a run that
@@ -60,8 +62,7 @@ const DEBOUNCE_START = statement(
   `
 WITH cur AS (
   UPDATE durable_runs r
-  SET available_at = CASE WHEN r.debounce_until IS NULL THEN now() + $16::float8 * interval '1 millisecond'
-                          ELSE least(now() + $16::float8 * interval '1 millisecond', r.debounce_until) END,
+  SET available_at = least(greatest(r.available_at, now() + $16::float8 * interval '1 millisecond'), r.debounce_until),
       input = CASE WHEN $15::text = 'last' THEN $4::jsonb ELSE r.input END, updated_at = now()
   WHERE r.workflow_name = $2 AND r.debounce_key = $13 AND r.status = 'PENDING' AND r.started_at IS NULL
   RETURNING r.id, r.available_at),
