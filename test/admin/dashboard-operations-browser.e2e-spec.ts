@@ -3,7 +3,7 @@ import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
-import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium } from './support/browser.js';
+import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium, rects } from './support/browser.js';
 
 /**
  * Operations in the dashboard, in a real headless Chromium: search by tag, bulk cancel of every run
@@ -156,9 +156,8 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     expect(stack.split('\n').length).toBeGreaterThan(2);
     expect(stack).not.toContain('\\n');
     // The columns stay in view: the duration cell of the failed step is inside the pane.
-    const pane = await page.locator('#detail-view').boundingBox();
-    const dur = await page.locator('#steps tr.step[data-seq="1"] .dur').boundingBox();
-    expect(dur!.x + dur!.width).toBeLessThanOrEqual(pane!.x + pane!.width);
+    const [pane, dur] = await rects(page, ['#detail-view', '#steps tr.step[data-seq="1"] .dur']);
+    expect(dur.x + dur.width).toBeLessThanOrEqual(pane.x + pane.width);
     await shot('1440-step-error');
 
     const sum = await client.start('admin.sum', { n: 3 });
@@ -198,10 +197,8 @@ describeBrowser('dashboard operations in headless Chromium', () => {
       await page.locator('#run-id').waitFor();
       await page.mouse.wheel(0, 1500);
       await page.waitForTimeout(300);
-      const header = await page.locator('header.top').boundingBox();
-      const id = await page.locator('#run-id').boundingBox();
-      expect(header && id).toBeTruthy();
-      if (width > 1100) expect(id!.y).toBeGreaterThanOrEqual(header!.y + header!.height);
+      const [header, id] = await rects(page, ['header.top', '#run-id']);
+      if (width > 1100) expect(id.y).toBeGreaterThanOrEqual(header.y + header.height);
       await shot(`${width}-detail`);
       await page.mouse.wheel(0, -3000);
       await page.waitForTimeout(300); // without it the screenshot caught a blank frame mid-scroll

@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import request from 'supertest';
-import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium } from '../admin/support/browser.js';
+import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium, rects } from '../admin/support/browser.js';
 import { eventually } from '../support/engine-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startExampleApp } from './support/example-app.js';
@@ -87,16 +87,15 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
         .evaluateAll((els) => els.map((e) => ({ left: e.getBoundingClientRect().left, right: e.getBoundingClientRect().right })));
       for (let i = 1; i < bars.length; i++) expect(bars[i].left).toBeGreaterThanOrEqual(bars[i - 1].right - 3);
       // The duration column stays in view inside the pane.
-      const pane = await page.locator('#detail-view').boundingBox();
-      const duration = await sleepRow.locator('.dur').boundingBox();
-      expect(duration!.x + duration!.width).toBeLessThanOrEqual(pane!.x + pane!.width + 1);
+      const seq = await sleepRow.getAttribute('data-seq');
+      const [pane, duration] = await rects(page, ['#detail-view', `#steps tr.step[data-seq="${seq}"] .dur`]);
+      expect(duration.x + duration.width).toBeLessThanOrEqual(pane.x + pane.width + 1);
       await page.screenshot({ path: join(ARTIFACTS, `example-${width}-sleeping.png`) });
 
       // Scrolled down, the run's header is not under the page header.
       await page.mouse.wheel(0, 1500);
       await page.waitForTimeout(300);
-      const header = await page.locator('header.top, .top').first().boundingBox();
-      const head = await page.locator('.detail-head').boundingBox();
+      const [header, head] = await rects(page, ['header.top, .top', '.detail-head']);
       const sticky = await page
         .locator('.top')
         .first()
@@ -104,7 +103,7 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
           (e) =>
             (globalThis as unknown as { getComputedStyle(e: unknown): { position: string } }).getComputedStyle(e).position === 'sticky',
         );
-      if (sticky) expect(head!.y).toBeGreaterThanOrEqual(header!.y + header!.height - 1);
+      if (sticky) expect(head.y).toBeGreaterThanOrEqual(header.y + header.height - 1);
       await page.screenshot({ path: join(ARTIFACTS, `example-${width}-scrolled.png`) });
       await page.close();
     }
