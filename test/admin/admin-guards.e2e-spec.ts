@@ -78,7 +78,8 @@ describe('admin API guards and enabling', () => {
       expect(js.headers['content-type']).toContain('javascript');
       const css = await request(a.server).get('/durable/assets/dashboard.css').expect(200);
       expect(css.headers['content-type']).toContain('text/css');
-      await request(a.server).get('/durable/assets/../../package.json').expect(404);
+      // not a dashboard file: under the admin path, so the guarded not-found answers (no credentials: 403)
+      expect((await request(a.server).get('/durable/assets/../../package.json').expect(403)).text).not.toContain('nestjs-durable');
       await request(a.server).get('/durable/assets/other.js').expect(404);
       for (const name of ['index.html', 'constructor', '__proto__', 'hasOwnProperty', '..%2Fdashboard.js'])
         await request(a.server).get(`/durable/assets/${name}`).expect(404);

@@ -152,6 +152,12 @@ describe('admin API: cross-site requests, security headers, actor in the history
       await request(a.server).get('/durable/runs/none').set('Authorization', 'Bearer jane').expect(404),
       await request(a.server).get('/durable/runs').expect(403),
       await post('runs/none/cancel').set('content-type', 'text/plain').send('x').expect(415),
+      // paths the admin API does not have, and the dashboard's redirect and unknown asset
+      await request(a.server).get('/durable/no/such/endpoint').set('Authorization', 'Bearer jane').expect(404),
+      await request(a.server).get('/durable/no-such-endpoint').expect(403),
+      await post('runs/none/no-such-action').send({}).expect(404),
+      await request(a.server).get('/durable').expect(302),
+      await request(a.server).get('/durable/assets/no-such-file.js').expect(404),
     ];
     for (const res of responses) {
       expect({ status: res.status, cache: res.headers['cache-control'], sniff: res.headers['x-content-type-options'] }).toEqual({

@@ -6,6 +6,7 @@ import { AdminService } from '../../admin/admin-service.js';
 import { DurableRuntime } from '../durable-runtime.js';
 import { StatementGate } from './statement-gate.js';
 import { createDashboardController } from './dashboard.controller.js';
+import { createNotFoundController } from './not-found.controller.js';
 import { loadSwagger } from './swagger.js';
 
 /**
@@ -20,6 +21,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
     createAdminController(settings),
     createOperationsController(settings),
     ...(settings.dashboard ? [createDashboardController(settings.path)] : []),
+    createNotFoundController(settings), // last: it answers what none of the others does
   ];
   return {
     ...definition,

@@ -20,6 +20,7 @@ export class DashboardPageController {
     const url = String(req.originalUrl ?? req.url ?? '');
     const pathname = url.split('?')[0];
     if (!pathname.endsWith('/')) {
+      applyAdminHeaders(res);
       this.adapterHost.httpAdapter.redirect(res, 302, `${(this.constructor as typeof DashboardPageController).lastSegment}/`);
       return;
     }
@@ -30,6 +31,7 @@ export class DashboardPageController {
   @Get('assets/:file')
   asset(@Param('file') file: string, @Res() res: unknown): void {
     if (!isDashboardFile(file)) {
+      applyAdminHeaders(res);
       this.adapterHost.httpAdapter.reply(res, { statusCode: 404, error: 'Not Found', message: 'No such dashboard file.' }, 404);
       return;
     }
@@ -40,6 +42,7 @@ export class DashboardPageController {
     const { httpAdapter } = this.adapterHost;
     const text = dashboardFile(name);
     if (text === null) {
+      applyAdminHeaders(res);
       httpAdapter.reply(
         res,
         {
