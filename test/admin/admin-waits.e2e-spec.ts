@@ -1,4 +1,5 @@
-import { WorkflowClient } from 'nestjs-durable';
+import { Injectable } from '@nestjs/common';
+import { Durable, Workflow, WorkflowClient } from 'nestjs-durable';
 import request from 'supertest';
 import { eventually } from '../support/engine-harness.js';
 import { createAdminApp, sleep, type AdminApp } from './support/admin-app.js';
@@ -14,6 +15,16 @@ interface StepJson {
   wait?: { kind: string; topic?: string; runId?: string; until: string | null };
 }
 
+/** A parent that waits for its child (admin.waiter, which waits for a message): this suite's own workflow. */
+@Injectable()
+class ParentWorkflows {
+  @Workflow({ name: 'waits.parent', queue: 'admin-q' })
+  async parent() {
+    const child = await Durable.startChild('admin.waiter', { sleepMs: 10, timeoutMs: 10 });
+    return child.result();
+  }
+}
+
 /**
  * What a run's detail shows of its durable waits while they last and after they end (derived in
  * the admin read path from the steps and the history the engine records), and the tags of child runs.
@@ -27,7 +38,7 @@ describe('admin run detail: waits as steps, child tags (real Nest app, worker, P
 
   beforeAll(async () => {
     // A sleep longer than inMemoryWaitMaxMs suspends the run; a message wait suspends after suspendGraceMs.
-    a = await createAdminApp('admin_waits', { engine: { leaseMs: 15_000, heartbeatMs: 1_000 } });
+    a = await createAdminApp('admin_waits', { engine: { leaseMs: 15_000, heartbeatMs: 1_000 }, providers: [ParentWorkflows] });
     client = a.app.get(WorkflowClient);
   });
   afterAll(() => a.close());
@@ -77,6 +88,23 @@ describe('admin run detail: waits as steps, child tags (real Nest app, worker, P
     const last = ended.steps.find((s: StepJson) => s.seq === 3);
     expect(last).toMatchObject({ status: 'CANCELLED', finishedAt: ended.finishedAt });
     expect(ended.steps.map((s: StepJson) => s.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'CANCELLED']);
+  }, 90_000);
+
+  it('shows a parent waiting for its child: the list and the detail name the child run', async () => {
+    const parent = await client.start('waits.parent', {});
+    const childId = `${parent.id}:child:0`;
+    await eventually(async () => (await detail(parent.id)).status === 'WAITING', 20_000, 'the parent to suspend for its child');
+    // (the prefix finds the child too: its id starts with the parent's)
+    const items = (await request(a.server).get(`/durable/runs?idPrefix=${parent.id}`).expect(200)).body.items as Array<{ id: string }>;
+    const listed = items.find((r) => r.id === parent.id);
+    expect(listed).toMatchObject({ id: parent.id, status: 'WAITING', waits: [{ kind: 'child', key: childId }] });
+    await eventually(async () => (await step(parent.id, 1))?.status === 'WAITING', 10_000, "the child's result to show as a wait");
+    expect(await step(parent.id, 1)).toMatchObject({ status: 'WAITING', finishedAt: null, wait: { kind: 'child', runId: childId } });
+    // The child waits for its message; once it has it, both end and the wait is a finished step.
+    await eventually(async () => (await detail(childId)).status === 'WAITING', 20_000, 'the child to wait for "go"');
+    await client.send(childId, 'go', 1);
+    await expect(parent.result({ timeoutMs: 30_000 })).resolves.toEqual({ go: 1, late: null });
+    expect(await step(parent.id, 1)).toMatchObject({ status: 'SUCCEEDED', wait: { kind: 'child', runId: childId } });
   }, 90_000);
 
   it("gives a child its parent's tags unless it is started with its own (tags: [] for none)", async () => {
