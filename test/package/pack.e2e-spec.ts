@@ -105,6 +105,8 @@ describe('npm package', () => {
 
   describe.each(CASES)('in $name', (app) => {
     let dir: string;
+    /** The run the last scenario committed (what the command line must find). */
+    let committedId: string;
     let dbName: string;
     const url = () => urlFor(dbName);
 
@@ -163,9 +165,18 @@ describe('npm package', () => {
         const main = [join(dir, outDir, 'main.js'), join(dir, outDir, 'src/main.js')].find(existsSync)!;
         const report = timed(`${app.name}: run ${outDir}`, () => runScenario(process.execPath, main, dir, url()));
         await checkScenario(report, url());
+        committedId = report.committed.id;
       },
       120_000,
     );
+
+    it('lists and shows runs with `npx nestjs-durable runs` against DATABASE_URL, no app running', () => {
+      const cli = (...args: string[]) =>
+        JSON.parse(sh('npx', ['--no', 'nestjs-durable', 'runs', ...args, '--json'], dir, { DATABASE_URL: url() })) as unknown;
+      const list = cli('list', '--workflow', 'greet', '--status', 'SUCCEEDED') as { items: Array<{ id: string }> };
+      expect(list.items.map((r) => r.id)).toContain(committedId);
+      expect(cli('show', committedId)).toMatchObject({ id: committedId, workflowName: 'greet', status: 'SUCCEEDED' });
+    }, 120_000);
 
     if (app.format === 'cjs') {
       it('loads every entry with require()', () => {
