@@ -89,3 +89,21 @@ describe('library layers', () => {
     expect(reached.size).toBeGreaterThan(50); // the walk did follow the imports
   });
 });
+
+describe('file size', () => {
+  /** Every hand-written file of the library: its code, tests beside it, and the dashboard's scripts, styles and page. */
+  function* written(dir: string): Generator<string> {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) yield* written(p);
+      else if (/\.(ts|js|mjs|css|html)$/.test(e.name)) yield p;
+    }
+  }
+
+  it('keeps every hand-written file of the library at 400 lines or fewer (one job per file)', () => {
+    const files = [...written(SRC)];
+    expect(files.filter((f) => f.includes(`${sep}dashboard${sep}`)).length).toBeGreaterThan(10); // the dashboard is in the walk
+    const long = files.map((f) => [relative(SRC, f), readFileSync(f, 'utf8').split('\n').length - 1] as const).filter(([, n]) => n > 400);
+    expect(long).toEqual([]);
+  });
+});
