@@ -106,7 +106,18 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     // No polling while it streams: the 5-second refresh would GET stats (the stream carries them instead).
     await new Promise((r) => setTimeout(r, 6_000));
     expect(statsGets).toEqual([]);
+    // The open run's detail follows the stream too: cancelled elsewhere, its pane says so without a reload.
+    await page.click(`#runs-body tr[data-run="${started.id}"] td.id`);
+    await page.locator('#run-status [data-status="PENDING"]').waitFor();
+    await page.locator(`#live-mode[data-live="sse"]`).waitFor();
+    const detailGets: number[] = [];
+    page.on('request', (r) => {
+      if (r.url().endsWith(`/durable/runs/${started.id}`)) detailGets.push(Date.now());
+    });
     await client.cancel(started.id);
+    await page.locator('#run-status [data-status="CANCELLED"]').waitFor({ timeout: 10_000 });
+    expect(detailGets.length).toBeGreaterThanOrEqual(1); // reloaded because the stream named the run
+    expect(await page.locator('#live-mode').getAttribute('data-live')).toBe('sse');
     await page.locator(`#runs-body tr[data-run="${started.id}"] [data-status="CANCELLED"]`).waitFor({ timeout: 10_000 });
   });
 
