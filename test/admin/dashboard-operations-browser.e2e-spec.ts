@@ -109,6 +109,10 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     // The open run's detail follows the stream too: cancelled elsewhere, its pane says so without a reload.
     await page.click(`#runs-body tr[data-run="${started.id}"] td.id`);
     await page.locator('#run-status [data-status="PENDING"]').waitFor();
+    // A PENDING run says what it waits for: here its start delay (an hour).
+    expect(await page.locator('#run-waiting[data-waiting="delay"]').innerText()).toMatch(
+      /^Not before .+: a start delay or a retry back-off\.$/,
+    );
     await page.locator(`#live-mode[data-live="sse"]`).waitFor();
     const detailGets: number[] = [];
     page.on('request', (r) => {
