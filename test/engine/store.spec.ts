@@ -250,4 +250,35 @@ describe('store: claim, fencing, sweeper', () => {
     expect(await h.query(`SELECT id FROM durable_runs WHERE id IN ('old', 'recent')`)).toEqual([{ id: 'recent' }]);
     expect(await h.query(`SELECT * FROM durable_steps WHERE run_id = 'old'`)).toEqual([]);
   });
+
+  it("locks a finished child's parent in id order with the child: no deadlock with a heartbeat holding both", async () => {
+    // A parent and its child, both RUNNING under epoch 1 (a child's id starts with its parent's: it sorts after it).
+    await h.query(
+      `INSERT INTO durable_runs (id, workflow_name, queue, input, status, lease_owner, lease_epoch, lease_expires_at, parent_id)
+       VALUES ('p', 'wf', 'q', '{}', 'RUNNING', 'A', 1, now() + interval '1 minute', NULL),
+              ('p:child:0', 'wf', 'q', '{}', 'RUNNING', 'A', 1, now() + interval '1 minute', 'p')`,
+    );
+    // A heartbeat's order: the parent first ...
+    const hb = await h.pool.connect();
+    try {
+      await hb.query('BEGIN');
+      await hb.query(`SELECT id FROM durable_runs WHERE id = 'p' FOR NO KEY UPDATE`);
+      // ... while the child's end is written (it signals the parent) ...
+      const end = finishRuns(sql, [{ runId: 'p:child:0', epoch: 1, status: 'SUCCEEDED', output: '1', error: null, parentId: 'p' }]);
+      await sleep(300);
+      // ... then the child. The end waits for the parent before it takes the child, so this does not
+      // wait for the end (before, the end held the child and waited for the parent: a deadlock
+      // Postgres broke after deadlock_timeout, failing one of the two).
+      await hb.query(`SET LOCAL lock_timeout = '2s'`);
+      await hb.query(`SELECT id FROM durable_runs WHERE id = 'p:child:0' FOR NO KEY UPDATE`);
+      await hb.query('COMMIT');
+      expect(await end).toEqual(new Map([['p:child:0', 'ended']]));
+    } finally {
+      hb.release();
+    }
+    expect(await h.query(`SELECT id, status FROM durable_runs ORDER BY id`)).toEqual([
+      { id: 'p', status: 'RUNNING' },
+      { id: 'p:child:0', status: 'SUCCEEDED' },
+    ]);
+  });
 });

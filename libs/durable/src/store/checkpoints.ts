@@ -57,7 +57,12 @@ SELECT run_id, seq FROM s`,
 
 /**
  * End many runs of this worker in one statement (group commit): fenced by (id, epoch), rows locked in id
- * order. Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED after compensating),
+ * order — the runs' parents with them (lk, locked whole before anything else by the one-time filter in
+ * l, which keeps the ending runs still held under their epoch): a finished child signals its parent, and a parent sorts before its children (their ids start
+ * with its id), so locking the parent after the child deadlocked against a heartbeat or a checkpoint
+ * batch holding both in id order (Postgres broke it after deadlock_timeout, 1 s; with short leases the
+ * worker lost them all meanwhile). $18: the runs' parent ids (null for none; a run's parent_id never
+ * changes, so the claim's copy is exact). Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED after compensating),
  * $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of these runs, written with their end
  * (the arrays of INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right
  * after a step sends that step's checkpoint here instead of on its own: one round trip and one commit
@@ -73,11 +78,14 @@ const FINISH_RUNS = statement(
   `
 WITH t AS (
   SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS t(id, epoch, status, output, error)),
-l AS (
-  SELECT r.id, r.lease_epoch, (t.status = 'SUCCEEDED' AND r.cancel_requested_at IS NOT NULL) AS refused
-  FROM durable_runs r JOIN t ON t.id = r.id AND r.lease_epoch = t.epoch
-  WHERE r.status = 'RUNNING'
+lk AS (
+  SELECT r.id, r.lease_epoch, r.status, r.cancel_requested_at FROM durable_runs r
+  WHERE r.id IN (SELECT id FROM t UNION SELECT p FROM unnest($18::text[]) p WHERE p IS NOT NULL)
   ORDER BY r.id FOR NO KEY UPDATE OF r),
+l AS (
+  SELECT lk.id, lk.lease_epoch, (t.status = 'SUCCEEDED' AND lk.cancel_requested_at IS NOT NULL) AS refused
+  FROM lk JOIN t ON t.id = lk.id AND lk.lease_epoch = t.epoch
+  WHERE lk.status = 'RUNNING' AND (SELECT count(*) FROM lk) >= 0),
 ${STEP_ROWS(6)},
 s AS (${INSERT_STEP_ROWS}),
 shist AS (${STEP_FAILED_HISTORY('$17')}),
@@ -130,6 +138,7 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     col('error'),
     ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
     store.history,
+    ends.map((e) => e.parentId ?? null),
   ]);
   return new Map(rows.map((r) => [r.id, r.ended ? 'ended' : 'cancelling']));
 }

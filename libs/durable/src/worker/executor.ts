@@ -139,7 +139,9 @@ async function finish(
   try {
     await ctx.checkpoints.flush();
     end = await ctx.releasing(() =>
-      retryingWrite(ctx, () => services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error, steps: carried.steps })),
+      retryingWrite(ctx, () =>
+        services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error, steps: carried.steps, parentId: run.parentId }),
+      ),
     );
   } catch (err) {
     carried.fail(err);
