@@ -98,7 +98,8 @@ describe('store: claim, fencing, sweeper', () => {
     // The zombie A: heartbeat, checkpoint and completion all match nothing.
     expect((await leaseHeartbeat(sql, [{ id: mine.id, epoch: mine.epoch }], 10_000)).size).toBe(0);
     expect(await insertStep(sql, { ...step, seq: 1, epoch: mine.epoch })).toBe(false);
-    const end = (epoch: number, output: string) => finishRuns(sql, [{ runId: mine.id, epoch, status: 'SUCCEEDED', output, error: null }]);
+    const end = (epoch: number, output: string) =>
+      finishRuns(sql, [{ runId: mine.id, epoch, status: 'SUCCEEDED', output, error: null, parentId: null }]);
     expect((await end(mine.epoch, '"zombie"')).size).toBe(0);
     // The owner B writes normally.
     expect(await insertStep(sql, { ...step, seq: 1, epoch: theirs.epoch })).toBe(true);
@@ -125,9 +126,9 @@ describe('store: claim, fencing, sweeper', () => {
     const written = await insertSteps(sql, [step(runs[0], 0), step(runs[0], 1), step(runs[1], 0), step(runs[2], 0, 99), step(runs[3], 0)]);
     expect([...written].sort()).toEqual([`${runs[0].id}:0`, `${runs[0].id}:1`, `${runs[1].id}:0`].sort());
     const ended = await finishRuns(sql, [
-      { runId: runs[0].id, epoch: runs[0].epoch, status: 'SUCCEEDED', output: '"a"', error: null },
-      { runId: runs[1].id, epoch: runs[1].epoch, status: 'FAILED', output: null, error: '{"message":"x"}' },
-      { runId: runs[2].id, epoch: 99, status: 'SUCCEEDED', output: '"zombie"', error: null },
+      { runId: runs[0].id, epoch: runs[0].epoch, status: 'SUCCEEDED', output: '"a"', error: null, parentId: null },
+      { runId: runs[1].id, epoch: runs[1].epoch, status: 'FAILED', output: null, error: '{"message":"x"}', parentId: null },
+      { runId: runs[2].id, epoch: 99, status: 'SUCCEEDED', output: '"zombie"', error: null, parentId: null },
     ]);
     expect([...ended.keys()].sort()).toEqual([runs[0].id, runs[1].id].sort());
     const rows = await h.query(`SELECT id, status, output FROM durable_runs ORDER BY id`);
@@ -169,7 +170,7 @@ describe('store: claim, fencing, sweeper', () => {
     await Promise.all(work); // a deadlock would reject one of them
     const ended = await finishRuns(
       sql,
-      shuffled().map((r) => ({ runId: r.id, epoch: r.epoch, status: 'SUCCEEDED' as const, output: '1', error: null })),
+      shuffled().map((r) => ({ runId: r.id, epoch: r.epoch, status: 'SUCCEEDED' as const, output: '1', error: null, parentId: null })),
     );
     expect(ended.size).toBe(200);
   });

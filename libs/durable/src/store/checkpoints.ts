@@ -57,12 +57,14 @@ SELECT run_id, seq FROM s`,
 
 /**
  * End many runs of this worker in one statement (group commit): fenced by (id, epoch), rows locked in id
- * order — the runs' parents with them (lk, locked whole before anything else by the one-time filter in
- * l, which keeps the ending runs still held under their epoch): a finished child signals its parent, and a parent sorts before its children (their ids start
- * with its id), so locking the parent after the child deadlocked against a heartbeat or a checkpoint
- * batch holding both in id order (Postgres broke it after deadlock_timeout, 1 s; with short leases the
- * worker lost them all meanwhile). $18: the runs' parent ids (null for none; a run's parent_id never
- * changes, so the claim's copy is exact). Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED after compensating),
+ * order, the runs' parents with them. lk locks both in one pass, whole before anything else (the
+ * one-time filter in l, which keeps the ending runs still held under their epoch): a finished child
+ * signals its parent, and a parent sorts before its children (their ids start with its id), so
+ * locking the parent after the child deadlocked against a heartbeat or a checkpoint batch holding
+ * both in id order (Postgres broke it after deadlock_timeout, 1 s; with short leases the worker lost
+ * them all meanwhile). $18: the runs' parent ids (null for none; a run's parent_id never changes, so
+ * the claim's copy is exact). Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED
+ * after compensating),
  * $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of these runs, written with their end
  * (the arrays of INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right
  * after a step sends that step's checkpoint here instead of on its own: one round trip and one commit
@@ -138,7 +140,7 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     col('error'),
     ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
     store.history,
-    ends.map((e) => e.parentId ?? null),
+    col('parentId'),
   ]);
   return new Map(rows.map((r) => [r.id, r.ended ? 'ended' : 'cancelling']));
 }

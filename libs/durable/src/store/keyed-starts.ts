@@ -50,7 +50,8 @@ ORDER BY id = $1 DESC LIMIT 1`,
  * this start (its start moves to now + $16 ms, never past its debounce_until, and never earlier than
  * it was: now() is when this start's transaction began, so a start that began first and commits last
  * must not pull the run ahead of the start it waited for; least ignores a null debounce_until; with
- * $15 = 'last' its input becomes $4), or, if there is none, a new run is created that starts in $16 ms, at the latest
+ * $15 = 'last' its input becomes $4), or, if there is none, a new run is created that starts in
+ * $16 ms, at the latest
  * $17 ms from now (debounce_until; null = no maximum). $1 … $12 as INSERT_DEDUPED ($1: the id of a new
  * run; $6 and $7 are null: a debounced start has no runAt or delay), $14 history. Row lock: the pending run is updated in place, so a claim taking it at
  * the same instant wins or loses cleanly (the UPDATE re-checks status after the lock; a run that

@@ -111,8 +111,8 @@ export interface RunEnd {
   error: string | null;
   /** Checkpoints of the run's last steps, not written yet: they go with the end, in its statement. */
   steps?: StepCheckpoint[];
-  /** The run's parent (its parent_id): the end signals it, so it is locked with the run, in id order. */
-  parentId?: string | null;
+  /** The run's parent (its parent_id; null for none): the end signals it, so it is locked with the run, in id order. */
+  parentId: string | null;
 }
 
 /** A run as stored, with its steps (getRun). */

@@ -19,8 +19,8 @@ export class DashboardPageController {
   page(@Req() req: { originalUrl?: string; url?: string }, @Res() res: unknown): void {
     const url = String(req.originalUrl ?? req.url ?? '');
     const pathname = url.split('?')[0];
+    applyAdminHeaders(res); // on every answer, the redirect and the 404s included
     if (!pathname.endsWith('/')) {
-      applyAdminHeaders(res);
       this.adapterHost.httpAdapter.redirect(res, 302, `${(this.constructor as typeof DashboardPageController).lastSegment}/`);
       return;
     }
@@ -30,8 +30,8 @@ export class DashboardPageController {
   /** GET {path}/assets/<file>: the page's scripts (ES modules) and stylesheet; any other name is a 404. */
   @Get('assets/:file')
   asset(@Param('file') file: string, @Res() res: unknown): void {
+    applyAdminHeaders(res);
     if (!isDashboardFile(file)) {
-      applyAdminHeaders(res);
       this.adapterHost.httpAdapter.reply(res, { statusCode: 404, error: 'Not Found', message: 'No such dashboard file.' }, 404);
       return;
     }
@@ -42,7 +42,6 @@ export class DashboardPageController {
     const { httpAdapter } = this.adapterHost;
     const text = dashboardFile(name);
     if (text === null) {
-      applyAdminHeaders(res);
       httpAdapter.reply(
         res,
         {
@@ -54,7 +53,7 @@ export class DashboardPageController {
       );
       return;
     }
-    applyAdminHeaders(res, { ...DASHBOARD_HEADERS, 'Content-Type': DASHBOARD_FILES[name] });
+    applyAdminHeaders(res, { ...DASHBOARD_HEADERS, 'Content-Type': DASHBOARD_FILES[name] }); // the page's own on top
     httpAdapter.reply(res, text, 200);
   }
 }
