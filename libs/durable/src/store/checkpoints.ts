@@ -62,10 +62,10 @@ SELECT run_id, seq FROM s`,
  * signals its parent, and a parent sorts before its children (their ids start with its id), so
  * locking the parent after the child deadlocked against a heartbeat or a checkpoint batch holding
  * both in id order (Postgres broke it after deadlock_timeout, 1 s; with short leases the worker lost
- * them all meanwhile). $18: the runs' parent ids (null for none; a run's parent_id never changes, so
- * the claim's copy is exact). Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED
- * after compensating),
- * $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of these runs, written with their end
+ * them all meanwhile). $18: the rows lk locks, the runs and their parents, each id once (a run's
+ * parent_id never changes, so the claim's copy is exact; a plain array, so the lookup is an index scan
+ * whatever the planner thinks of the batch). Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED,
+ * or CANCELLED after compensating), $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of these runs, written with their end
  * (the arrays of INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right
  * after a step sends that step's checkpoint here instead of on its own: one round trip and one commit
  * less, and the step is written exactly when the run held under its epoch is (ended or refused).
@@ -82,7 +82,7 @@ WITH t AS (
   SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS t(id, epoch, status, output, error)),
 lk AS (
   SELECT r.id, r.lease_epoch, r.status, r.cancel_requested_at FROM durable_runs r
-  WHERE r.id IN (SELECT id FROM t UNION SELECT p FROM unnest($18::text[]) p WHERE p IS NOT NULL)
+  WHERE r.id = ANY($18::text[])
   ORDER BY r.id FOR NO KEY UPDATE OF r),
 l AS (
   SELECT lk.id, lk.lease_epoch, (t.status = 'SUCCEEDED' AND lk.cancel_requested_at IS NOT NULL) AS refused
@@ -140,9 +140,19 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     col('error'),
     ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
     store.history,
-    col('parentId'),
+    lockedIds(ends),
   ]);
   return new Map(rows.map((r) => [r.id, r.ended ? 'ended' : 'cancelling']));
+}
+
+/** FINISH_RUNS' $18: the ending runs and their parents, each once (a parent may end in the same batch). */
+function lockedIds(ends: RunEnd[]): string[] {
+  const ids = new Set<string>();
+  for (const e of ends) {
+    ids.add(e.runId);
+    if (e.parentId !== null) ids.add(e.parentId);
+  }
+  return [...ids];
 }
 
 /** The eleven array parameters of STEP_ROWS, one element per checkpoint. */
