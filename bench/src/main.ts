@@ -11,6 +11,7 @@ import { peerPoolSize, writePoolSize, type RunOpts } from './figures.js';
 import { measureLimit } from './limit.js';
 import { DBOS_DEFAULT_POLL_MS, dbosVersion, runDbos } from './peers/dbos.js';
 import { runOurs } from './peers/ours.js';
+import { withStatistics } from './autoanalyze.js';
 import { runScale } from './peers/ours-scale.js';
 import { renderTable, writeJson, type LevelReport, type Report } from './report.js';
 import { runSchedulesBench } from './schedules.js';
@@ -185,14 +186,18 @@ for (const concurrency of levels) {
   const at = levels.length > 1 ? ` c${concurrency}` : '';
   if (!a['skip-dbos']) {
     try {
-      level.dbos = await runDbos({
-        ...base,
-        concurrency,
-        databaseUrl: dbUrl('dbos'),
-        pollIntervalMs: pollMs,
-        idleRuns,
-        log: (m) => log(`[dbos${at}] ${m}`),
-      });
+      const { result, note } = await withStatistics(dbUrl('dbos'), () =>
+        runDbos({
+          ...base,
+          concurrency,
+          databaseUrl: dbUrl('dbos'),
+          pollIntervalMs: pollMs,
+          idleRuns,
+          log: (m) => log(`[dbos${at}] ${m}`),
+        }),
+      );
+      if (note) result.notes.push(note);
+      level.dbos = result;
     } catch (e) {
       level.dbosError = (e as Error).stack ?? String(e);
       log(`[dbos${at}] FAILED: ${level.dbosError}`);
@@ -200,20 +205,23 @@ for (const concurrency of levels) {
   }
   if (!a['skip-ours']) {
     try {
-      const r = await runOurs({
-        ...base,
-        concurrency,
-        databaseUrl: dbUrl('ours'),
-        workers,
-        idleRuns,
-        history: oursHistory,
-        pollIntervalMs: oursPollMs,
-        bulkRuns,
-        cpuProfDir,
-        prepared: a['ours-prepared'],
-        limits: oursLimits,
-        log: (m) => log(`[ours${at}] ${m}`),
-      });
+      const { result: r, note } = await withStatistics(dbUrl('ours'), () =>
+        runOurs({
+          ...base,
+          concurrency,
+          databaseUrl: dbUrl('ours'),
+          workers,
+          idleRuns,
+          history: oursHistory,
+          pollIntervalMs: oursPollMs,
+          bulkRuns,
+          cpuProfDir,
+          prepared: a['ours-prepared'],
+          limits: oursLimits,
+          log: (m) => log(`[ours${at}] ${m}`),
+        }),
+      );
+      if (note) r.figures.notes.push(note);
       level.ours = r.figures;
       level.oursDetail = r.detail;
     } catch (e) {

@@ -10,6 +10,7 @@ import { benchDbUrl, dropDatabase } from '../db.js';
 import { GraphilePeer } from './graphile.js';
 import { OURS_JOB_CONCURRENCY, OursJobPeer } from './ours-job.js';
 import { PgBossPeer } from './pgboss.js';
+import { withStatistics } from '../autoanalyze.js';
 import { runJobPeer, type JobPeerFigures, type JobsOpts } from './phases.js';
 import type { JobHooks, JobPeer } from './peer.js';
 
@@ -46,7 +47,11 @@ export async function runJobs(o: JobsRunOpts): Promise<JobsReport> {
     if (o.only && !o.only.includes(key)) continue;
     const url = benchDbUrl(o.pgUrl, `jobs_${key}`);
     try {
-      report.peers.push(await runJobPeer(url, (h) => make(url, h), { ...o, log: (m) => o.log(`[jobs ${key}] ${m}`) }));
+      const { result, analyses } = await withStatistics(url, () =>
+        runJobPeer(url, (h) => make(url, h), { ...o, log: (m) => o.log(`[jobs ${key}] ${m}`) }),
+      );
+      // The server runs without autovacuum: how often the bench analyzed the tables as autovacuum would have.
+      report.peers.push(analyses ? { ...result, config: { ...result.config, benchAnalyzed: analyses } } : result);
     } catch (e) {
       report.errors[key] = (e as Error).stack ?? String(e);
       o.log(`[jobs ${key}] FAILED: ${report.errors[key]}`);

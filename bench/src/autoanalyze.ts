@@ -1,0 +1,104 @@
+/**
+ * Autovacuum's ANALYZE, for a server that runs without autovacuum (this machine's PostgreSQL has
+ * `autovacuum = off`). A server with its defaults analyzes a table once more rows changed since the
+ * last analyze than 50 + 10 % of its rows (autovacuum_analyze_threshold, _scale_factor), within
+ * autovacuum_naptime (60 s). An ANALYZE also invalidates the cached plans of prepared statements
+ * on that table, so the plans follow the table as it grows. Without it, a plan made when a table
+ * held a hundred rows is kept while the table grows to tens of thousands: a benchmark phase that
+ * starts on a fresh table then measures plans no production server would keep.
+ *
+ * `keepAnalyzed(url)` applies that rule to one database, checking every second, while a peer runs
+ * on it; every peer's database gets it, so each is measured with statistics, as it would be in
+ * production. It does nothing when the server's autovacuum is on. The ANALYZE runs on a backend of
+ * the same database, so its CPU counts in the peer's Postgres CPU figures.
+ */
+import pg from 'pg';
+
+const OVER_THRESHOLD = `
+SELECT format('%I.%I', s.schemaname, s.relname) AS name
+FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
+WHERE s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)`;
+
+export interface Analyzer {
+  /** ANALYZE statements run so far. */
+  readonly analyses: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Applies the rule to `url`'s database until `stop()`. The database may not exist yet, or be dropped and
+ * recreated meanwhile (a peer recreates it at its start): each pass connects when it has no connection
+ * and drops it on an error. Nothing runs when the server's autovacuum is on.
+ */
+export function keepAnalyzed(url: string, everyMs = 1000): Analyzer {
+  let c: pg.Client | null = null;
+  let analyses = 0;
+  let stopped = false;
+  let serverDoesIt = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pass: Promise<void> = Promise.resolve();
+  const once = async () => {
+    if (!c) {
+      const fresh = new pg.Client({ connectionString: url, application_name: 'bench-autoanalyze' });
+      fresh.on('error', () => {});
+      await fresh.connect();
+      c = fresh;
+      serverDoesIt = (await c.query<{ autovacuum: string }>('SHOW autovacuum')).rows[0].autovacuum === 'on';
+    }
+    if (serverDoesIt) return;
+    const due = await c.query<{ name: string }>(OVER_THRESHOLD);
+    for (const t of due.rows) {
+      if (stopped) return;
+      await c.query(`ANALYZE ${t.name}`);
+      analyses++;
+    }
+  };
+  const tick = () => {
+    pass = once()
+      .catch(async () => {
+        // Not there yet, or dropped under it: connect again next time.
+        const old = c;
+        c = null;
+        await old?.end().catch(() => {});
+      })
+      .then(() => {
+        if (!stopped && !serverDoesIt) timer = setTimeout(tick, everyMs);
+      });
+  };
+  tick();
+  return {
+    get analyses() {
+      return analyses;
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await pass;
+      await c?.end().catch(() => {});
+      c = null;
+    },
+  };
+}
+
+/**
+ * Runs `fn` with the rule applied to `url`'s database. `analyses`: how many ANALYZE statements it ran;
+ * `note`: the line for the peer's notes (null when nothing was analyzed: the server's autovacuum is on).
+ */
+export async function withStatistics<T>(url: string, fn: () => Promise<T>): Promise<{ result: T; analyses: number; note: string | null }> {
+  const a = keepAnalyzed(url);
+  try {
+    const result = await fn();
+    await a.stop();
+    return { result, analyses: a.analyses, note: a.analyses ? analyzerNote(a.analyses) : null };
+  } finally {
+    await a.stop();
+  }
+}
+
+/** The line a peer's notes carry. */
+export function analyzerNote(analyses: number): string {
+  return (
+    `statistics: the server runs with autovacuum off, so the bench ran ANALYZE on a table whenever autovacuum's ` +
+    `default rule would have (more than 50 + 10 % of its rows changed; checked every second): ${analyses} times on this peer's database`
+  );
+}
