@@ -88,7 +88,7 @@ const cases: Case[] = [
   {
     name: 'FINISH_RUNS (1 run)',
     prepare: (i) => setup(`e${i}`),
-    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], ...new Array(11).fill([]), history, [null]]],
+    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], ...new Array(11).fill([]), history, [`e${i}`]]],
   },
   {
     // A workflow that returns right after its step: the checkpoint goes with the end (one statement instead of two).
@@ -114,7 +114,7 @@ const cases: Case[] = [
         [null],
         [null],
         history,
-        [null],
+        [`k${i}`],
       ],
     ],
   },
