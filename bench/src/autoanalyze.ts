@@ -21,7 +21,7 @@ SELECT format('%I.%I', s.schemaname, s.relname) AS name
 FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
 WHERE s.n_live_tup > 50 + 1.1 * greatest(c.reltuples, 0)`;
 
-export interface Analyzer {
+interface Analyzer {
   /** ANALYZE statements run so far. */
   readonly analyses: number;
   stop(): Promise<void>;
@@ -32,7 +32,7 @@ export interface Analyzer {
  * recreated meanwhile (a peer recreates it at its start): each pass connects when it has no connection
  * and drops it on an error. Nothing runs when the server's autovacuum is on.
  */
-export function keepAnalyzed(url: string, everyMs = 1000): Analyzer {
+function keepAnalyzed(url: string, everyMs = 1000): Analyzer {
   let c: pg.Client | null = null;
   let analyses = 0;
   let stopped = false;
@@ -88,17 +88,17 @@ export function keepAnalyzed(url: string, everyMs = 1000): Analyzer {
  */
 export async function withStatistics<T>(url: string, fn: () => Promise<T>): Promise<{ result: T; analyses: number; note: string | null }> {
   const a = keepAnalyzed(url);
+  let result: T;
   try {
-    const result = await fn();
-    await a.stop();
-    return { result, analyses: a.analyses, note: a.analyses ? analyzerNote(a.analyses) : null };
+    result = await fn();
   } finally {
     await a.stop();
   }
+  return { result, analyses: a.analyses, note: a.analyses ? analyzerNote(a.analyses) : null };
 }
 
 /** The line a peer's notes carry. */
-export function analyzerNote(analyses: number): string {
+function analyzerNote(analyses: number): string {
   return (
     `statistics: the server runs with autovacuum off, so the bench ran ANALYZE on a table whenever it had grown by more than ` +
     `50 rows + 10 % since its last one (autovacuum's threshold, applied to growth; checked every second): ${analyses} times on this peer's database`

@@ -65,8 +65,8 @@ SELECT run_id, seq FROM s`,
  * them all meanwhile). $18: the rows lk locks, the runs and their parents, each id once (a run's
  * parent_id never changes, so the claim's copy is exact; a plain array, so the lookup is an index scan
  * whatever the planner thinks of the batch). Arrays: $1 ids, $2 epochs, $3 statuses (SUCCEEDED, FAILED,
- * or CANCELLED after compensating), $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of these runs, written with their end
- * (the arrays of INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right
+ * or CANCELLED after compensating), $4 outputs, $5 errors (json text); $6..$16 the last checkpoints of
+ * these runs, written with their end (the arrays of INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right
  * after a step sends that step's checkpoint here instead of on its own: one round trip and one commit
  * less, and the step is written exactly when the run held under its epoch is (ended or refused).
  * A run asked to cancel with compensation (cancel_requested_at) is not ended SUCCEEDED: it comes back
