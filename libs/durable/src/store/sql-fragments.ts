@@ -33,12 +33,15 @@ export const SIGNAL_CHANNEL = 'durable_signal';
  * gets its available_at bumped (strictly increasing: the executor's token, see wait-sql.ts) and a
  * hint on SIGNAL_CHANNEL. Reference `(SELECT n FROM <name>_n)` in the final SELECT so the
  * notifications are sent. Used when a message is sent and when a child run ends.
+ * The ids are gathered into an array first (an InitPlan, run once), so the runs are found by their
+ * primary key: as `p.id IN (ids)` the planner semi-joined the CTE against every RUNNING and WAITING
+ * run, rescanning it per run (FINISH_RUNS: 5.5 of 15 ms for 200 runs ending with no parent).
  */
 export const signalRuns = (name: string, ids: string) => `${name} AS (
   UPDATE durable_runs p
   SET available_at = CASE WHEN p.status = 'WAITING' THEN least(p.available_at, now())
                           ELSE greatest(now(), p.available_at + interval '1 millisecond') END
-  WHERE p.id IN (${ids}) AND p.status IN ('RUNNING','WAITING')
+  WHERE p.id = ANY(ARRAY(${ids})) AND p.status IN ('RUNNING','WAITING')
   RETURNING p.id, p.queue, p.status),
 ${name}_n AS (
   SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)
