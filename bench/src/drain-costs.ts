@@ -1,0 +1,124 @@
+/**
+ * npm run drain-costs [-- --runs 20000 --batch 200 --pg-url URL --db-prefix P]
+ * What a drain of 1-step workflows costs Postgres per run, statement by statement, with nothing else
+ * on the machine's cores: `runs` runs are started (startMany, history on) and analyzed, then one
+ * connection claims them in batches of `batch` (CLAIM) and ends each batch with its step checkpoint
+ * (FINISH_RUNS), as a worker does, with the engine's statement texts prepared once (named), until
+ * the queue is empty (the tables are analyzed whenever the runs ended have doubled, as in
+ * autoanalyze.ts). Prints, per run, the wall time and the CPU time of that connection's backend
+ * (from /proc, Linux only), with Postgres choosing its plans as it does for the engine, then again
+ * on a fresh table with every plan generic (plan_cache_mode = force_generic_plan, what a prepared
+ * statement settles on after five calls when it costs no more than the custom plans): a statement
+ * whose plan grows with the square of the batch shows there. Uses the database <prefix>_drain_costs.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
+import { createSchema, OursHost, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
+
+takeDbPrefix(process.argv);
+const { values: a } = parseArgs({
+  options: {
+    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    runs: { type: 'string', default: '20000' },
+    batch: { type: 'string', default: '200' },
+  },
+});
+const url = benchDbUrl(a['pg-url']!, 'drain_costs');
+const runs = Number(a.runs);
+const batch = Number(a.batch);
+for (const [name, n] of [
+  ['runs', runs],
+  ['batch', batch],
+] as const)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1`);
+
+/** CPU seconds (user + system) of process `pid` so far. */
+function cpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+interface Cost {
+  wallMs: number;
+  cpuS: number;
+}
+
+/** Fills the queue, then drains it on one connection; the cost of each statement, summed. */
+async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cost; ended: number }> {
+  await recreateDatabase(url);
+  await createSchema(url);
+  const host = new OursHost({ url, steps: 1, concurrency: 10, dbWrite: false, worker: false, history: true, poolSize: 4 });
+  await host.start();
+  for (let i = 0; i < runs; i += 1000) {
+    const n = Math.min(1000, runs - i);
+    await host.engine.startMany(Array.from({ length: n }, (_, k) => ({ workflow: WORKFLOW, input: '', options: { id: `r${i + k}` } })));
+  }
+  await host.stop();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query('ANALYZE');
+    if (plans === 'generic') await c.query('SET plan_cache_mode = force_generic_plan');
+    const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const claim = { wallMs: 0, cpuS: 0 };
+    const end = { wallMs: 0, cpuS: 0 };
+    const timed = async <T>(into: Cost, send: () => Promise<T>): Promise<T> => {
+      const cpu = cpuSeconds(pid);
+      const t0 = performance.now();
+      const r = await send();
+      into.wallMs += performance.now() - t0;
+      into.cpuS += cpuSeconds(pid) - cpu;
+      return r;
+    };
+    let ended = 0;
+    let analyzedAt = 0;
+    for (;;) {
+      const { rows } = await timed(claim, () =>
+        c.query<{ id: string; lease_epoch: number }>({
+          name: 'claim',
+          text: SQL.CLAIM,
+          values: [QUEUE, batch, 'w', 600_000, [WORKFLOW], true],
+        }),
+      );
+      if (!rows.length) break;
+      const ids = rows.map((r) => r.id);
+      const epochs = rows.map((r) => r.lease_epoch);
+      const all = <T>(v: T) => rows.map(() => v);
+      // FINISH_RUNS: the ends ($1..$5), each with its step's checkpoint ($6..$16), history, the rows to lock.
+      const values = [ids, epochs, all('SUCCEEDED'), all('0'), all(null)];
+      values.push(ids, epochs, all(0), all('benchStep'), all('SUCCEEDED'), all('0'), all(null), all(1), all(0.1), all(null), all(null));
+      await timed(end, () => c.query({ name: 'end', text: SQL.FINISH_RUNS, values: [...values, true, ids] }));
+      ended += rows.length;
+      // Statistics as a server keeps them (see autoanalyze.ts), outside the timings: a plan made when
+      // durable_steps was empty would look each claimed run's steps up with a sequential scan.
+      if (ended >= 2 * analyzedAt) {
+        await c.query('ANALYZE durable_runs, durable_steps, durable_run_events');
+        analyzedAt = ended;
+      }
+    }
+    return { claim, end, ended };
+  } finally {
+    await c.end();
+  }
+}
+
+const lines: string[] = [];
+for (const plans of ['auto', 'generic'] as const) {
+  process.stderr.write(`drain-costs: ${runs} runs, batches of ${batch}, ${plans} plans…\n`);
+  const r = await drain(plans);
+  const us = (ms: number) => ((ms * 1000) / r.ended).toFixed(1).padStart(7);
+  const cpu = (s: number) => ((s * 1e6) / r.ended).toFixed(1).padStart(7);
+  lines.push(
+    `${plans.padEnd(8)} | ${us(r.claim.wallMs)} | ${cpu(r.claim.cpuS)} | ${us(r.end.wallMs)} | ${cpu(r.end.cpuS)} | ${us(r.claim.wallMs + r.end.wallMs)}`,
+  );
+}
+await dropDatabase(url);
+process.stdout.write(
+  [
+    `Drain of ${runs} 1-step runs on one connection, batches of ${batch}: µs per run (wall; CPU of the backend)`,
+    `plans    |   CLAIM |     CPU | FINISH_RUNS |  CPU |   total`,
+    ...lines,
+  ].join('\n') + '\n',
+);
