@@ -37,7 +37,9 @@ const STEP_FAILED_HISTORY = (param: string) =>
  * Many steps of this worker's runs go in one statement (group commit; see WriteBatcher); a
  * transactional step sends its one checkpoint through its own transaction.
  * Run rows are locked in id order (as HEARTBEAT and FINISH_RUNS do): concurrent batches never
- * deadlock. Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs, $4 names, $5 statuses,
+ * deadlock. lk finds them by primary key alone and l keeps the RUNNING ones: with the status test
+ * in the lookup, a plan read every RUNNING run and rescanned the batch for each (4.5 of 6 ms for 200
+ * checkpoints with 200 runs RUNNING). Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs, $4 names, $5 statuses,
  * $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms, $10 compensations (json text:
  * what undoes the step, recorded with it), $11 compensates (a compensation step: the seq it undoes);
  * $12 history. Returns the (run_id, seq) pairs written.
@@ -46,10 +48,10 @@ const INSERT_STEPS = statement(
   'insert_steps',
   `
 WITH ${STEP_ROWS(1)},
-l AS (
-  SELECT r.id, r.lease_epoch FROM durable_runs r
-  WHERE r.id IN (SELECT run_id FROM st) AND r.status = 'RUNNING'
+lk AS MATERIALIZED (
+  SELECT r.id, r.lease_epoch, r.status FROM durable_runs r WHERE r.id = ANY($1::text[])
   ORDER BY r.id FOR SHARE),
+l AS (SELECT id, lease_epoch FROM lk WHERE status = 'RUNNING'),
 s AS (${INSERT_STEP_ROWS}),
 hist AS (${STEP_FAILED_HISTORY('$12')})
 SELECT run_id, seq FROM s`,
