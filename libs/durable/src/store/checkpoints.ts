@@ -39,10 +39,10 @@ const STEP_FAILED_HISTORY = (param: string) =>
  * Run rows are locked in id order (as HEARTBEAT and FINISH_RUNS do): concurrent batches never
  * deadlock. lk finds them by primary key alone and l keeps the RUNNING ones: with the status test
  * in the lookup, a plan read every RUNNING run and rescanned the batch for each (4.5 of 6 ms for 200
- * checkpoints with 200 runs RUNNING). Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs, $4 names, $5 statuses,
- * $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms, $10 compensations (json text:
- * what undoes the step, recorded with it), $11 compensates (a compensation step: the seq it undoes);
- * $12 history. Returns the (run_id, seq) pairs written.
+ * checkpoints with 200 runs RUNNING). Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs,
+ * $4 names, $5 statuses, $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms,
+ * $10 compensations (json text: what undoes the step, recorded with it), $11 compensates (a
+ * compensation step: the seq it undoes); $12 history. Returns the (run_id, seq) pairs written.
  */
 const INSERT_STEPS = statement(
   'insert_steps',
