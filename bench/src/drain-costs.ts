@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
+import { ticksPerSecond } from './pg-cpu.js';
 import { createSchema, OursHost, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 
 takeDbPrefix(process.argv);
@@ -37,7 +38,7 @@ for (const [name, n] of [
 /** CPU seconds (user + system) of process `pid` so far. */
 function cpuSeconds(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
+  return (Number(f[11]) + Number(f[12])) / ticksPerSecond();
 }
 
 interface Cost {
@@ -104,21 +105,21 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
   }
 }
 
+/** A line of the table: the plans column left-aligned, the figures right-aligned under their headers. */
+const row = (cells: string[]) => cells.map((c, i) => (i ? c.padStart(11) : c.padEnd(7))).join(' | ');
 const lines: string[] = [];
 for (const plans of ['auto', 'generic'] as const) {
   process.stderr.write(`drain-costs: ${runs} runs, batches of ${batch}, ${plans} plans…\n`);
   const r = await drain(plans);
-  const us = (ms: number) => ((ms * 1000) / r.ended).toFixed(1).padStart(7);
-  const cpu = (s: number) => ((s * 1e6) / r.ended).toFixed(1).padStart(7);
-  lines.push(
-    `${plans.padEnd(8)} | ${us(r.claim.wallMs)} | ${cpu(r.claim.cpuS)} | ${us(r.end.wallMs)} | ${cpu(r.end.cpuS)} | ${us(r.claim.wallMs + r.end.wallMs)}`,
-  );
+  const us = (ms: number) => ((ms * 1000) / r.ended).toFixed(1);
+  const cpu = (s: number) => ((s * 1e6) / r.ended).toFixed(1);
+  lines.push(row([plans, us(r.claim.wallMs), cpu(r.claim.cpuS), us(r.end.wallMs), cpu(r.end.cpuS), us(r.claim.wallMs + r.end.wallMs)]));
 }
 await dropDatabase(url);
 process.stdout.write(
   [
     `Drain of ${runs} 1-step runs on one connection, batches of ${batch}: µs per run (wall; CPU of the backend)`,
-    `plans    |   CLAIM |     CPU | FINISH_RUNS |  CPU |   total`,
+    row(['plans', 'CLAIM', 'its CPU', 'FINISH_RUNS', 'its CPU', 'total']),
     ...lines,
   ].join('\n') + '\n',
 );

@@ -15,7 +15,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 let clkTck: number | undefined;
-function ticksPerSecond(): number {
+/** The kernel's clock ticks per second (the unit of /proc/<pid>/stat's CPU times). */
+export function ticksPerSecond(): number {
   if (clkTck === undefined) {
     try {
       clkTck = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
