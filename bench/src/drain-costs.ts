@@ -11,11 +11,11 @@
  * statement settles on after five calls when it costs no more than the custom plans): a statement
  * whose plan grows with the square of the batch shows there. Uses the database <prefix>_drain_costs.
  */
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
-import { ticksPerSecond } from './pg-cpu.js';
+import { processCpuSeconds } from './pg-cpu.js';
+import { enqueueBulk } from './peers/ours.js';
 import { createSchema, OursHost, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 
 takeDbPrefix(process.argv);
@@ -35,12 +35,6 @@ for (const [name, n] of [
 ] as const)
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1`);
 
-/** CPU seconds (user + system) of process `pid` so far. */
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(f[11]) + Number(f[12])) / ticksPerSecond();
-}
-
 interface Cost {
   wallMs: number;
   cpuS: number;
@@ -52,10 +46,7 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
   await createSchema(url);
   const host = new OursHost({ url, steps: 1, concurrency: 10, dbWrite: false, worker: false, history: true, poolSize: 4 });
   await host.start();
-  for (let i = 0; i < runs; i += 1000) {
-    const n = Math.min(1000, runs - i);
-    await host.engine.startMany(Array.from({ length: n }, (_, k) => ({ workflow: WORKFLOW, input: '', options: { id: `r${i + k}` } })));
-  }
+  await enqueueBulk(host, 'r', runs, '');
   await host.stop();
   const c = new pg.Client({ connectionString: url });
   await c.connect();
@@ -66,11 +57,11 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
     const claim = { wallMs: 0, cpuS: 0 };
     const end = { wallMs: 0, cpuS: 0 };
     const timed = async <T>(into: Cost, send: () => Promise<T>): Promise<T> => {
-      const cpu = cpuSeconds(pid);
+      const cpu = processCpuSeconds(pid);
       const t0 = performance.now();
       const r = await send();
       into.wallMs += performance.now() - t0;
-      into.cpuS += cpuSeconds(pid) - cpu;
+      into.cpuS += processCpuSeconds(pid) - cpu;
       return r;
     };
     let ended = 0;

@@ -15,8 +15,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 
 let clkTck: number | undefined;
-/** The kernel's clock ticks per second (the unit of /proc/<pid>/stat's CPU times). */
-export function ticksPerSecond(): number {
+function ticksPerSecond(): number {
   if (clkTck === undefined) {
     try {
       clkTck = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -35,6 +34,19 @@ interface ProcSample {
 
 export type PgCpuSnapshot = Map<number, ProcSample>;
 
+/** CPU ticks (user + system) and start time of process `pid`, from /proc/<pid>/stat. */
+function procStat(pid: number): { ticks: number; starttime: string } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state); utime=14, stime=15, starttime=22
+  return { ticks: Number(fields[14 - 3]) + Number(fields[15 - 3]), starttime: fields[22 - 3] };
+}
+
+/** CPU seconds (user + system) process `pid` has used so far. */
+export function processCpuSeconds(pid: number): number {
+  return procStat(pid).ticks / ticksPerSecond();
+}
+
 export function pgCpuAvailable(): boolean {
   try {
     readdirSync('/proc');
@@ -52,11 +64,7 @@ export function snapshotPgCpu(): PgCpuSnapshot {
     try {
       const comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
       if (comm !== 'postgres') continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      // fields[0] is field 3 (state); utime=14, stime=15, starttime=22
-      const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3]);
-      const starttime = fields[22 - 3];
+      const { ticks, starttime } = procStat(pid);
       const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
       snap.set(pid, { ticks, starttime, title });
     } catch {
