@@ -8,6 +8,10 @@ import type { ExecutionWrites } from '../workflow/execution-services.js';
  * once when fewer than `maxInFlight` statements are in flight; otherwise it waits for one of
  * them and goes with every other write that queued meanwhile, in one statement (one round
  * trip, one commit). An idle system pays no delay; a busy one sends fewer, larger statements.
+ * When a statement returns, the queue goes out at the end of that turn of the event loop, with
+ * the writes its callers make as they resume: sent at once, the queue went without them, and the
+ * callers that wrote together split for good into groups that each take their own statement
+ * (ten callers starting one by one: twice the statements per run, in about half of the runs).
  */
 export class WriteBatcher<I, R> {
   private queue: Array<{ item: I; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
@@ -24,15 +28,19 @@ export class WriteBatcher<I, R> {
   add(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        // Writes that become ready in the same turn of the event loop go together.
-        this.scheduled = true;
-        setImmediate(() => {
-          this.scheduled = false;
-          this.pump();
-        });
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (!this.scheduled) {
+      // Writes that become ready in the same turn of the event loop go together.
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.pump();
+      });
+    }
   }
 
   private pump(): void {
@@ -46,7 +54,9 @@ export class WriteBatcher<I, R> {
         )
         .finally(() => {
           this.inFlight--;
-          this.pump();
+          // Not at once: the writes this batch's own callers make next (a caller's next start, a run's
+          // next checkpoint) come in the microtasks that follow, and go with those that queued meanwhile.
+          if (this.queue.length) this.schedule();
         });
     }
   }
