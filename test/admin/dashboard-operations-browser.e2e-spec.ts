@@ -178,8 +178,11 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     const sum = await client.start('admin.sum', { n: 3 });
     await sum.result({ timeoutMs: 10_000 });
     await page.goto(`${url}/durable/#idPrefix=${sum.id}`);
-    await page.locator(`#runs-body tr[data-run="${sum.id}"] [data-output]`).waitFor();
-    expect(await page.locator(`#runs-body tr[data-run="${sum.id}"] [data-output]`).innerText()).toContain('"total": 6');
+    // The row can be on the page already from a list the live stream reloaded while the run was still
+    // RUNNING (no output yet); the filtered list, or the stream's next reload, shows its result.
+    const output = page.locator(`#runs-body tr[data-run="${sum.id}"] [data-output]`);
+    await output.filter({ hasText: '"total": 6' }).waitFor({ timeout: 10_000 });
+    expect(await output.innerText()).toContain('"total": 6');
     await page.locator(`#runs-body tr[data-run="${sum.id}"]`).click();
     await page.click('#btn-fork');
     await page.fill('#confirm-step', '1');
