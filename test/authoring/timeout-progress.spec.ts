@@ -96,8 +96,11 @@ describe('authoring: step timeouts and progress', () => {
       }
     }
     const s = new Steps();
-    const e = await h.engine({ progressing: async () => s.long(500) });
+    // Heartbeats renew the lease with an UPDATE too: slow enough here that none falls in the step, so
+    // the updates counted below are the progress writes and the run's end.
+    const e = await h.engine({ progressing: async () => s.long(500) }, { leaseMs: 60_000, heartbeatMs: 20_000 });
     const before = await h.query(`SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'durable_runs'`);
+    const began = Date.now();
     const handle = await e.startRun('progressing', null);
     const seen = await eventually(async () => (await e.getRun(handle.id))?.progress, 5_000, 'progress to show');
     expect(seen!.steps[0]).toMatchObject({ seq: 0, step: 'long' });
@@ -109,11 +112,13 @@ describe('authoring: step timeouts and progress', () => {
     );
     release();
     await handle.result({ timeoutMs: 5_000 });
+    const seconds = Math.ceil((Date.now() - began) / 1000);
     expect((await e.getRun(handle.id))?.progress).toBeNull();
     await sleep(600); // pg_stat counters are flushed at most every 500 ms
     const after = await h.query(`SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'durable_runs'`);
-    // 500 reports → at most a few progress writes (plus the claim and the end).
-    expect(Number(after[0].n_tup_upd) - Number(before[0].n_tup_upd)).toBeLessThan(8);
+    // 500 reports → at most one progress write a second while the step ran (the run was inserted
+    // claimed), plus the run's end: a few, however slow the machine, never one per report.
+    expect(Number(after[0].n_tup_upd) - Number(before[0].n_tup_upd)).toBeLessThanOrEqual(seconds + 2);
   });
 
   it('compensation after partial progress: cancelled midway through a long step, only the steps that completed are undone', async () => {
