@@ -8,9 +8,16 @@ export type WorkflowFn = (input: any) => Promise<unknown>;
 /** Fast settings for tests: short leases and polls so recovery happens in seconds. */
 export const FAST: EngineOptions = { leaseMs: 1_500, heartbeatMs: 300, pollIntervalMs: 100, sweepIntervalMs: 200, shutdownGraceMs: 500 };
 
-/** An engine without Nest, on its own database, with the given workflows. */
+/**
+ * Engines without Nest, on their own database. An engine made inside a test is stopped when a later
+ * test makes one: each running engine holds its pool and LISTEN connections, and a suite whose
+ * engines piled up, beside another suite in the second jest worker, ran the server out of its 100.
+ * The first engine (suites use `h.engines[0]` as their client) and engines made in beforeAll live
+ * until close().
+ */
 export class EngineHarness {
   readonly engines: DurableEngine[] = [];
+  private readonly madeIn = new Map<DurableEngine, string>();
   readonly prisma;
   readonly pool: pg.Pool;
 
@@ -30,6 +37,8 @@ export class EngineHarness {
     options: EngineOptions = {},
     start = true,
   ): Promise<DurableEngine> {
+    const test = expect.getState().currentTestName;
+    if (test) await this.stopEnginesOfOtherTests(test);
     const registry = new WorkflowRegistry();
     for (const [name, w] of Object.entries(workflows)) {
       const [fn, opts] = Array.isArray(w) ? w : [w, {}];
@@ -37,8 +46,17 @@ export class EngineHarness {
     }
     const engine = new DurableEngine({ registry, connection: this.db.url, prisma: this.prisma as never, options: { ...FAST, ...options } });
     this.engines.push(engine);
+    if (test && this.engines.length > 1) this.madeIn.set(engine, test);
     if (start) await engine.start();
     return engine;
+  }
+
+  private async stopEnginesOfOtherTests(test: string): Promise<void> {
+    const done = [...this.madeIn].filter(([, t]) => t !== test).map(([e]) => e);
+    for (const e of done) {
+      this.madeIn.delete(e);
+      await e.stop().catch(() => {});
+    }
   }
 
   async query<T = any>(sql: string, params: unknown[] = []): Promise<T[]> {
