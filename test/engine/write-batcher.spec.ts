@@ -26,7 +26,16 @@ describe('WriteBatcher (group commit)', () => {
     return { batcher, batches, endNext: () => pending.shift()!(), endAll, turn };
   }
 
-  it('writes of one turn of the event loop go in one statement; a lone write waits for nothing', async () => {
+  it('a lone write, with nothing in flight, goes alone at the end of its turn and gets its answer', async () => {
+    const { batcher, batches, endNext, turn } = controlled();
+    const answer = batcher.add('alone');
+    await turn();
+    expect(batches).toEqual([['alone']]);
+    endNext();
+    expect(await answer).toBe('alone!');
+  });
+
+  it('writes of one turn of the event loop go in one statement', async () => {
     const { batcher, batches, endNext, turn } = controlled();
     const answers = Promise.all(['a', 'b', 'c'].map((w) => batcher.add(w)));
     await turn();
