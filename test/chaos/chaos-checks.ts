@@ -157,8 +157,8 @@ export interface DuplicateVerdict {
  * Plain steps are at-least-once: an execution that did not produce the checkpoint must be explained
  * by its process being killed or frozen, or by the Postgres restart; each such event can explain
  * at most what one process holds unwritten (inFlightBudget), the restart that per live worker. A
- * live process whose lease the sweeper took (recorded in the run's history) explains its own
- * executions of that run: a timing matter, reported by the caller.
+ * live process that lost its lease (swept, or given up by the process itself, both recorded in the
+ * run's history) explains its own executions of that run: a timing matter, reported by the caller.
  */
 /**
  * Step executions one worker process can hold whose checkpoints are not written yet: the steps of the
@@ -187,10 +187,14 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       const zombie = events.find((e) => e.kind === 'freeze' && near(e) && x.t <= (e.end ?? Infinity) + s.leaseMs + 2_000);
       const inRestart = restart && x.t >= restart.at - s.leaseMs - stepMax && x.t <= restart.end! + s.leaseMs + 2_000;
       // A live worker that failed to heartbeat (a starved event loop on a loaded machine) loses its
-      // lease like a frozen one: the sweeper recorded it, and the run moved on without its checkpoint.
-      // Its execution may come before the expiry or after it (stalled between claim and step, it
-      // runs the step late, unaware; the checkpoint is fenced), so any expiry of its lease counts.
-      const stalled = facts.history.get(d.run)?.find((e) => e.kind === 'lease_expired' && e.worker === `chaos:${x.pid}`);
+      // lease like a frozen one, and the run moves on without its checkpoint: the sweeper recorded it
+      // (lease_expired), or the worker saw first that its last renewal was older than the lease,
+      // stopped the run and handed it back (lease_lost by that worker, then released). Its execution
+      // may come before the loss or after it (stalled between claim and step, it runs the step late,
+      // unaware; the checkpoint is fenced), so any loss of its lease on this run counts.
+      const stalled = facts.history
+        .get(d.run)
+        ?.find((e) => (e.kind === 'lease_expired' || e.kind === 'lease_lost') && e.worker === `chaos:${x.pid}`);
       const cause = kill
         ? `SIGKILL of ${kill.pid}`
         : zombie

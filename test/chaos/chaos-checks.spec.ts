@@ -1,0 +1,61 @@
+import { chaosSettings } from './chaos-config.js';
+import { judgeDuplicates, LEASE_LOST_LIVE } from './chaos-checks.js';
+import type { ChaosFacts } from './chaos-facts.js';
+
+/**
+ * How the chaos report explains a plain step executed twice: the analysis is a pure function of
+ * the run's history, so it is checked here on the histories seen in real chaos runs.
+ */
+describe('chaos checks: re-executed steps', () => {
+  const s = chaosSettings();
+  /** Run r's step s1 executed by worker 101, then by 102, whose checkpoint was accepted; `history` of run r. */
+  const facts = (history: Array<{ kind: string; worker: string | null; t: number }>) =>
+    ({
+      duplicates: [
+        {
+          run: 'r',
+          step: 's1',
+          executions: [
+            { pid: 101, t: 1_000 },
+            { pid: 102, t: 5_000 },
+          ],
+          acceptedPid: 102,
+        },
+      ],
+      history: new Map([['r', history]]),
+    }) as unknown as ChaosFacts;
+  const claimed = [
+    { kind: 'claimed', worker: 'chaos:101', t: 900 },
+    { kind: 'claimed', worker: 'chaos:102', t: 4_900 },
+  ];
+
+  it('a re-execution with no kill, freeze, outage or lost lease is unexplained', () => {
+    const v = judgeDuplicates(facts(claimed), [], s, 3);
+    expect(v.unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);
+    expect(v.overBudget).toEqual(['unexplained: 1 extra executions > 0']);
+  });
+
+  it("the sweeper took the live worker's lease (lease_expired): a timing matter, not a violation", () => {
+    const v = judgeDuplicates(facts([claimed[0], { kind: 'lease_expired', worker: 'chaos:101', t: 4_000 }, claimed[1]]), [], s, 3);
+    expect(v.unexplained).toEqual([]);
+    expect(v.byCause.get(LEASE_LOST_LIVE)).toBe(1);
+    expect(v.overBudget).toEqual([]);
+  });
+
+  it('the worker gave the lease up itself after a late renewal (lease_lost, released): a timing matter too', () => {
+    const lost = [
+      claimed[0],
+      { kind: 'lease_lost', worker: 'chaos:101', t: 1_100 },
+      { kind: 'released', worker: null, t: 1_101 },
+      claimed[1],
+    ];
+    const v = judgeDuplicates(facts(lost), [], s, 3);
+    expect(v.unexplained).toEqual([]);
+    expect(v.byCause.get(LEASE_LOST_LIVE)).toBe(1);
+  });
+
+  it("another worker's lost lease does not explain this worker's re-execution", () => {
+    const other = [claimed[0], { kind: 'lease_lost', worker: 'chaos:103', t: 1_100 }, claimed[1]];
+    expect(judgeDuplicates(facts(other), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);
+  });
+});
