@@ -174,8 +174,9 @@ describe('schedules: API and policies in one process', () => {
       '6 jittered runs',
     );
     await engine.schedules.pause('jittery');
-    const rows = await q<{ delay: number; started: number; placed: number }>(
+    const rows = await q<{ delay: number; late: number; started: number; placed: number }>(
       `SELECT extract(epoch FROM available_at - (input->'scheduledAt'->>'v')::timestamptz) * 1000 AS delay,
+              extract(epoch FROM created_at - (input->'scheduledAt'->>'v')::timestamptz) * 1000 AS late,
               extract(epoch FROM started_at - available_at) * 1000 AS started,
               extract(epoch FROM available_at - order_at) * 1000 AS placed
        FROM durable_runs WHERE schedule_id = 'jittery' AND status = 'SUCCEEDED'`,
@@ -183,9 +184,10 @@ describe('schedules: API and policies in one process', () => {
     // its place in the queue is its jittered time, as a start with a runAt (then 1 ms earlier: its claim)
     expect(rows.map((r) => Number(r.placed))).toEqual(rows.map(() => 1));
     const delays = rows.map((r) => Number(r.delay));
-    for (const d of delays) {
-      expect(d).toBeGreaterThanOrEqual(0);
-      expect(d).toBeLessThanOrEqual(800);
+    for (const r of rows) {
+      expect(Number(r.delay)).toBeGreaterThanOrEqual(0);
+      // within the jitter; a slot fired later than that (a loaded machine) is due when it is fired, not in the past
+      expect(Number(r.delay)).toBeLessThanOrEqual(Math.max(800, Number(r.late) + 1));
     }
     expect(new Set(delays.map((d) => Math.round(d / 50))).size).toBeGreaterThan(1); // spread, not one fixed delay
     for (const r of rows) expect(Number(r.started)).toBeGreaterThanOrEqual(-1); // none started before its jittered time
