@@ -6,6 +6,7 @@ import { createDurableTestingModule, type DurableTestingModule } from 'nestjs-du
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { appConfigFromEnv } from '../../src/config/app-config.js';
+import { configureHttp } from '../../src/http/http-setup.js';
 import { PrismaService } from '../../src/prisma/prisma.service.js';
 import { serverUrl } from '../support/global-setup.js';
 import { eventually } from '../support/engine-harness.js';
@@ -41,7 +42,7 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
           ),
         ],
       }),
-      { database: { url: serverUrl() }, schema: { migrations: 'prisma/migrations' }, http: true },
+      { database: { url: serverUrl() }, schema: { migrations: 'prisma/migrations' }, http: { rawBody: true, configure: configureHttp } },
     );
     prisma = t.get(PrismaService);
   });
