@@ -6,6 +6,8 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { appConfigFromEnv } from './config/app-config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from 'nestjs-durable/embedded-postgres';
+import { configureHttp } from './http/http-setup.js';
+import { SHIPMENT_SIGNATURE_HEADER } from './orders/shipment-signature.js';
 import { closeOnSignal } from './shutdown.js';
 import { startTelemetry, type TraceExport } from './telemetry/otel.js';
 
@@ -28,7 +30,8 @@ const config = appConfigFromEnv(process.env);
 // OpenTelemetry before the app: traces (OTEL_TRACES=memory|console|off) and metrics at /metrics.
 if (process.env.OTEL_SDK_DISABLED !== 'true') startTelemetry((process.env.OTEL_TRACES as TraceExport | undefined) ?? 'memory');
 
-const app = await NestFactory.create(AppModule.forRoot(config));
+const app = await NestFactory.create(AppModule.forRoot(config), { rawBody: true });
+configureHttp(app);
 if (embedded) {
   const db = embedded;
   // After Nest has shut down: the last process using the embedded server stops it.
@@ -40,7 +43,14 @@ await app.listen(config.port, '127.0.0.1');
 const url = (await app.getUrl()).replace('127.0.0.1', 'localhost');
 log.log(`example shop on ${url}  (${embedded ? `embedded Postgres, data in ${embedded.dataDir}` : 'Postgres from DATABASE_URL'})`);
 log.log(
-  `admin dashboard: ${url}/durable/  (token: ${config.adminToken}${process.env.ADMIN_TOKEN ? ' from ADMIN_TOKEN' : ', made up for this run: set ADMIN_TOKEN to choose one'})`,
+  config.adminTokenMadeUp
+    ? `admin dashboard: ${url}/durable/  (token: ${config.adminToken}, made up for this run: set ADMIN_TOKEN to choose one)`
+    : `admin dashboard: ${url}/durable/  (token: the one in ADMIN_TOKEN)`,
+);
+log.log(
+  config.shipmentWebhookSecretMadeUp
+    ? `shipment webhook secret: ${config.shipmentWebhookSecret} (made up for this run: set SHIPMENT_WEBHOOK_SECRET to choose one); sign each webhook with ${SHIPMENT_SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of "<order id>.<body>">`
+    : `shipment webhook: signed with SHIPMENT_WEBHOOK_SECRET in ${SHIPMENT_SIGNATURE_HEADER}`,
 );
 log.log(`metrics: ${url}/metrics (Prometheus)  traces: ${url}/traces/<traceId> (the trace id is in the run detail of the dashboard)`);
 log.log(

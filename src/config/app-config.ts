@@ -49,6 +49,12 @@ export interface AppConfig {
   };
   /** Bearer token of the admin dashboard and API at /durable. ADMIN_TOKEN; main.ts makes up one when unset. */
   adminToken: string;
+  /** True when ADMIN_TOKEN was not set and the token was made up at start (main.ts prints it only then). */
+  adminTokenMadeUp: boolean;
+  /** Key of the shipment webhook's HMAC signature (header x-shipment-signature). SHIPMENT_WEBHOOK_SECRET; made up at start when unset. */
+  shipmentWebhookSecret: string;
+  /** True when SHIPMENT_WEBHOOK_SECRET was not set (main.ts prints the made-up one). */
+  shipmentWebhookSecretMadeUp: boolean;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -96,6 +102,9 @@ export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppC
     orders: { unpaidTtlMs: num(env, 'UNPAID_ORDER_TTL_MS', 24 * 3600_000) },
     reports: { dir: env.REPORTS_DIR || '.data/reports', createDir: !env.REPORTS_DIR },
     adminToken: env.ADMIN_TOKEN || randomBytes(12).toString('base64url'),
+    adminTokenMadeUp: !env.ADMIN_TOKEN,
+    shipmentWebhookSecret: env.SHIPMENT_WEBHOOK_SECRET || randomBytes(16).toString('base64url'),
+    shipmentWebhookSecretMadeUp: !env.SHIPMENT_WEBHOOK_SECRET,
     ...overrides,
   };
 }

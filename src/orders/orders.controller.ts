@@ -1,10 +1,16 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, type RawBodyRequest } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
+import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { parseCreateOrder, parseOrderId, parseShipment } from './create-order.dto.js';
 import { OrdersService } from './orders.service.js';
+import { checkShipmentSignature, SHIPMENT_SIGNATURE_HEADER } from './shipment-signature.js';
 
 @Controller('orders')
 export class OrdersController {
-  constructor(@Inject(OrdersService) private readonly orders: OrdersService) {}
+  constructor(
+    @Inject(OrdersService) private readonly orders: OrdersService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   /** POST /orders { customer, email, sku, quantity } → 201 with the order (status NEW). */
   @Post()
@@ -25,10 +31,20 @@ export class OrdersController {
     return this.orders.cancel(parseOrderId(id));
   }
 
-  /** POST /orders/:id/shipment { trackingNumber }: the carrier's webhook → 202, the run continues; 409 once it cannot. */
+  /**
+   * POST /orders/:id/shipment { trackingNumber }: the carrier's webhook, signed with the shared
+   * secret (header x-shipment-signature, 401 without it) → 202, the run continues; 409 once it cannot.
+   */
   @Post(':id/shipment')
   @HttpCode(202)
-  ship(@Param('id') id: string, @Body() body: unknown) {
-    return this.orders.ship(parseOrderId(id), parseShipment(body));
+  ship(
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Req() req: RawBodyRequest<IncomingMessage>,
+    @Headers(SHIPMENT_SIGNATURE_HEADER) signature: string | undefined,
+  ) {
+    const orderId = parseOrderId(id);
+    checkShipmentSignature(orderId, req.rawBody, signature, this.config.shipmentWebhookSecret);
+    return this.orders.ship(orderId, parseShipment(body));
   }
 }

@@ -1,7 +1,6 @@
-import { BadRequestException, Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post } from '@nestjs/common';
 import { WorkflowClient } from 'nestjs-durable';
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
+import { parseReportDay } from './report-day.js';
 
 @Controller('reports')
 export class ReportsController {
@@ -14,11 +13,8 @@ export class ReportsController {
   @Post()
   @HttpCode(202)
   async create(@Body() body: unknown) {
-    const raw = (body as { day?: unknown } | null)?.day ?? new Date().toISOString().slice(0, 10);
-    if (typeof raw !== 'string' || !DAY.test(raw) || Number.isNaN(Date.parse(`${raw}T00:00:00Z`))) {
-      throw new BadRequestException(['day must be a date written YYYY-MM-DD']);
-    }
-    const run = await this.workflows.start('salesReport', { day: raw }, { id: `sales-report:${raw}` });
-    return { runId: run.id, day: raw };
+    const day = parseReportDay(body);
+    const run = await this.workflows.start('salesReport', { day }, { id: `sales-report:${day}` });
+    return { runId: run.id, day };
   }
 }

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { eventually } from '../support/engine-harness.js';
-import { testEnv } from './support/example-app.js';
+import { shipmentHeaders, testEnv } from './support/example-app.js';
 import { AppProcess, http } from './support/app-process.js';
 
 /**
@@ -70,7 +70,11 @@ describe('example app: crash mid-workflow and restart', () => {
     expect(await stockOf()).toEqual(stockAfterReserve);
 
     // The carrier's webhook; then the run sleeps durably (WAITING) before the review email.
-    await http(`${second.url}/orders/${id}/shipment`, { method: 'POST', body: { trackingNumber: 'CRASH-1' } });
+    await http(`${second.url}/orders/${id}/shipment`, {
+      method: 'POST',
+      body: { trackingNumber: 'CRASH-1' },
+      headers: shipmentHeaders(id, { trackingNumber: 'CRASH-1' }),
+    });
     await eventually(
       async () => {
         const v = await http(`${second.url}/orders/${id}`);

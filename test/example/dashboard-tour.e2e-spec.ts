@@ -6,7 +6,7 @@ import request from 'supertest';
 import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium, rects } from '../admin/support/browser.js';
 import { eventually } from '../support/engine-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { startExampleApp } from './support/example-app.js';
+import { shipmentHeaders, startExampleApp } from './support/example-app.js';
 
 /**
  * The example shop's dashboard as a new user sees it, in a real Chromium at 1440 and 800 px: what an
@@ -45,7 +45,11 @@ describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () 
     const shipped = await order('ada@example.com');
     await eventually(async () => (await client.getRun(declined))?.status === 'SUCCEEDED', 30_000, 'the declined order to end');
     await eventually(async () => (await client.getRun(shipped))?.status === 'WAITING', 30_000, 'the order to wait for its shipment');
-    await request(app.getHttpServer()).post(`/orders/${shipped}/shipment`).send({ trackingNumber: 'TRK-1' }).expect(202);
+    await request(app.getHttpServer())
+      .post(`/orders/${shipped}/shipment`)
+      .set(shipmentHeaders(shipped, { trackingNumber: 'TRK-1' }))
+      .send(JSON.stringify({ trackingNumber: 'TRK-1' }))
+      .expect(202);
     await eventually(
       async () => !!(await client.getRun(shipped))?.steps.some((s) => s.name === 'durable.sleep'),
       30_000,

@@ -7,7 +7,7 @@ import { GatewayUnavailableError, PaymentGateway } from '../../src/payments/paym
 import { PrismaService } from '../../src/prisma/prisma.service.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { eventually, sleep } from '../support/engine-harness.js';
-import { startExampleApp } from './support/example-app.js';
+import { shipmentHeaders, startExampleApp } from './support/example-app.js';
 
 /** The real gateway, except that customers named flaky-* see two 503s before the charge goes through. */
 class FlakyGateway extends PaymentGateway {
@@ -54,7 +54,8 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
       'run finished, emails sent',
       (v) => ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(v.run?.status) && v.emails.every((e: { sentAt: unknown }) => e.sentAt),
     );
-  const ship = (id: string, trackingNumber: string) => api().post(`/orders/${id}/shipment`).send({ trackingNumber });
+  const ship = (id: string, trackingNumber: string) =>
+    api().post(`/orders/${id}/shipment`).set(shipmentHeaders(id, { trackingNumber })).send(JSON.stringify({ trackingNumber }));
   const stock = (sku: string) => prisma.stock.findUniqueOrThrow({ where: { sku } });
   const emailKinds = (v: { emails: Array<{ kind: string }> }) => v.emails.map((e) => e.kind);
 
@@ -253,8 +254,12 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
 
   it('the admin API and dashboard at /durable need the admin token', async () => {
     const res = await order({ sku: 'mug' }).expect(201);
-    await api().get('/durable/runs').expect(403);
-    await api().get('/durable/runs').set('authorization', 'Bearer wrong-token').expect(403);
+    await api()
+      .get('/durable/runs')
+      .expect(401)
+      .expect('www-authenticate', /^Bearer/);
+    await api().get('/durable/runs').set('authorization', 'Bearer wrong-token').expect(401);
+    await api().get('/durable/runs?limit=1').set('authorization', 'bearer test-admin-token').expect(200); // the scheme is case-insensitive
     const runs = await api().get(`/durable/runs?idPrefix=${res.body.id}`).set('authorization', 'Bearer test-admin-token').expect(200);
     expect(runs.body.items).toEqual([expect.objectContaining({ id: res.body.id, workflowName: 'fulfilOrder' })]);
     const page = await api().get('/durable/').expect(200);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { eventually } from '../support/engine-harness.js';
 import { http } from './support/app-process.js';
+import { shipmentHeaders } from './support/example-app.js';
 
 /**
  * README "Quick start", followed literally on a fresh clone of this repository (its committed
@@ -161,9 +162,20 @@ describe('README quick start on a fresh clone (embedded Postgres, no DATABASE_UR
       'the order to be paid',
     ).catch(app.fail);
     expect(paid.run.steps.map((s: { name: string }) => s.name).slice(0, 3)).toEqual(['reserve', 'charge', 'markPaid']);
-    expect(await http(`${url}/orders/${placed.id}/shipment`, { method: 'POST', body: { trackingNumber: 'TRACK-123' } })).toEqual({
-      accepted: true,
-    });
+    // The webhook is signed with the secret main.ts printed (made up, as no SHIPMENT_WEBHOOK_SECRET is set).
+    const secret = await eventually(
+      async () => /shipment webhook secret: (\S+)/.exec(started.output)?.[1],
+      5_000,
+      'the webhook secret line',
+    );
+    const shipment = { trackingNumber: 'TRACK-123' };
+    expect(
+      await http(`${url}/orders/${placed.id}/shipment`, {
+        method: 'POST',
+        body: shipment,
+        headers: shipmentHeaders(placed.id, shipment, secret),
+      }),
+    ).toEqual({ accepted: true });
     const done = await eventually(
       async () => {
         const v = await http(`${url}/orders/${placed.id}`);

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { startTelemetry, type ExampleTelemetry } from '../../src/telemetry/otel.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { eventually } from '../support/engine-harness.js';
-import { startExampleApp } from './support/example-app.js';
+import { shipmentHeaders, startExampleApp } from './support/example-app.js';
 
 /** The example shop with its OpenTelemetry setup (as main.ts starts it): the order's trace and /metrics. */
 describe('example shop: traces and metrics', () => {
@@ -27,7 +27,11 @@ describe('example shop: traces and metrics', () => {
     const res = await api().post('/orders').send({ customer: 'Ada', email: 'ada@example.com', sku: 'grinder', quantity: 1 }).expect(201);
     const id = res.body.id as string;
     await eventually(async () => (await api().get(`/orders/${id}`).expect(200)).body.status === 'PAID', 20_000, 'the order to be paid');
-    await api().post(`/orders/${id}/shipment`).send({ trackingNumber: 'TRK-1' }).expect(202);
+    await api()
+      .post(`/orders/${id}/shipment`)
+      .set(shipmentHeaders(id, { trackingNumber: 'TRK-1' }))
+      .send(JSON.stringify({ trackingNumber: 'TRK-1' }))
+      .expect(202);
     await eventually(async () => (await api().get(`/orders/${id}`).expect(200)).body.run?.status === 'SUCCEEDED', 20_000, 'the run to end');
     const detail = await api().get(`/durable/runs/${id}`).set('authorization', 'Bearer test-admin-token').expect(200);
     const traceId = detail.body.traceId as string;

@@ -6,10 +6,11 @@ import { createDurableTestingModule, type DurableTestingModule } from 'nestjs-du
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { appConfigFromEnv } from '../../src/config/app-config.js';
+import { configureHttp } from '../../src/http/http-setup.js';
 import { PrismaService } from '../../src/prisma/prisma.service.js';
 import { serverUrl } from '../support/global-setup.js';
 import { eventually } from '../support/engine-harness.js';
-import { testEnv } from './support/example-app.js';
+import { shipmentHeaders, testEnv } from './support/example-app.js';
 
 describe('example shop under virtual time (nestjs-durable/testing)', () => {
   let t: DurableTestingModule;
@@ -41,7 +42,7 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
           ),
         ],
       }),
-      { database: { url: serverUrl() }, schema: { migrations: 'prisma/migrations' }, http: true },
+      { database: { url: serverUrl() }, schema: { migrations: 'prisma/migrations' }, http: { rawBody: true, configure: configureHttp } },
     );
     prisma = t.get(PrismaService);
   });
@@ -56,7 +57,11 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
     await t.advanceTime('1s');
     await t.expectSteps(id, ['reserve', 'charge', 'markPaid', 'remindWarehouse']);
     expect((await t.run(id)).status).toBe('WAITING');
-    await api().post(`/orders/${id}/shipment`).send({ trackingNumber: 'TRACK-60' }).expect(202);
+    await api()
+      .post(`/orders/${id}/shipment`)
+      .set(shipmentHeaders(id, { trackingNumber: 'TRACK-60' }))
+      .send(JSON.stringify({ trackingNumber: 'TRACK-60' }))
+      .expect(202);
     await t.settle();
     await t.expectSteps(id, ['reserve', 'charge', 'markPaid', 'remindWarehouse', 'markShipped']); // asleep for the review
     await t.advanceTime('10s');
@@ -88,7 +93,11 @@ describe('example shop under virtual time (nestjs-durable/testing)', () => {
     expect(run.steps.find((s) => s.name === 'compensate:charge')?.output).toMatchObject({ refundId: expect.stringMatching(/^re_/) });
     expect(await stock('grinder')).toEqual(before);
     expect(await prisma.order.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'NOT_SHIPPED' });
-    await api().post(`/orders/${id}/shipment`).send({ trackingNumber: 'TOO-LATE' }).expect(409);
+    await api()
+      .post(`/orders/${id}/shipment`)
+      .set(shipmentHeaders(id, { trackingNumber: 'TOO-LATE' }))
+      .send(JSON.stringify({ trackingNumber: 'TOO-LATE' }))
+      .expect(409);
     expect((await nightly()) - nightsBefore).toBe(7); // the nightly @DurableCron job ran once per virtual night
   });
 

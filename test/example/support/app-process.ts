@@ -68,10 +68,13 @@ export class AppProcess {
 }
 
 /** fetch + JSON, throwing on a non-2xx answer with its body. */
-export async function http<T = any>(url: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+export async function http<T = any>(
+  url: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<T> {
   const res = await fetch(url, {
     method: init.method ?? 'GET',
-    headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   const text = await res.text();

@@ -2,7 +2,17 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AppModule } from '../../../src/app.module.js';
 import { APP_CONFIG, appConfigFromEnv, type AppConfig } from '../../../src/config/app-config.js';
+import { configureHttp } from '../../../src/http/http-setup.js';
+import { SHIPMENT_SIGNATURE_HEADER, signShipment } from '../../../src/orders/shipment-signature.js';
 import { PaymentGateway } from '../../../src/payments/payment-gateway.js';
+
+/** The shipment webhook's secret in the tests' environment (see signShipment). */
+export const TEST_SHIPMENT_SECRET = 'test-shipment-secret';
+
+/** The headers of a shipment webhook for the order, signed as the carrier would (the body is sent as JSON.stringify(body)). */
+export function shipmentHeaders(orderId: string, body: unknown, secret = TEST_SHIPMENT_SECRET): Record<string, string> {
+  return { 'content-type': 'application/json', [SHIPMENT_SIGNATURE_HEADER]: signShipment(orderId, JSON.stringify(body), secret) };
+}
 
 /** Environment of the example app in tests: fast polls and leases, a quick and reliable gateway. */
 export function testEnv(databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -21,6 +31,7 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     SHIPMENT_REMINDER_MS: '2000',
     REVIEW_REQUEST_DELAY_MS: '300',
     ADMIN_TOKEN: 'test-admin-token',
+    SHIPMENT_WEBHOOK_SECRET: TEST_SHIPMENT_SECRET,
     PRISMA_POOL_SIZE: '5',
     DURABLE_POOL_SIZE: '4',
     ...extra,
@@ -42,7 +53,8 @@ export async function startExampleApp(
     builder = builder.overrideProvider(PaymentGateway).useFactory({ factory: (c: AppConfig) => new Gateway(c), inject: [APP_CONFIG] });
   }
   const moduleRef = await builder.compile();
-  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'], rawBody: true });
+  configureHttp(app);
   await app.init();
   return app;
 }

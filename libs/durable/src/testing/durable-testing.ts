@@ -26,12 +26,25 @@ export interface DurableTestingOptions {
   embeddedDir?: string;
   /** Changes to the testing module before it compiles: `(b) => b.overrideProvider(Gateway).useValue(fake)`. */
   override?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
-  /** true: a full INestApplication (HTTP, for supertest); default: an application context (no HTTP server). */
-  http?: boolean;
+  /**
+   * true: a full INestApplication (HTTP, for supertest); default: an application context (no HTTP
+   * server). An object also makes one, created with `rawBody` (for routes that check a signature
+   * over the bytes received) and passed to `configure` before init, for what the app's main.ts does
+   * to it (middleware, headers, pipes).
+   */
+  http?: boolean | TestingHttpOptions;
   /** Step retry back-offs: 'skip' (default: a retry follows at once) or 'real'. */
   retryDelays?: 'skip' | 'real';
   /** Nest's logger for the app: default ['error', 'warn']; false for none. */
   logger?: LoggerService | LogLevel[] | false;
+}
+
+/** The HTTP app of createDurableTestingModule(…, { http: { … } }). */
+export interface TestingHttpOptions {
+  /** Keep each request's raw body as `req.rawBody` (Nest's `rawBody` application option). */
+  rawBody?: boolean;
+  /** Called with the app before `init()`: apply what the app's main.ts applies. */
+  configure?: (app: INestApplication) => void;
 }
 
 /** How long the kit's waits (settle, waitFor, result) wait at most, by default. */
@@ -67,8 +80,12 @@ export async function createDurableTestingModule(
     const moduleRef = await builder.compile();
     testEngineOptions(moduleRef, db.url);
     const logger = options.logger ?? ['error', 'warn'];
-    if (options.http) app = moduleRef.createNestApplication({ logger });
-    else {
+    if (options.http) {
+      const http = options.http === true ? {} : options.http;
+      const nest = moduleRef.createNestApplication({ logger, rawBody: http.rawBody });
+      http.configure?.(nest);
+      app = nest;
+    } else {
       app = moduleRef;
       moduleRef.useLogger(logger);
     }
