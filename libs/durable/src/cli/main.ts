@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npx nestjs-durable …`: the package's command line (plain Node, no dependencies).
-import { runCli, type CliIo } from './run-cli.js';
-import { runRunsCli } from './runs-cli.js';
-import { runVerify } from './verify-command.js';
+import type { CliIo } from './cli-io.js';
+import { runInit } from './init-command.js';
+import { runRunsCommand } from './runs-command.js';
+import { runVerifyCommand } from './verify-command.js';
 
 const io: CliIo = {
   cwd: process.cwd(),
@@ -10,6 +11,6 @@ const io: CliIo = {
   err: (text) => console.error(text),
 };
 const [command, ...rest] = process.argv.slice(2);
-if (command === 'verify') process.exitCode = await runVerify(rest, io);
-else if (command === 'runs') process.exitCode = await runRunsCli(rest, io);
-else process.exitCode = runCli(process.argv.slice(2), io);
+if (command === 'verify') process.exitCode = await runVerifyCommand(rest, io);
+else if (command === 'runs') process.exitCode = await runRunsCommand(rest, io);
+else process.exitCode = runInit(process.argv.slice(2), io);

@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { errorText } from '../errors/error-text.js';
 import { verifyReportText, type VerifyOptions, type VerifyReport } from '../engine/verify.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './cli-io.js';
 
 export const VERIFY_USAGE = `Usage: npx nestjs-durable verify --module <file> [--export <name>] [--finished-within <duration>]
                                 [--workflow <name>]... [--page-size <n>] [--json]
@@ -31,7 +31,7 @@ interface PackageApi {
 }
 
 /** `npx nestjs-durable verify …`: returns the exit code. */
-export async function runVerify(argv: string[], io: CliIo): Promise<number> {
+export async function runVerifyCommand(argv: string[], io: CliIo): Promise<number> {
   let args;
   try {
     args = parseArgs({

@@ -8,7 +8,7 @@ import { parseListQuery, runId } from '../admin/params.js';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { DurableEngine } from '../engine/durable-engine.js';
 import { DurableError, IllegalTransitionError } from '../errors/index.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './cli-io.js';
 import { formatRun, formatRunList } from './runs-format.js';
 
 export const RUNS_USAGE = `Usage: npx nestjs-durable runs <command> [options]     (DATABASE_URL, or --database-url)
@@ -84,7 +84,7 @@ function filterQuery(v: Values): Record<string, string | string[]> {
 }
 
 /** `nestjs-durable runs …`; returns the exit code. */
-export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runRunsCommand(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Values;
   let positionals: string[];
   try {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
-import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
+import { runRunsCommand } from '../../libs/durable/src/cli/runs-command.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import pg from 'pg';
 import { seedRuns } from '../admin/support/admin-app.js';
@@ -15,7 +15,7 @@ describe('nestjs-durable runs (CLI)', () => {
   const cli = async (...args: string[]) => {
     let out = '';
     let err = '';
-    const code = await runRunsCli(
+    const code = await runRunsCommand(
       args,
       { cwd: process.cwd(), out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) },
       { DATABASE_URL: db.url },
@@ -133,7 +133,7 @@ describe('nestjs-durable runs (CLI)', () => {
     expect((await cli('delete', 'K-00003')).code).toBe(2);
     expect((await cli('explode')).code).toBe(2);
     expect((await cli('cancel')).code).toBe(2);
-    const noUrl = await runRunsCli(['list'], { cwd: '.', out: () => {}, err: () => {} }, {});
+    const noUrl = await runRunsCommand(['list'], { cwd: '.', out: () => {}, err: () => {} }, {});
     expect(noUrl).toBe(2);
   });
 
