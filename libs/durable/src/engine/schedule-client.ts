@@ -16,7 +16,6 @@ import {
   type ScheduleView,
   type TriggerResult,
 } from './schedules.js';
-import type { RunPlacement } from './unregistered-workflow.js';
 
 /**
  * Runtime schedules (e.g. one per tenant), stored in durable_schedules: they survive restarts and
@@ -59,7 +58,10 @@ export class ScheduleClient {
    * (the command line): the queue, priority and timeout of the run when this process does not
    * register the schedule's workflow.
    */
-  trigger(id: string, opts: { unregistered?: RunPlacement } = {}): Promise<TriggerResult> {
+  trigger(
+    id: string,
+    opts: { unregistered?: { queue: string; priority?: number; timeoutMs?: number | null } } = {},
+  ): Promise<TriggerResult> {
     return triggerSchedule(this.context(), id, opts.unregistered);
   }
 

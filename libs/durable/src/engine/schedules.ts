@@ -27,7 +27,7 @@ import {
 } from '../store/schedules.js';
 import type { RunStatus } from '../store/rows.js';
 import type { EngineContext } from './engine-context.js';
-import { workflowName, type RunPlacement } from './unregistered-workflow.js';
+import { placementOf, workflowName, type RunPlacement } from './unregistered-workflow.js';
 
 /** A schedule created at runtime (e.g. one per tenant): `client.schedules.create({ id, workflow, cron, … })`. */
 export interface ScheduleDefinition extends SchedulePolicy {
@@ -217,12 +217,7 @@ export async function createSchedule(e: EngineContext, def: ScheduleDefinition, 
  * starts from the first slot after now; other changes keep the next fire. Schedules declared in
  * code change in code (ScheduleConflictError).
  */
-export async function updateSchedule(
-  e: EngineContext,
-  id: string,
-  changes: ScheduleChanges,
-  requireRegistered = true,
-): Promise<ScheduleView> {
+export async function updateSchedule(e: EngineContext, id: string, changes: ScheduleChanges, registered = true): Promise<ScheduleView> {
   const c = checkObject('schedules.update()', changes);
   for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
     const { row, now } = await mustGet(e, id);
@@ -239,7 +234,7 @@ export async function updateSchedule(
         'id' in c ? 'id' : 'paused',
       );
     const workflow =
-      c.workflow === undefined ? row.workflowName : typeof c.workflow === 'string' ? workflowName(e, c.workflow, requireRegistered) : null;
+      c.workflow === undefined ? row.workflowName : typeof c.workflow === 'string' ? workflowName(e, c.workflow, registered) : null;
     if (workflow === null) throw new InvalidArgumentError(`${where}: workflow must be the name of a registered workflow.`, 'workflow');
     const { workflow: _w, input, ...rest } = c;
     const spec = resolveScheduleSpec(where, {
@@ -320,10 +315,7 @@ const specOf = (row: ScheduleRow): ScheduleSpec => ({
 export async function triggerSchedule(e: EngineContext, id: string, unregistered?: RunPlacement): Promise<TriggerResult> {
   for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
     const { row, now } = await mustGet(e, id);
-    const def =
-      unregistered && !e.registry.has(row.workflowName)
-        ? { queue: unregistered.queue, options: { priority: unregistered.priority, timeoutMs: unregistered.timeoutMs ?? undefined } }
-        : e.registry.get(row.workflowName);
+    const def = placementOf(e, row.workflowName, unregistered);
     const runId = scheduleRunId(id, now, true);
     const candidates = [{ slot: now, runId, manual: true }];
     if (row.bufferedSlot)
