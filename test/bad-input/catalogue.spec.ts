@@ -14,7 +14,7 @@ import {
   WorkflowFailedError,
 } from 'nestjs-durable';
 import { EngineHarness } from '../support/engine-harness.js';
-import { runVerify } from '../../libs/durable/src/cli/verify-command.js';
+import { runVerifyCommand } from '../../libs/durable/src/cli/verify-command.js';
 
 /**
  * The bad-input catalogue: what a caller or a workflow can get wrong, and the typed error each
@@ -305,7 +305,7 @@ describe('bad input: the catalogue', () => {
     it('npx nestjs-durable verify without --module, with a missing file or a bad duration: exit 2 and what to pass', async () => {
       const run = async (args: string[]) => {
         let err = '';
-        const code = await runVerify(args, { cwd: process.cwd(), out: () => {}, err: (t) => (err += t) });
+        const code = await runVerifyCommand(args, { cwd: process.cwd(), out: () => {}, err: (t) => (err += t) });
         return { code, err };
       };
       expect(await run([])).toMatchObject({

@@ -20,7 +20,7 @@ import {
 import { createDurableTestingModule, replayRun, type DurableTestingModule, type RunExport } from 'nestjs-durable/testing';
 import request from 'supertest';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
-import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
+import { runRunsCommand } from '../../libs/durable/src/cli/runs-command.js';
 import { WorkflowExplorer } from '../../libs/durable/src/nest/workflow-explorer.js';
 import { serverUrl } from '../support/global-setup.js';
 
@@ -209,7 +209,7 @@ describe('replayRun: a recorded run against current code (nestjs-durable/testing
     try {
       const file = join(dir, 'run.json');
       const io = { cwd: dir, out: () => {}, err: () => {} };
-      expect(await runRunsCli(['export', finished.run.id, '--out', 'run.json'], io, { DATABASE_URL: t.db.url })).toBe(0);
+      expect(await runRunsCommand(['export', finished.run.id, '--out', 'run.json'], io, { DATABASE_URL: t.db.url })).toBe(0);
       await expect(replayRun(readFileSync(file, 'utf8'), await codeOf(OrderV1))).resolves.toMatchObject({
         outcome: 'returned',
         replayed: 5,

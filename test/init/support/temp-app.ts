@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { runCli } from '../../../libs/durable/src/cli/run-cli.js';
+import { runInit } from '../../../libs/durable/src/cli/init-command.js';
 
 const root = process.cwd();
 
@@ -41,7 +41,7 @@ export interface Ran {
 export function cli(dir: string, ...args: string[]): Ran {
   let out = '';
   let err = '';
-  const code = runCli(args, { cwd: dir, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) });
+  const code = runInit(args, { cwd: dir, out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) });
   return { code, out, err };
 }
 

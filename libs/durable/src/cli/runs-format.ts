@@ -1,4 +1,5 @@
-/** Text output of `nestjs-durable runs list|show`: aligned columns, times in UTC. */
+/** Text output of `nestjs-durable runs list|show`: aligned columns, times in UTC, stored text escaped (safeText). */
+import { safeText } from './safe-text.js';
 
 interface ListItem {
   id: string;
@@ -24,7 +25,9 @@ function outcome(r: ListItem): string {
 const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-function table(rows: string[][]): string {
+/** Aligned columns; every cell escaped first, so a control character cannot break a row. */
+export function table(cells: string[][]): string {
+  const rows = cells.map((r) => r.map(safeText));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
 }
@@ -78,6 +81,7 @@ export function formatRun(r: Detail): string {
   const err = r.error as { name?: string; message?: string } | null | undefined;
   if (err) lines.push(`error ${err.name ?? 'Error'}: ${err.message ?? JSON.stringify(err)}`);
   if (r.output !== null && r.output !== undefined) lines.push(`output ${clip(JSON.stringify(r.output), 200)}`);
+  for (let i = 0; i < lines.length; i++) lines[i] = safeText(lines[i]);
   if (r.steps.length) {
     lines.push('');
     const rows = [['#', 'STEP', 'STATUS', 'TRIES', 'DURATION']];

@@ -3,10 +3,12 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { errorText } from '../errors/error-text.js';
 import { verifyReportText, type VerifyOptions, type VerifyReport } from '../engine/verify.js';
-import type { CliIo } from './run-cli.js';
+import type { CliIo } from './cli-io.js';
+import { describeFailure, EXIT } from './cli-errors.js';
+import { safeText } from './safe-text.js';
 
-export const VERIFY_USAGE = `Usage: npx nestjs-durable verify --module <file> [--export <name>] [--finished-within <duration>]
-                                [--workflow <name>]... [--page-size <n>] [--json]
+export const VERIFY_USAGE = `Usage: npx nestjs-durable verify --module <file> [--export <name>] [--call <method>]
+                                [--finished-within <duration>] [--workflow <name>]... [--page-size <n>] [--json]
 
 Before a deploy: replays every unfinished run in the database (DATABASE_URL, or the connection the
 app gives DurableModule) against the workflows of this build, and lists the runs it would fail.
@@ -16,14 +18,21 @@ READ ONLY transaction that is rolled back.
 
 Options:
   --module <file>               the compiled root module, e.g. dist/app.module.js (relative to the current folder)
-  --export <name>               its exported class (default AppModule, or the module's only export)
+  --export <name>               what the file exports for the root module (default AppModule, or its only
+                                module-like export): a module class, a dynamic module (AppModule.forRoot()),
+                                or a function returning one (called with no arguments)
+  --call <method>               call this static method of the export, e.g. --call forRoot; without it a class
+                                that does not import DurableModule itself but has a static forRoot() is booted
+                                as AppModule.forRoot()
   --finished-within <duration>  also replay runs that finished within this long, e.g. 30m, 24h, 7d
   --workflow <name>             only this workflow (repeatable)
   --page-size <n>               runs read and replayed at a time (default 500)
   --json                        print the report as JSON
+  --verbose                     print the stack of an error
   -h, --help                    this text
 
-Exit codes: 0 no run would fail; 1 some would (listed); 2 bad command line, or the app did not boot.`;
+Exit codes: 0 no run would fail; 1 some would (listed); 2 bad command line, or the app did not boot;
+3 database unreachable, login refused or without the nestjs-durable tables.`;
 
 /** The part of the package's public API the command uses (loaded by name: the app's own module imports the same copy). */
 interface PackageApi {
@@ -31,7 +40,7 @@ interface PackageApi {
 }
 
 /** `npx nestjs-durable verify …`: returns the exit code. */
-export async function runVerify(argv: string[], io: CliIo): Promise<number> {
+export async function runVerifyCommand(argv: string[], io: CliIo): Promise<number> {
   let args;
   try {
     args = parseArgs({
@@ -39,6 +48,8 @@ export async function runVerify(argv: string[], io: CliIo): Promise<number> {
       options: {
         module: { type: 'string' },
         export: { type: 'string' },
+        call: { type: 'string' },
+        verbose: { type: 'boolean' },
         'finished-within': { type: 'string' },
         workflow: { type: 'string', multiple: true },
         'page-size': { type: 'string' },
@@ -60,10 +71,9 @@ export async function runVerify(argv: string[], io: CliIo): Promise<number> {
       workflows: args.workflow,
       pageSize: args['page-size'] === undefined ? undefined : Number(args['page-size']),
     };
-    appModule = await loadModule(resolve(io.cwd, args.module), args.export);
+    appModule = await loadModule(resolve(io.cwd, args.module), args.export, args.call);
   } catch (e) {
-    io.err(`nestjs-durable verify: ${errorText(e)}`);
-    return 2;
+    return failed(e, io, args.verbose);
   }
   let lastProgress = 0;
   opts.onProgress = (p) => {
@@ -77,32 +87,68 @@ export async function runVerify(argv: string[], io: CliIo): Promise<number> {
     const api = (await import(SELF)) as PackageApi;
     report = await api.verifyApp(appModule, { ...opts, logger: ['error', 'warn'] });
   } catch (e) {
-    io.err(`nestjs-durable verify: ${errorText(e)}`);
-    return 2;
+    return failed(e, io, args.verbose);
   }
   io.out(args.json ? JSON.stringify(report, null, 2) : verifyReportText(report));
   return report.ok ? 0 : 1;
 }
 
-/** The app's root module class from a compiled file. */
-async function loadModule(file: string, name: string | undefined): Promise<unknown> {
+/**
+ * An error before the report: the database's (exit 3, one line saying what to do), or the app's
+ * module that did not load or boot (exit 2).
+ */
+function failed(e: unknown, io: CliIo, verbose: boolean | undefined): number {
+  const { code, line } = describeFailure(e, process.env.DATABASE_URL);
+  io.err(`nestjs-durable verify: ${safeText(code === EXIT.database ? line : errorText(e))}`);
+  if (verbose)
+    io.err(
+      String((e as Error)?.stack ?? '')
+        .split('\n')
+        .map(safeText)
+        .join('\n'),
+    );
+  return code === EXIT.database ? EXIT.database : EXIT.usage;
+}
+
+const isClass = (v: unknown) => typeof v === 'function' && /^class[\s{]/.test(Function.prototype.toString.call(v));
+const isDynamicModule = (v: unknown) => !!v && typeof v === 'object' && typeof (v as { module?: unknown }).module === 'function';
+const moduleLike = (v: unknown) => typeof v === 'function' || isDynamicModule(v) || v instanceof Promise;
+
+/**
+ * The app's root module from a compiled file: an exported module class (booted as it is, or through
+ * its static forRoot() — see verifyApp), a dynamic module, or a factory function returning one.
+ */
+export async function loadModule(file: string, name: string | undefined, call: string | undefined): Promise<unknown> {
   const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const exports = () => Object.keys(mod).join(', ') || 'none';
+  let chosen: unknown;
+  let chosenName: string;
   if (name) {
-    if (typeof mod[name] !== 'function')
-      throw new Error(`${file} exports no class "${name}" (exports: ${Object.keys(mod).join(', ') || 'none'})`);
-    return mod[name];
+    if (!moduleLike(mod[name]))
+      throw new Error(`${file} exports no module "${name}" (a class, a dynamic module or a function returning one; exports: ${exports()})`);
+    [chosen, chosenName] = [mod[name], name];
+  } else if (mod.AppModule !== undefined) {
+    [chosen, chosenName] = [mod.AppModule, 'AppModule'];
+  } else {
+    const candidates = Object.entries(mod).filter(([, v]) => moduleLike(v));
+    if (candidates.length !== 1) throw new Error(`${file}: name the root module with --export (exports: ${exports()})`);
+    [chosenName, chosen] = candidates[0];
   }
-  if (typeof mod.AppModule === 'function') return mod.AppModule;
-  const classes = Object.entries(mod).filter(([, v]) => typeof v === 'function');
-  if (classes.length === 1) return classes[0][1];
-  throw new Error(`${file}: name the root module with --export (exports: ${Object.keys(mod).join(', ') || 'none'})`);
+  if (call) {
+    const method = (chosen as Record<string, unknown> | null)?.[call];
+    if (typeof method !== 'function') throw new Error(`${chosenName} has no static method "${call}" to call (--call)`);
+    return await method.call(chosen);
+  }
+  // A factory (a plain or arrow function, not a class) builds the module: call it as the app's main.ts would.
+  if (typeof chosen === 'function' && !isClass(chosen)) return await chosen();
+  return await chosen;
 }
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** "30m", "24h", "7d", "500ms" or plain ms → ms. */
-export function duration(text: string): number {
+export function duration(text: string, option = '--finished-within'): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
-  if (!m) throw new Error(`--finished-within: "${text}" is not a duration (e.g. 30m, 24h, 7d)`);
+  if (!m) throw new Error(`${option}: "${text}" is not a duration (e.g. 30m, 24h, 7d)`);
   return Math.round(Number(m[1]) * UNITS[m[2] ?? 'ms']);
 }

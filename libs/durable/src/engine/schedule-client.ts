@@ -25,14 +25,17 @@ import {
 export class ScheduleClient {
   constructor(private readonly context: () => EngineContext) {}
 
-  /** Creates a schedule (idempotent for the same definition); see ScheduleDefinition. */
-  create(definition: ScheduleDefinition): Promise<ScheduleView> {
-    return createSchedule(this.context(), definition);
+  /**
+   * Creates a schedule (idempotent for the same definition); see ScheduleDefinition. With
+   * `requireRegistered: false` (the command line) the workflow need not be registered in this process.
+   */
+  create(definition: ScheduleDefinition, opts: { requireRegistered?: boolean } = {}): Promise<ScheduleView> {
+    return createSchedule(this.context(), definition, opts.requireRegistered ?? true);
   }
 
   /** Changes a runtime schedule; a new cron or time zone starts from the first slot after now. */
-  update(id: string, changes: ScheduleChanges): Promise<ScheduleView> {
-    return updateSchedule(this.context(), id, changes);
+  update(id: string, changes: ScheduleChanges, opts: { requireRegistered?: boolean } = {}): Promise<ScheduleView> {
+    return updateSchedule(this.context(), id, changes, opts.requireRegistered ?? true);
   }
 
   /** Deletes a schedule (its runs stay); false if there was none. */
@@ -50,9 +53,16 @@ export class ScheduleClient {
     return resumeSchedule(this.context(), id);
   }
 
-  /** Starts a run now, under the schedule's overlap policy; the next fire does not move. */
-  trigger(id: string): Promise<TriggerResult> {
-    return triggerSchedule(this.context(), id);
+  /**
+   * Starts a run now, under the schedule's overlap policy; the next fire does not move. `unregistered`
+   * (the command line): the queue, priority and timeout of the run when this process does not
+   * register the schedule's workflow.
+   */
+  trigger(
+    id: string,
+    opts: { unregistered?: { queue: string; priority?: number; timeoutMs?: number | null } } = {},
+  ): Promise<TriggerResult> {
+    return triggerSchedule(this.context(), id, opts.unregistered);
   }
 
   /** One schedule, or null. */

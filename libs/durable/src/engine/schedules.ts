@@ -27,6 +27,7 @@ import {
 } from '../store/schedules.js';
 import type { RunStatus } from '../store/rows.js';
 import type { EngineContext } from './engine-context.js';
+import { placementOf, workflowName, type RunPlacement } from './unregistered-workflow.js';
 
 /** A schedule created at runtime (e.g. one per tenant): `client.schedules.create({ id, workflow, cron, … })`. */
 export interface ScheduleDefinition extends SchedulePolicy {
@@ -178,13 +179,13 @@ async function mustGet(e: EngineContext, id: string): Promise<{ row: ScheduleRow
  * id that exists with the same definition returns it (idempotent); with another one it is a
  * ScheduleConflictError. The workflow must be registered in this process.
  */
-export async function createSchedule(e: EngineContext, def: ScheduleDefinition): Promise<ScheduleView> {
+export async function createSchedule(e: EngineContext, def: ScheduleDefinition, requireRegistered = true): Promise<ScheduleView> {
   const d = checkObject('schedules.create()', def);
   const id = checkId(d.id);
   const where = `schedule "${id}"`;
   if (typeof d.workflow !== 'string')
     throw new InvalidArgumentError(`${where}: workflow must be the name of a registered workflow.`, 'workflow');
-  const workflow = e.registry.get(d.workflow).name;
+  const workflow = workflowName(e, d.workflow, requireRegistered);
   if (d.paused !== undefined && typeof d.paused !== 'boolean')
     throw new InvalidArgumentError(`${where}: paused must be true or false.`, 'paused');
   const { id: _id, workflow: _w, input, paused, ...rest } = d;
@@ -216,7 +217,7 @@ export async function createSchedule(e: EngineContext, def: ScheduleDefinition):
  * starts from the first slot after now; other changes keep the next fire. Schedules declared in
  * code change in code (ScheduleConflictError).
  */
-export async function updateSchedule(e: EngineContext, id: string, changes: ScheduleChanges): Promise<ScheduleView> {
+export async function updateSchedule(e: EngineContext, id: string, changes: ScheduleChanges, registered = true): Promise<ScheduleView> {
   const c = checkObject('schedules.update()', changes);
   for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
     const { row, now } = await mustGet(e, id);
@@ -232,7 +233,8 @@ export async function updateSchedule(e: EngineContext, id: string, changes: Sche
         `${where}: update() cannot change ${'id' in c ? 'the id' : 'paused (use pause() and resume())'}.`,
         'id' in c ? 'id' : 'paused',
       );
-    const workflow = c.workflow === undefined ? row.workflowName : typeof c.workflow === 'string' ? e.registry.get(c.workflow).name : null;
+    const workflow =
+      c.workflow === undefined ? row.workflowName : typeof c.workflow === 'string' ? workflowName(e, c.workflow, registered) : null;
     if (workflow === null) throw new InvalidArgumentError(`${where}: workflow must be the name of a registered workflow.`, 'workflow');
     const { workflow: _w, input, ...rest } = c;
     const spec = resolveScheduleSpec(where, {
@@ -310,10 +312,10 @@ const specOf = (row: ScheduleRow): ScheduleSpec => ({
  * a run still active, "skip" starts nothing and "bufferOne" starts it when that run ends. The run's
  * id is `sched:<id>:<now ISO>:manual`, its input has `manual: true`. The next fire does not move.
  */
-export async function triggerSchedule(e: EngineContext, id: string): Promise<TriggerResult> {
+export async function triggerSchedule(e: EngineContext, id: string, unregistered?: RunPlacement): Promise<TriggerResult> {
   for (let attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
     const { row, now } = await mustGet(e, id);
-    const def = e.registry.get(row.workflowName);
+    const def = placementOf(e, row.workflowName, unregistered);
     const runId = scheduleRunId(id, now, true);
     const candidates = [{ slot: now, runId, manual: true }];
     if (row.bufferedSlot)

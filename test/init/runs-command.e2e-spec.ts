@@ -2,11 +2,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { userInfo } from 'node:os';
-import { runRunsCli } from '../../libs/durable/src/cli/runs-cli.js';
+import { runRunsCommand } from '../../libs/durable/src/cli/runs-command.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import pg from 'pg';
 import { seedRuns } from '../admin/support/admin-app.js';
 import { run } from './support/temp-app.js';
+
+/** A control character a terminal would act on (line feeds between lines aside), or a bidi override. */
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/;
 
 /** `npx nestjs-durable runs …` against a real database with no app running. */
 describe('nestjs-durable runs (CLI)', () => {
@@ -15,7 +19,7 @@ describe('nestjs-durable runs (CLI)', () => {
   const cli = async (...args: string[]) => {
     let out = '';
     let err = '';
-    const code = await runRunsCli(
+    const code = await runRunsCommand(
       args,
       { cwd: process.cwd(), out: (t) => (out += `${t}\n`), err: (t) => (err += `${t}\n`) },
       { DATABASE_URL: db.url },
@@ -133,8 +137,52 @@ describe('nestjs-durable runs (CLI)', () => {
     expect((await cli('delete', 'K-00003')).code).toBe(2);
     expect((await cli('explode')).code).toBe(2);
     expect((await cli('cancel')).code).toBe(2);
-    const noUrl = await runRunsCli(['list'], { cwd: '.', out: () => {}, err: () => {} }, {});
+    const noUrl = await runRunsCommand(['list'], { cwd: '.', out: () => {}, err: () => {} }, {});
     expect(noUrl).toBe(2);
+  });
+
+  it('takes the start of an id that only one run has; refuses an ambiguous or unknown one clearly', async () => {
+    const shown = await cli('show', 'K-00035');
+    expect(shown).toMatchObject({ code: 0, out: expect.stringContaining('K-00035  mail.send') });
+    await seedRuns(pool, { count: 1, prefix: 'only-one-', workflows: ['billing.charge'], steps: 1 });
+    expect((await cli('show', 'only-o')).out).toContain('only-one-00000  billing.charge  PENDING');
+    expect(JSON.parse((await cli('export', 'only-o')).out).run.id).toBe('only-one-00000');
+    const ambiguous = await cli('show', 'K-0001');
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.err).toMatch(/"K-0001" is the start of 10 run ids \("K-0001\d", "K-0001\d", …\): give more of the id\./);
+    const none = await cli('cancel', 'nothing-like-this');
+    expect(none).toMatchObject({ code: 1, err: expect.stringContaining('No run with id "nothing-like-this", nor one whose id starts so') });
+  });
+
+  it('prints ids, tags, workflow names and errors with control characters escaped, tables aligned', async () => {
+    // Written with SQL: the API refuses such ids, but rows written before (or by hand) may hold them.
+    const hostile = 'evil\x1b]0;pwned\x07\x1b[2J\r\n';
+    await seedRuns(pool, { count: 2, prefix: hostile, workflows: ['wf\x1b[31mred'], steps: 1 });
+    await pool.query(
+      `UPDATE durable_runs SET tags = ARRAY[$2], status = 'FAILED', error = jsonb_build_object('name', 'Error', 'message', $3::text)
+        WHERE id LIKE $1 || '%'`,
+      [hostile, 'tag\x9b2J\u202e', 'boom\x1b[2J\nline two\x07'],
+    );
+    const list = await cli('list', '--id-prefix', 'evil');
+    const show = await cli('show', `${hostile}00001`);
+    for (const text of [list.out, list.err, show.out, show.err]) expect(text).not.toMatch(RAW_CONTROL);
+    const lines = list.out.trimEnd().split('\n');
+    expect(lines).toHaveLength(4); // header, two runs, the count
+    expect(lines[1]).toContain('evil\\x1b]0;pwned\\x07\\x1b[2J\\r\\n00001  wf\\x1b[31mred  FAILED');
+    expect(lines[2]).toContain('evil\\x1b]0;pwned\\x07\\x1b[2J\\r\\n00000  wf\\x1b[31mred  FAILED');
+    expect(lines[1]).toContain('boom\\x1b[2J\\nline two\\x07 [tag\\x9b2J\\u202e]');
+    expect(lines[1].indexOf('FAILED')).toBe(lines[0].indexOf('STATUS'));
+    expect(show.out.split('\n')[0]).toBe('evil\\x1b]0;pwned\\x07\\x1b[2J\\r\\n00001  wf\\x1b[31mred  FAILED');
+    expect(show.out).toContain('error Error: boom\\x1b[2J\\nline two\\x07');
+    // JSON stays JSON (the C1 and bidi characters as \u escapes) and decodes to the stored text.
+    const json = await cli('show', `${hostile}00001`, '--json');
+    expect(json.out).not.toMatch(RAW_CONTROL);
+    expect(JSON.parse(json.out).tags).toEqual(['tag\x9b2J\u202e']);
+    // An error message naming such an id is escaped too.
+    expect((await cli('resume', `${hostile}00001`, '--database-url', db.url)).code).toBe(0);
+    const refused = await cli('resume', `${hostile}00001`);
+    expect(refused.code).toBe(1);
+    expect(refused.err).not.toMatch(RAW_CONTROL);
   });
 
   it('runs as the package binary in a child process', async () => {

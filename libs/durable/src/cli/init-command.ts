@@ -4,10 +4,12 @@ import { applyChanges } from './file-change.js';
 import { InitError } from './init-error.js';
 import { initReport } from './init-report.js';
 import { planInit } from './init.js';
+import type { CliIo } from './cli-io.js';
 
 export const USAGE = `Usage: npx nestjs-durable init [--upgrade] [--dry-run] [--schema <path>] [--config <file>]
        npx nestjs-durable verify --module <file> [options]   (before a deploy; see verify --help)
        npx nestjs-durable runs list|show|export|cancel|resume|retry|fork|delete …   (runs --help)
+       npx nestjs-durable schedules list|show|create|update|delete|pause|resume|trigger …   (schedules --help)
 
 Adds the tables of nestjs-durable to the Prisma schema of the app in the current folder:
   - a single schema file becomes a schema folder (its own folder; prisma.config.ts points at it),
@@ -26,14 +28,8 @@ Options:
 Exit codes: 0 done or nothing to do; 1 refused, nothing written (the message says what to do); 2 bad command line.
 Apps with their own SQL migrations: node_modules/nestjs-durable/prisma/schema.sql instead.`;
 
-export interface CliIo {
-  cwd: string;
-  out(text: string): void;
-  err(text: string): void;
-}
-
-/** Runs the command line; returns the exit code. */
-export function runCli(argv: string[], io: CliIo): number {
+/** `npx nestjs-durable init …` (and the bare command's --help / --version); returns the exit code. */
+export function runInit(argv: string[], io: CliIo): number {
   try {
     const { values, positionals } = parse(argv);
     if (values.help) return (io.out(USAGE), 0);

@@ -7,15 +7,17 @@ import { parseBulkExecute, parseBulkPreview } from '../admin/bulk-params.js';
 import { parseListQuery, runId } from '../admin/params.js';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { DurableEngine } from '../engine/durable-engine.js';
-import { DurableError, IllegalTransitionError } from '../errors/index.js';
-import type { CliIo } from './run-cli.js';
+import { IllegalTransitionError } from '../errors/index.js';
+import type { CliIo } from './cli-io.js';
+import { CliRefusal, EXIT, reportFailure } from './cli-errors.js';
 import { formatRun, formatRunList } from './runs-format.js';
+import { safeJson, safeText } from './safe-text.js';
 
 export const RUNS_USAGE = `Usage: npx nestjs-durable runs <command> [options]     (DATABASE_URL, or --database-url)
 
 Works on the database directly: no app needs to run. Actions use the same statements as the app.
   runs list   [filters] [--limit N] [--sort created|updated] [--order desc|asc]
-  runs show   <id>
+  runs show   <id>                          (an id, or the start of one that only one run has)
   runs export <id> [--out file]            (the run and its checkpoints as JSON: replayRun() in nestjs-durable/testing)
   runs cancel <id> [--compensate]          runs cancel --all [filters] [--compensate] [--yes]
   runs resume <id>                          runs resume --all [filters] [--yes]
@@ -27,7 +29,9 @@ Filters (as the admin API's): --status S[,S]  --workflow W  --queue Q  --tag T (
   --input '{"customer":"acme"}'  --id-prefix P  --parent ID  --created-from ISO  --created-to ISO
   --finished-from ISO  --finished-to ISO
 --all without --yes is a dry run: it prints how many runs the action would change.
---json prints JSON (one document) instead of text. Exit codes: 0 done; 1 refused (the message says why); 2 bad command line.`;
+--json prints JSON (one document) instead of text; --verbose adds the stack to an error.
+Exit codes: 0 done; 1 refused (the message says why); 2 bad command line; 3 database unreachable, login refused
+or without the nestjs-durable tables; 4 unexpected error.`;
 
 const FILTERS = {
   status: 'status',
@@ -63,6 +67,7 @@ function parse(argv: string[]) {
         json: { type: 'boolean' },
         out: { type: 'string' },
         'database-url': { type: 'string' },
+        verbose: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -84,14 +89,14 @@ function filterQuery(v: Values): Record<string, string | string[]> {
 }
 
 /** `nestjs-durable runs …`; returns the exit code. */
-export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runRunsCommand(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let values: Values;
   let positionals: string[];
   try {
     ({ values, positionals } = parse(argv));
   } catch (e) {
-    io.err(`nestjs-durable: ${(e as Error).message}\n\n${RUNS_USAGE}`);
-    return 2;
+    io.err(`nestjs-durable: ${safeText((e as Error).message)}\n\n${RUNS_USAGE}`);
+    return EXIT.usage;
   }
   if (values.help || !positionals.length) {
     (values.help ? io.out : io.err)(RUNS_USAGE);
@@ -99,7 +104,7 @@ export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessE
   }
   const [command, id, ...extra] = positionals;
   const url = values['database-url'] ?? env.DATABASE_URL;
-  const usage = (why: string) => (io.err(`nestjs-durable: ${why}\n\n${RUNS_USAGE}`), 2);
+  const usage = (why: string) => (io.err(`nestjs-durable: ${safeText(why)}\n\n${RUNS_USAGE}`), EXIT.usage);
   if (!['list', 'show', 'export', 'cancel', 'resume', 'retry', 'fork', 'delete'].includes(command))
     return usage(`unknown command "runs ${command}"`);
   if (extra.length) return usage(`unexpected "${extra.join(' ')}"`);
@@ -119,56 +124,82 @@ export async function runRunsCli(argv: string[], io: CliIo, env: NodeJS.ProcessE
     options: { worker: false, schedules: false },
   });
   const admin = new AdminService(() => engine);
-  const print = (json: unknown, text: string) => io.out(values.json ? JSON.stringify(json, null, 2) : text);
+  const print = (json: unknown, text: string) => io.out(values.json ? safeJson(json) : text);
+  const one = (given: string) => wholeId(engine, admin, given);
   try {
     if (command === 'list') {
       const query = { ...filterQuery(values), limit: values.limit ?? '50', sort: values.sort, order: values.order };
       const page = await admin.listRuns(parseListQuery(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined))));
       print(page, formatRunList(page));
     } else if (command === 'show') {
-      const run = await admin.getRun(runId(id));
+      const run = await admin.getRun(await one(id));
       print(run, formatRun(run as unknown as Parameters<typeof formatRun>[0]));
     } else if (command === 'export') {
-      const exported = await admin.exportRun(runId(id));
-      const json = JSON.stringify(exported, null, 2);
+      const exported = await admin.exportRun(await one(id));
+      const json = safeJson(exported);
       if (values.out === undefined) io.out(json);
       else {
         const file = resolve(io.cwd, values.out);
         try {
           writeFileSync(file, `${json}\n`);
         } catch (e) {
-          io.err(`nestjs-durable: could not write ${file}: ${(e as Error).message}`);
-          return 1;
+          io.err(`nestjs-durable: could not write ${safeText(file)}: ${safeText((e as Error).message)}`);
+          return EXIT.refused;
         }
-        io.err(`Exported run ${id} (${exported.run.workflowName}, ${exported.run.status}, ${exported.steps.length} step(s)) to ${file}`);
+        const { run } = exported;
+        io.err(
+          `Exported run ${safeText(run.id)} (${safeText(run.workflowName)}, ${run.status}, ${exported.steps.length} step(s)) to ${safeText(file)}`,
+        );
       }
     } else if (command === 'fork') {
       if (values['from-step'] === undefined) return usage('"runs fork" needs --from-step N (0 = run every step again)');
       const from = Number(values['from-step']);
-      const forked = await engine.fork(runId(id), from, { requireRegistered: false, actor: cliActor() });
-      print(forked, `Forked ${id} as ${forked.id}: ${forked.copiedSteps} step result(s) reused; steps from #${from} on run again.`);
+      const source = await one(id);
+      const forked = await engine.fork(source, from, { requireRegistered: false, actor: cliActor() });
+      print(
+        forked,
+        `Forked ${safeText(source)} as ${safeText(forked.id)}: ${forked.copiedSteps} step result(s) reused; steps from #${from} on run again.`,
+      );
     } else if (!bulk) {
+      const target = await one(id);
       if (command === 'retry') {
         // retry is the resume of a FAILED run, as with --all; a cancelled run is continued with "runs resume"
-        const run = await engine.getRun(runId(id));
-        if (run && run.status !== 'FAILED') throw new IllegalTransitionError(id, run.status, 'retry', ['FAILED']);
+        const run = await engine.getRun(target);
+        if (run && run.status !== 'FAILED') throw new IllegalTransitionError(target, run.status, 'retry', ['FAILED']);
       }
       const r =
         command === 'cancel'
-          ? await admin.cancel(runId(id), { compensate: values.compensate === true }, cliActor())
-          : await admin.resume(runId(id), cliActor());
-      print(r, `${id}: ${r.status}${r.cancelRequestedAt && r.status !== 'CANCELLED' ? ' (cancelling: undoing its steps)' : ''}`);
+          ? await admin.cancel(target, { compensate: values.compensate === true }, cliActor())
+          : await admin.resume(target, cliActor());
+      print(
+        r,
+        `${safeText(target)}: ${r.status}${r.cancelRequestedAt && r.status !== 'CANCELLED' ? ' (cancelling: undoing its steps)' : ''}`,
+      );
     } else {
       return await bulkCommand(admin, command, values, io, print);
     }
-    return 0;
+    return EXIT.ok;
   } catch (e) {
-    if (!(e instanceof DurableError)) throw e;
-    io.err(`nestjs-durable: ${e.message}`);
-    return 1;
+    return reportFailure(e, { url, verbose: values.verbose, err: io.err });
   } finally {
-    await engine.stop();
+    await engine.stop().catch(() => undefined);
   }
+}
+
+/**
+ * The run a command names: its whole id, or the start of exactly one run's id (as git takes a
+ * commit's); refused when no run or several runs start so.
+ */
+async function wholeId(engine: DurableEngine, admin: AdminService, given: string): Promise<string> {
+  const id = runId(given);
+  if (await engine.getRun(id)) return id;
+  const page = await admin.listRuns(parseListQuery({ idPrefix: id, limit: '3' }));
+  if (page.items.length === 1) return page.items[0].id;
+  if (!page.items.length) throw new CliRefusal(`No run with id "${id}", nor one whose id starts so (see runs list).`);
+  const some = page.items.slice(0, 2).map((r) => `"${r.id}"`);
+  throw new CliRefusal(
+    `"${id}" is the start of ${page.total > 2 ? `${page.total} run ids` : 'two run ids'} (${some.join(', ')}${page.items.length > 2 ? ', …' : ''}): give more of the id.`,
+  );
 }
 
 /** --all: the dry run; with --yes, every batch with its progress (on stderr, so --json stays one document). */
