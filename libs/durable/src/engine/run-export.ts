@@ -27,7 +27,7 @@ export interface RunExport {
   steps: Array<{
     seq: number;
     name: string;
-    status: 'SUCCEEDED' | 'FAILED' | 'WAITING';
+    status: 'SUCCEEDED' | 'FAILED' | 'WAITING' | 'CANCELLED';
     output: unknown;
     error: unknown;
     attempts: number;

@@ -1,6 +1,7 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
 import { statement } from './statement.js';
 import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
+import { END_WAITS } from './end-waits.js';
 import type { Store } from './store.js';
 
 /**
@@ -22,6 +23,7 @@ u AS (
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
   RETURNING id, parent_id),
+${END_WAITS('w', 'SELECT id FROM u')},
 hist AS (${history(
     '$2',
     `SELECT id, 'cancelled', nullif(CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END
@@ -59,6 +61,7 @@ done AS (
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   FROM x WHERE r.id = x.id AND x.status <> 'RUNNING' AND NOT x.undo
   RETURNING r.id, r.parent_id),
+${END_WAITS('w', 'SELECT id FROM done')},
 req AS (
   UPDATE durable_runs r
   SET cancel_requested_at = coalesce(r.cancel_requested_at, now()), updated_at = now(),
@@ -110,6 +113,7 @@ u AS (
       deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
   WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
   RETURNING id, queue),
+w AS (UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (SELECT id FROM u) AND status = 'CANCELLED'),
 f AS (
   DELETE FROM durable_steps s
   WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
@@ -150,7 +154,7 @@ ins AS (
   RETURNING id, queue),
 copied AS (
   INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at, compensation, compensates)
-  SELECT ins.id, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.started_at, s.finished_at, s.compensation, s.compensates
+  SELECT ins.id, s.seq, s.name, CASE s.status WHEN 'CANCELLED' THEN 'WAITING' ELSE s.status END, s.output, s.error, s.attempts, s.started_at, s.finished_at, s.compensation, s.compensates
   FROM ins JOIN durable_steps s ON s.run_id = $1 AND s.seq < $3::int
   RETURNING seq),
 hist AS (
