@@ -4,10 +4,11 @@ import {
   InvalidArgumentError,
   KeyConflictError,
   keyConflictOf,
+  PivotPassedError,
   RunNotFoundError,
   UnknownWorkflowError,
 } from '../errors/index.js';
-import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun } from '../store/control.js';
+import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun, type CompensatingCancel } from '../store/control.js';
 import { runStatus } from '../store/runs.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -38,6 +39,13 @@ export interface CancelOptions extends ControlOptions {
    * are cancelled the same way. Default false: the run ends CANCELLED at once, nothing is undone.
    */
   compensate?: boolean;
+  /**
+   * With `compensate: true`, what to do with a run that has passed its pivot (a step marked
+   * `@Step({ pivot: true })` whose checkpoint committed): 'refuse' (default) throws a
+   * PivotPassedError and changes nothing; 'stop' cancels it without undoing anything (like a cancel
+   * without compensate). Decided under the run's lock, atomically with the pivot's checkpoint.
+   */
+  afterPivot?: 'refuse' | 'stop';
 }
 
 /**
@@ -49,14 +57,20 @@ export interface CancelOptions extends ControlOptions {
 export async function cancel(e: EngineContext, id: string, opts: CancelOptions = {}): Promise<void> {
   if (!opts || typeof opts !== 'object' || (opts.compensate !== undefined && typeof opts.compensate !== 'boolean')) {
     throw new InvalidArgumentError(
-      `cancel(): the options must be an object { compensate?: boolean, actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
+      `cancel(): the options must be an object { compensate?: boolean, afterPivot?: 'refuse' | 'stop', actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
       'compensate',
+    );
+  }
+  if (opts.afterPivot !== undefined && opts.afterPivot !== 'refuse' && opts.afterPivot !== 'stop') {
+    throw new InvalidArgumentError(
+      `cancel(): option "afterPivot" must be 'refuse' (the default: a run past its pivot is not cancelled) or 'stop' (it is cancelled without compensating) (got ${JSON.stringify(opts.afterPivot)?.slice(0, 80)}).`,
+      'afterPivot',
     );
   }
   const actor = actorOf('cancel', opts);
   const cascade = e.options.cancelChildren;
   const once = opts.compensate
-    ? () => cancelTreeCompensating(e.store, id, cascade, actor)
+    ? async () => refusedAtPivot(id, await cancelTreeCompensating(e.store, id, cascade, actor, opts.afterPivot ?? 'refuse'))
     : async () => (await cancelTree(e.store, id, cascade, actor)).map((c) => ({ id: c, outcome: 'cancelled' as const }));
   const runs = await retryingDeadlocks(once);
   if (cascade && runs.some((r) => r.id === id)) {
@@ -75,6 +89,13 @@ export async function cancel(e: EngineContext, id: string, opts: CancelOptions =
   const status = await runStatus(e.store, id);
   if (!status) throw new RunNotFoundError(id);
   if (status !== 'CANCELLED') throw new IllegalTransitionError(id, status, 'cancel', ['PENDING', 'RUNNING', 'WAITING']);
+}
+
+/** The runs a compensating cancel changed; throws PivotPassedError (nothing changed) when it was refused at a pivot. */
+function refusedAtPivot(id: string, runs: CompensatingCancel[]): Array<{ id: string; outcome: 'cancelled' | 'cancelling' }> {
+  const refused = runs.find((r) => r.outcome === 'refused');
+  if (refused) throw new PivotPassedError(id, refused.id, refused.pivot?.step ?? '?', refused.pivot?.seq ?? -1);
+  return runs.map((r) => ({ id: r.id, outcome: r.outcome === 'cancelling' ? 'cancelling' : 'cancelled' }));
 }
 
 /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */

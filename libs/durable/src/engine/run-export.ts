@@ -31,7 +31,8 @@ export interface RunExport {
     output: unknown;
     error: unknown;
     attempts: number;
-    compensation: { by: string; args?: unknown } | null;
+    /** The compensation record as stored (`pivot`: the step is the run's pivot; a pivot with nothing to undo has no `by`). */
+    compensation: { by?: string; args?: unknown; pivot?: true } | null;
     compensates: number | null;
   }>;
 }

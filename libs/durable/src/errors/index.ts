@@ -14,6 +14,7 @@ export { NonRetryableError } from './non-retryable-error.js';
 export { NotInWorkflowError } from './not-in-workflow-error.js';
 export { NotReadyError } from './not-ready-error.js';
 export { PayloadTooLargeError } from './payload-too-large-error.js';
+export { PivotPassedError } from './pivot-passed-error.js';
 export { ResultTimeoutError } from './result-timeout-error.js';
 export { RunNotFoundError } from './run-not-found-error.js';
 export { ScheduleConflictError } from './schedule-conflict-error.js';

@@ -23,9 +23,11 @@ export interface RecordedStep {
 
 /** durable_steps.compensation: `by` names the compensation (a method, or an inline function's name). */
 export interface StepCompensation {
-  by: string;
+  by?: string;
   /** The step's arguments (codec form), for a compensation named by a method. */
   args?: unknown;
+  /** The step is the run's pivot (StepOptions.pivot); a pivot with nothing to undo has no `by`. */
+  pivot?: true;
 }
 
 /** A run this worker has just claimed. */
