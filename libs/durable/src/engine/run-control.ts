@@ -11,6 +11,7 @@ import {
 import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun, type CompensatingCancel } from '../store/control.js';
 import { runStatus } from '../store/runs.js';
 import type { EngineContext } from './engine-context.js';
+import { checkForkPoint } from './fork-plan.js';
 
 /** What fork() created. */
 export interface ForkResult {
@@ -112,7 +113,9 @@ export async function resume(e: EngineContext, id: string, opts: ControlOptions 
 
 /**
  * A new run of the same workflow and input that reuses the source's checkpoints before
- * `fromStep` (0 = run everything again): every step from there on runs again. With
+ * `fromStep` (0 = run everything again): every step from there on runs again. A step before
+ * `fromStep` whose effect was undone by its compensation makes it an UndoneStepsError (nothing
+ * is created; fork from the first undone step or earlier). With
  * `requireRegistered` false (the CLI, which has no workflows) the copy is made even though nothing
  * in this process could execute it: the app's instances will.
  */
@@ -139,8 +142,12 @@ export async function fork(
       `Cannot fork run "${id}": its workflow "${source.workflowName}" is not registered in this app instance, so nothing here could execute the copy. Fork it from an instance that has the workflow.`,
     );
   }
+  await checkForkPoint(e, id, fromStep);
   const forked = await forkRun(e.store, id, randomUUID(), fromStep, e.options.appVersion, actor);
-  if (!forked) throw new RunNotFoundError(id);
+  if (!forked) {
+    await checkForkPoint(e, id, fromStep); // a compensation recorded meanwhile
+    throw new RunNotFoundError(id);
+  }
   return { id: forked.id, forkedFrom: id, fromStep, copiedSteps: forked.copiedSteps, workflowName: source.workflowName };
 }
 

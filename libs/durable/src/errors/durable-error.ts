@@ -30,7 +30,8 @@ export type DurableErrorCode =
   | 'STEP_SEQUENCE_MISMATCH'
   | 'TEST_WAIT_TIMEOUT'
   | 'KEY_CONFLICT'
-  | 'PIVOT_PASSED';
+  | 'PIVOT_PASSED'
+  | 'UNDONE_STEPS';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

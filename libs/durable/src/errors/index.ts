@@ -28,6 +28,7 @@ export { StepTimeoutError } from './step-timeout-error.js';
 export { StepTransactionTimeoutError } from './step-transaction-timeout-error.js';
 export { TestWaitTimeoutError } from './test-wait-timeout-error.js';
 export { TooManyRecoveriesError } from './too-many-recoveries-error.js';
+export { UndoneStepsError, type UndoneStep } from './undone-steps-error.js';
 export { UnknownWorkflowError } from './unknown-workflow-error.js';
 export { WorkflowCancelledError } from './workflow-cancelled-error.js';
 export { WorkflowFailedError } from './workflow-failed-error.js';

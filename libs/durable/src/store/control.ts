@@ -2,6 +2,7 @@
 import { statement } from './statement.js';
 import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
+import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import type { Store } from './store.js';
 
 /**
@@ -167,6 +168,8 @@ FROM durable_runs r WHERE r.id = $1`,
  * Fork: a new PENDING run ($2) of the same workflow, queue, priority, concurrency key and input as run $1, with
  * copies of its checkpoints whose seq < $3, so it replays those and executes from step $3 on.
  * The deadline keeps the source's timeout length, counted from now; $4 is this app's version.
+ * Nothing is created when a step before $3 was undone (NOTHING_UNDONE_BEFORE: checked in the
+ * statement, so a compensation recorded meanwhile is seen too).
  * The history of the new run records where it came from and $6, the actor (unless $5, history, is false); a
  * wake-up goes to its queue.
  * (The steps' foreign key is checked at the end of the statement, after the run row exists.)
@@ -174,7 +177,8 @@ FROM durable_runs r WHERE r.id = $1`,
 const FORK_RUN = statement(
   'fork_run',
   `
-WITH src AS (SELECT * FROM durable_runs WHERE id = $1),
+WITH src0 AS (SELECT * FROM durable_runs WHERE id = $1),
+src AS (SELECT * FROM src0 WHERE ${NOTHING_UNDONE_BEFORE}),
 ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version,
                             concurrency_key)

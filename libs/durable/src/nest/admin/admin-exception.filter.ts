@@ -18,6 +18,7 @@ const STATUS_OF_CODE: Record<string, number> = {
   INVALID_SCHEDULE: 409,
   KEY_CONFLICT: 409,
   PIVOT_PASSED: 409,
+  UNDONE_STEPS: 409,
 };
 
 const REASON: Record<number, string> = {
