@@ -9,29 +9,15 @@ import { refreshAll } from './dashboard.js';
 // ---------------------------------------------------------------- actions
 /** Fork runs every step from `from` on again: name them, so that nobody releases stock or charges a card twice by surprise. */
 function forkWarning(r, from) {
-  var again = r.steps.filter(function (s) {
-    return s.seq >= from && s.compensates == null;
-  });
-  var names =
-    again
-      .slice(0, 6)
-      .map(function (s) {
-        return '#' + s.seq + ' ' + s.name;
-      })
-      .join(', ') + (again.length > 6 ? ', …' : '');
+  var again = r.steps.filter(function (s) { return s.seq >= from && s.compensates == null; });
+  var names = again.slice(0, 6).map(function (s) { return '#' + s.seq + ' ' + s.name; }).join(', ') + (again.length > 6 ? ', …' : '');
   $('confirm-warning').textContent = again.length
-    ? 'Every step from #' +
-      from +
-      ' on runs again (' +
-      names +
-      '): what they did outside the database (a payment, an email, a stock release) happens a second time unless those steps are idempotent.'
+    ? 'Every step from #' + from + ' on runs again (' + names + '): what they did outside the database (a payment, an email, a stock release) happens a second time unless those steps are idempotent.'
     : 'No recorded step runs again; the workflow continues after step #' + (from - 1) + '.';
 }
 
 /** Steps that record how to undo them (a pivot alone records no undo). */
-function undoes(s) {
-  return !!s.compensation && (s.compensation.by != null || s.compensation.$truncated === true);
-}
+function undoes(s) { return !!s.compensation && (s.compensation.by != null || s.compensation.$truncated === true); }
 
 /**
  * The first step whose effect was undone (a compensation step names it), or is about to be (the run
@@ -39,23 +25,8 @@ function undoes(s) {
  * one). null when nothing was undone.
  */
 function firstUndone(r) {
-  var seqs = r.steps
-    .filter(function (s) {
-      return s.compensates != null;
-    })
-    .map(function (s) {
-      return s.compensates;
-    });
-  if (r.cancelRequestedAt)
-    seqs = seqs.concat(
-      r.steps
-        .filter(function (s) {
-          return s.compensates == null && s.status === 'SUCCEEDED' && undoes(s);
-        })
-        .map(function (s) {
-          return s.seq;
-        }),
-    );
+  var seqs = r.steps.filter(function (s) { return s.compensates != null; }).map(function (s) { return s.compensates; });
+  if (r.cancelRequestedAt) seqs = seqs.concat(r.steps.filter(function (s) { return s.compensates == null && s.status === 'SUCCEEDED' && undoes(s); }).map(function (s) { return s.seq; }));
   return seqs.length ? Math.min.apply(null, seqs) : null;
 }
 
@@ -69,41 +40,22 @@ export function confirmAction(kind, r) {
     var undoable = r.steps.filter(undoes).length;
     compensate.checked = undoable > 0;
     $('confirm-title').textContent = 'Cancel this run?';
-    $('confirm-text').textContent =
-      'Run ' +
-      r.id +
-      ' (' +
-      r.workflowName +
-      ', ' +
-      r.status +
-      ') stops at its next step boundary. ' +
-      (undoable ? undoable + ' completed step(s) declare how to undo them. ' : '') +
-      'Without compensation you can resume it later.';
+    $('confirm-text').textContent = 'Run ' + r.id + ' (' + r.workflowName + ', ' + r.status + ') stops at its next step boundary. ' +
+      (undoable ? undoable + ' completed step(s) declare how to undo them. ' : '') + 'Without compensation you can resume it later.';
   } else if (kind === 'resume') {
     $('confirm-title').textContent = 'Resume this run?';
     $('confirm-text').textContent = r.cancelRequestedAt
-      ? 'Run ' +
-        r.id +
-        ' (' +
-        r.status +
-        ') was cancelled with compensation: resuming it finishes its compensations (a failed one runs again) and ends it CANCELLED; it does not run the workflow again (fork it for that).'
+      ? 'Run ' + r.id + ' (' + r.status + ') was cancelled with compensation: resuming it finishes its compensations (a failed one runs again) and ends it CANCELLED; it does not run the workflow again (fork it for that).'
       : 'Run ' + r.id + ' (' + r.status + ') continues from its last checkpoint; a failed last step runs again.';
   } else {
-    var failed = r.steps.filter(function (s) {
-      return s.status === 'FAILED';
-    })[0];
+    var failed = r.steps.filter(function (s) { return s.status === 'FAILED'; })[0];
     var undone = firstUndone(r);
     var latest = undone == null ? r.totals.steps : undone;
     stepInput.max = String(latest);
     stepInput.value = String(Math.min(failed ? failed.seq : r.totals.steps, latest));
     $('confirm-title').textContent = 'Fork this run?';
-    $('confirm-text').textContent =
-      'A new run of ' +
-      r.workflowName +
-      ' with the same input reuses the results of the steps before the one you choose, and executes from there on.';
-    var warn = function () {
-      forkWarning(r, Number(stepInput.value));
-    };
+    $('confirm-text').textContent = 'A new run of ' + r.workflowName + ' with the same input reuses the results of the steps before the one you choose, and executes from there on.';
+    var warn = function () { forkWarning(r, Number(stepInput.value)); };
     stepInput.oninput = warn;
     warn();
   }
@@ -113,29 +65,21 @@ export function confirmAction(kind, r) {
   dlg.returnValue = '';
   dlg.onclose = function () {
     if (dlg.returnValue !== 'ok') return;
-    var p =
-      kind === 'fork'
-        ? api('runs/' + encodeURIComponent(r.id) + '/fork', 'POST', { fromStep: Number(stepInput.value) })
-        : api('runs/' + encodeURIComponent(r.id) + '/' + kind, 'POST', kind === 'cancel' ? { compensate: compensate.checked } : {});
+    var p = kind === 'fork'
+      ? api('runs/' + encodeURIComponent(r.id) + '/fork', 'POST', { fromStep: Number(stepInput.value) })
+      : api('runs/' + encodeURIComponent(r.id) + '/' + kind, 'POST', kind === 'cancel' ? { compensate: compensate.checked } : {});
     p.then(function (res) {
       if (kind === 'fork') {
         toast('Forked as ' + res.id + ' (' + res.copiedSteps + ' step results reused)');
-        refreshAll().then(function () {
-          openRun(res.id);
-        });
+        refreshAll().then(function () { openRun(res.id); });
       } else {
-        toast(
-          kind === 'cancel' && res.cancelRequestedAt && ACTIVE.indexOf(res.status) >= 0
-            ? 'Run cancelling: it undoes its completed steps, then ends CANCELLED'
-            : 'Run ' + (kind === 'cancel' ? 'cancelled' : 'resumed') + ': now ' + res.status,
-        );
+        toast(kind === 'cancel' && res.cancelRequestedAt && ACTIVE.indexOf(res.status) >= 0
+          ? 'Run cancelling: it undoes its completed steps, then ends CANCELLED'
+          : 'Run ' + (kind === 'cancel' ? 'cancelled' : 'resumed') + ': now ' + res.status);
         refreshAll();
       }
     }, fail);
   };
   if (typeof dlg.showModal === 'function') dlg.showModal();
-  else if (window.confirm($('confirm-text').textContent)) {
-    dlg.returnValue = 'ok';
-    dlg.onclose();
-  }
+  else if (window.confirm($('confirm-text').textContent)) { dlg.returnValue = 'ok'; dlg.onclose(); }
 }
