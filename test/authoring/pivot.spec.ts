@@ -1,4 +1,5 @@
 import { Durable, InvalidOptionsError, NonRetryableError, PivotPassedError, Step } from 'nestjs-durable';
+import pg from 'pg';
 import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 import { rng as seeded } from '../support/rng.js';
 
@@ -115,6 +116,43 @@ describe('authoring: the pivot of a saga', () => {
       return Bad;
     }).toThrow(InvalidOptionsError);
     await expect(Durable.step('x', async () => 1, { pivot: 'yes' as never })).rejects.toThrow(/pivot must be true or false/);
+  });
+
+  it('a pivot checkpoint committing while a compensating cancel waits for the run row: the cancel sees it and is refused', async () => {
+    const shop = new Shop();
+    const e = await h.engine({
+      held: async (input: { id: string }) => {
+        await shop.reserve(input.id);
+        await Durable.recv('review', { timeoutMs: 60_000 });
+        return 'done';
+      },
+    });
+    const run = await e.startRun('held', { id: 'pivot-4' }, { id: 'pivot-4' });
+    await eventually(async () => (await status(run.id)) === 'WAITING', 15_000, 'WAITING');
+    // What a pivot's checkpoint does (store/pivot.ts): the run row FOR SHARE, the step row, then commit.
+    const tx = new pg.Client({ connectionString: h.db.url });
+    await tx.connect();
+    try {
+      await tx.query('BEGIN');
+      await tx.query(`SELECT 1 FROM durable_runs WHERE id = $1 FOR SHARE`, [run.id]);
+      await tx.query(
+        `INSERT INTO durable_steps (run_id, seq, name, status, output, compensation) VALUES ($1, 50, 'ship', 'SUCCEEDED', 'null', '{"pivot":true}')`,
+        [run.id],
+      );
+      const cancel = e.cancel(run.id, { compensate: true }).then(
+        () => null,
+        (err: unknown) => err,
+      );
+      await sleep(300); // the cancel now waits for the row
+      await tx.query('COMMIT');
+      const err = (await cancel) as PivotPassedError;
+      expect(err).toBeInstanceOf(PivotPassedError);
+      expect(err).toMatchObject({ step: 'ship', seq: 50 });
+      expect((await e.getRun(run.id))?.cancelRequestedAt).toBeNull();
+    } finally {
+      await tx.end();
+    }
+    await e.cancel(run.id);
   });
 
   it('the race: a message lets the pivot run, a compensating cancel comes 0-40 ms later; 100 tries, never both shipped and undone', async () => {
