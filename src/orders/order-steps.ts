@@ -53,7 +53,12 @@ export class OrderSteps {
     await this.outbox.enqueue(tx, { orderId, kind: 'not-shipped', to: email, subject: `Order ${orderId} could not be shipped: refunded` });
   }
 
-  @Step({ transactional: true })
+  /**
+   * The pivot of the fulfilment saga: once the order is marked shipped (this step's checkpoint
+   * committed), cancelling with compensation is refused (PivotPassedError) instead of refunding a
+   * parcel that is on its way. A compensating cancel accepted first makes this transaction roll back.
+   */
+  @Step({ transactional: true, pivot: true })
   async markShipped(orderId: string, email: string, trackingNumber: string): Promise<void> {
     const tx = Durable.tx<Prisma.TransactionClient>();
     await tx.order.update({ where: { id: orderId }, data: { status: 'SHIPPED', trackingNumber } });

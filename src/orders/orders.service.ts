@@ -1,5 +1,5 @@
 import { BadRequestException, ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { IllegalTransitionError, WorkflowClient } from 'nestjs-durable';
+import { IllegalTransitionError, PivotPassedError, WorkflowClient } from 'nestjs-durable';
 import { PrismaService } from '../prisma/prisma.service.js';
 import type { CreateOrderDto } from './create-order.dto.js';
 import type { FulfilOrderInput, Shipment } from './fulfilment.types.js';
@@ -67,21 +67,26 @@ export class OrdersService {
    * — the charge is refunded, the stock released and the order marked CANCELLED — each exactly
    * once (the compensations of its completed steps, newest first). 202: it happens in the
    * background; GET /orders/:id shows it. Asking again is harmless.
+   * The order row is locked while this decides (marking it shipped waits, and is then refused by
+   * the engine: shipping is the saga's pivot); a shipment that committed first makes it a 409.
    */
   async cancel(id: string): Promise<{ id: string; status: string; cancelling: boolean }> {
-    const order = await this.prisma.order.findUnique({ where: { id }, select: { status: true } });
-    if (!order) throw new NotFoundException(`no order ${id}`);
-    if (order.status === 'CANCELLED') return { id, status: order.status, cancelling: false };
-    if (['SHIPPED', 'REJECTED', 'PAYMENT_FAILED', 'NOT_SHIPPED'].includes(order.status)) {
-      throw new ConflictException(`order ${id} is ${order.status}: it can no longer be cancelled`);
-    }
-    try {
-      await this.workflows.cancel(id, { compensate: true });
-    } catch (err) {
-      if (err instanceof IllegalTransitionError) throw new ConflictException(`order ${id} can no longer be cancelled: ${err.message}`);
-      throw err;
-    }
-    return { id, status: order.status, cancelling: true };
+    return this.prisma.$transaction(async (tx) => {
+      const [order] = await tx.$queryRaw<Array<{ status: string }>>`SELECT status FROM orders WHERE id = ${id} FOR UPDATE`;
+      if (!order) throw new NotFoundException(`no order ${id}`);
+      if (order.status === 'CANCELLED') return { id, status: order.status, cancelling: false };
+      if (['SHIPPED', 'REJECTED', 'PAYMENT_FAILED', 'NOT_SHIPPED'].includes(order.status)) {
+        throw new ConflictException(`order ${id} is ${order.status}: it can no longer be cancelled`);
+      }
+      try {
+        await this.workflows.cancel(id, { compensate: true });
+      } catch (err) {
+        if (err instanceof PivotPassedError) throw new ConflictException(`order ${id} has shipped: it can no longer be cancelled`);
+        if (err instanceof IllegalTransitionError) throw new ConflictException(`order ${id} can no longer be cancelled: ${err.message}`);
+        throw err;
+      }
+      return { id, status: order.status, cancelling: true };
+    });
   }
 
   /** The order, its fulfilment run (status and steps) and its emails. */

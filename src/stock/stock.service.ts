@@ -43,11 +43,18 @@ export class StockService implements OnApplicationBootstrap {
    * units back and marks a still-open order CANCELLED. Transactional, so it happens exactly once
    * however often the run is replayed or its process killed. Runs when the payment fails
    * (Durable.compensate()) and when the order is cancelled (cancel with compensate: true).
+   * A shipped order's stock has left the warehouse: it is never released (the order row is locked
+   * first, so a concurrent change of its status is seen).
    */
   @Step({ transactional: true })
   async release(orderId: string, sku: string, quantity: number, reserved: boolean): Promise<void> {
     if (!reserved) return; // out of stock: nothing was taken
     const tx = Durable.tx<Prisma.TransactionClient>();
+    const [order] = await tx.$queryRaw<Array<{ status: string }>>`SELECT status FROM orders WHERE id = ${orderId} FOR UPDATE`;
+    if (order?.status === 'SHIPPED') {
+      this.log.warn(`not releasing the stock of order ${orderId}: it has shipped`);
+      return;
+    }
     this.log.log(`releasing ${quantity} × ${sku} of order ${orderId}`);
     await tx.stock.update({ where: { sku }, data: { available: { increment: quantity }, reserved: { decrement: quantity } } });
     await tx.order.updateMany({ where: { id: orderId, status: { in: ['NEW', 'RESERVED', 'PAID'] } }, data: { status: 'CANCELLED' } });

@@ -52,7 +52,7 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
     [{ compensate: 'charge' }, /compensate names the step itself; name the method that undoes it/],
     [
       { compensation: 'refund' },
-      /compensation is not an option \(a step has name, retries, transactional, transaction, timeoutMs, compensate\)/,
+      /compensation is not an option \(a step has name, retries, transactional, transaction, timeoutMs, compensate, pivot\)/,
     ],
   ])('@Step(%j) → InvalidOptionsError when the class is defined', (options, message) => {
     const err = errorOf(() => defineStep(options as StepOptions));
@@ -105,7 +105,7 @@ describe('bad input: timeouts, compensations, progress, cancel options', () => {
       const err = await engine.cancel('some-run', opts as never).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidArgumentError);
       expect((err as InvalidArgumentError).message).toMatch(
-        /cancel\(\): the options must be an object \{ compensate\?: boolean, actor\?: string \}/,
+        /cancel\(\): the options must be an object \{ compensate\?: boolean, afterPivot\?: 'refuse' \| 'stop', actor\?: string \}/,
       );
     }
     // actor: who asks, recorded in the history

@@ -13,7 +13,7 @@ const isNum = (v: unknown, min: number, max: number) => typeof v === 'number' &&
 const isName = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_NAME_LENGTH;
 
 const POLICY_KEYS = ['maxAttempts', 'initialDelayMs', 'backoffFactor', 'maxDelayMs', 'retryIf'];
-const STEP_KEYS = ['name', 'retries', 'transactional', 'transaction', 'timeoutMs', 'compensate'];
+const STEP_KEYS = ['name', 'retries', 'transactional', 'transaction', 'timeoutMs', 'compensate', 'pivot'];
 const ISOLATION_LEVELS = ['ReadUncommitted', 'ReadCommitted', 'RepeatableRead', 'Serializable'];
 
 /** Problems of a retry setting: a number of retries, or a RetryPolicy. [] when it is fine. */
@@ -55,7 +55,7 @@ export function checkStepOptions(where: string, o: unknown, form: 'decorator' | 
 
 function stepProblems(s: Record<string, unknown>, form: 'decorator' | 'inline' | 'compensation', prefix: string): string[] {
   const problems: string[] = [];
-  const keys = form === 'compensation' ? ['run', ...STEP_KEYS.filter((k) => k !== 'name' && k !== 'compensate')] : STEP_KEYS;
+  const keys = form === 'compensation' ? ['run', ...STEP_KEYS.filter((k) => !['name', 'compensate', 'pivot'].includes(k))] : STEP_KEYS;
   for (const k of Object.keys(s)) {
     if (!keys.includes(k))
       problems.push(`${prefix}${k} is not an option (${form === 'compensation' ? 'a compensation has' : 'a step has'} ${keys.join(', ')})`);
@@ -88,6 +88,7 @@ function stepProblems(s: Record<string, unknown>, form: 'decorator' | 'inline' |
         `${prefix}timeoutMs applies to plain steps: a transactional step is bounded by transaction.timeout (its Prisma transaction rolls back when it is up)`,
       );
   }
+  if (form !== 'compensation') problems.push(...pivotProblems(s, prefix));
   if (form === 'compensation') {
     if (typeof s.run !== 'function') problems.push(`compensate.run must be a function (result) => … (got ${show(s.run)})`);
   } else if (s.compensate !== undefined) problems.push(...compensateProblems(s.compensate, form));
@@ -185,4 +186,15 @@ export function checkWorkflowOptions(where: string, o: unknown): void {
     );
   }
   if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);
+}
+
+/** The pivot option: a boolean, on a transactional step (so that its writes and its checkpoint commit together). */
+function pivotProblems(s: Record<string, unknown>, prefix: string): string[] {
+  if (s.pivot === undefined || s.pivot === false) return [];
+  if (s.pivot !== true) return [`${prefix}pivot must be true or false (got ${show(s.pivot)})`];
+  if (s.transactional === true) return [];
+  return [
+    `${prefix}pivot: true needs transactional: true: the pivot's writes (through Durable.tx()) commit with its checkpoint, so a ` +
+      `compensating cancel either sees the pivot or rolls it back. Call other systems in a step before the pivot`,
+  ];
 }

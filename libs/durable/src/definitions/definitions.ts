@@ -74,6 +74,15 @@ export interface StepOptions {
    * Durable.compensate().
    */
   compensate?: string | CompensationFn | InlineCompensation;
+  /**
+   * The run's point of no return (a saga's pivot): once this step's checkpoint has committed,
+   * cancel(id, { compensate: true }) is refused with a PivotPassedError (or, with
+   * `afterPivot: 'stop'`, only stops the run), and a failure after it ends the run FAILED without
+   * compensating. The check and the checkpoint are atomic: a compensating cancel accepted first makes
+   * the pivot's transaction roll back (the run then compensates), one arriving after is refused. The
+   * step must be `transactional: true` (its writes commit with its checkpoint, or not at all).
+   */
+  pivot?: boolean;
 }
 
 /** A workflow the engine can execute. */

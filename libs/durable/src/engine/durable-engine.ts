@@ -53,6 +53,7 @@ import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
 import { startBatcher } from './start-batch.js';
 import { verifyRuns, type VerifyOptions, type VerifyReport } from './verify.js';
+import { checkEngineConfig } from './engine-config-check.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -104,6 +105,7 @@ export class DurableEngine implements HandleBackend {
   readonly flowControl = new FlowControlClient(() => this.context);
 
   constructor(config: DurableEngineConfig) {
+    checkEngineConfig(config);
     this.options = resolveEngineOptions(config.options);
     this.registry = config.registry;
     const prisma = config.prisma ?? null;

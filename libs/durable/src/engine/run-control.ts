@@ -4,12 +4,14 @@ import {
   InvalidArgumentError,
   KeyConflictError,
   keyConflictOf,
+  PivotPassedError,
   RunNotFoundError,
   UnknownWorkflowError,
 } from '../errors/index.js';
-import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun } from '../store/control.js';
+import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun, type CompensatingCancel } from '../store/control.js';
 import { runStatus } from '../store/runs.js';
 import type { EngineContext } from './engine-context.js';
+import { checkForkPoint } from './fork-plan.js';
 
 /** What fork() created. */
 export interface ForkResult {
@@ -38,6 +40,13 @@ export interface CancelOptions extends ControlOptions {
    * are cancelled the same way. Default false: the run ends CANCELLED at once, nothing is undone.
    */
   compensate?: boolean;
+  /**
+   * With `compensate: true`, what to do with a run that has passed its pivot (a step marked
+   * `@Step({ pivot: true })` whose checkpoint committed): 'refuse' (default) throws a
+   * PivotPassedError and changes nothing; 'stop' cancels it without undoing anything (like a cancel
+   * without compensate). Decided under the run's lock, atomically with the pivot's checkpoint.
+   */
+  afterPivot?: 'refuse' | 'stop';
 }
 
 /**
@@ -49,14 +58,20 @@ export interface CancelOptions extends ControlOptions {
 export async function cancel(e: EngineContext, id: string, opts: CancelOptions = {}): Promise<void> {
   if (!opts || typeof opts !== 'object' || (opts.compensate !== undefined && typeof opts.compensate !== 'boolean')) {
     throw new InvalidArgumentError(
-      `cancel(): the options must be an object { compensate?: boolean, actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
+      `cancel(): the options must be an object { compensate?: boolean, afterPivot?: 'refuse' | 'stop', actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
       'compensate',
+    );
+  }
+  if (opts.afterPivot !== undefined && opts.afterPivot !== 'refuse' && opts.afterPivot !== 'stop') {
+    throw new InvalidArgumentError(
+      `cancel(): option "afterPivot" must be 'refuse' (the default: a run past its pivot is not cancelled) or 'stop' (it is cancelled without compensating) (got ${JSON.stringify(opts.afterPivot)?.slice(0, 80)}).`,
+      'afterPivot',
     );
   }
   const actor = actorOf('cancel', opts);
   const cascade = e.options.cancelChildren;
   const once = opts.compensate
-    ? () => cancelTreeCompensating(e.store, id, cascade, actor)
+    ? async () => refusedAtPivot(id, await cancelTreeCompensating(e.store, id, cascade, actor, opts.afterPivot ?? 'refuse'))
     : async () => (await cancelTree(e.store, id, cascade, actor)).map((c) => ({ id: c, outcome: 'cancelled' as const }));
   const runs = await retryingDeadlocks(once);
   if (cascade && runs.some((r) => r.id === id)) {
@@ -77,6 +92,13 @@ export async function cancel(e: EngineContext, id: string, opts: CancelOptions =
   if (status !== 'CANCELLED') throw new IllegalTransitionError(id, status, 'cancel', ['PENDING', 'RUNNING', 'WAITING']);
 }
 
+/** The runs a compensating cancel changed; throws PivotPassedError (nothing changed) when it was refused at a pivot. */
+function refusedAtPivot(id: string, runs: CompensatingCancel[]): Array<{ id: string; outcome: 'cancelled' | 'cancelling' }> {
+  const refused = runs.find((r) => r.outcome === 'refused');
+  if (refused) throw new PivotPassedError(id, refused.id, refused.pivot?.step ?? '?', refused.pivot?.seq ?? -1);
+  return runs.map((r) => ({ id: r.id, outcome: r.outcome === 'cancelling' ? 'cancelling' : 'cancelled' }));
+}
+
 /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
 export async function resume(e: EngineContext, id: string, opts: ControlOptions = {}): Promise<void> {
   const resumed = await resumeRun(e.store, id, e.options.cancelChildren, actorOf('resume', opts)).catch((err: unknown) => {
@@ -91,7 +113,9 @@ export async function resume(e: EngineContext, id: string, opts: ControlOptions 
 
 /**
  * A new run of the same workflow and input that reuses the source's checkpoints before
- * `fromStep` (0 = run everything again): every step from there on runs again. With
+ * `fromStep` (0 = run everything again): every step from there on runs again. A step before
+ * `fromStep` whose effect was undone by its compensation makes it an UndoneStepsError (nothing
+ * is created; fork from the first undone step or earlier). With
  * `requireRegistered` false (the CLI, which has no workflows) the copy is made even though nothing
  * in this process could execute it: the app's instances will.
  */
@@ -118,8 +142,12 @@ export async function fork(
       `Cannot fork run "${id}": its workflow "${source.workflowName}" is not registered in this app instance, so nothing here could execute the copy. Fork it from an instance that has the workflow.`,
     );
   }
+  await checkForkPoint(e, id, fromStep);
   const forked = await forkRun(e.store, id, randomUUID(), fromStep, e.options.appVersion, actor);
-  if (!forked) throw new RunNotFoundError(id);
+  if (!forked) {
+    await checkForkPoint(e, id, fromStep); // a compensation recorded meanwhile
+    throw new RunNotFoundError(id);
+  }
   return { id: forked.id, forkedFrom: id, fromStep, copiedSteps: forked.copiedSteps, workflowName: source.workflowName };
 }
 

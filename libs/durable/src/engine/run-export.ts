@@ -27,11 +27,12 @@ export interface RunExport {
   steps: Array<{
     seq: number;
     name: string;
-    status: 'SUCCEEDED' | 'FAILED' | 'WAITING';
+    status: 'SUCCEEDED' | 'FAILED' | 'WAITING' | 'CANCELLED';
     output: unknown;
     error: unknown;
     attempts: number;
-    compensation: { by: string; args?: unknown } | null;
+    /** The compensation record as stored (`pivot`: the step is the run's pivot; a pivot with nothing to undo has no `by`). */
+    compensation: { by?: string; args?: unknown; pivot?: true } | null;
     compensates: number | null;
   }>;
 }

@@ -41,6 +41,8 @@ export interface RunView {
     finishedAt: Date;
     /** What undoes this step, recorded with it: the compensation's name and, for a method, the step's arguments. */
     compensation: { by: string; args?: unknown } | null;
+    /** The step is the run's pivot (`@Step({ pivot: true })`): once it is SUCCEEDED the run is no longer compensated. */
+    pivot: boolean;
     /** On a compensation step (`compensate:<step>`): the seq of the step it undoes. */
     compensates: number | null;
   }>;
@@ -81,9 +83,10 @@ export function toRunView(r: RunRow): RunView {
       attempts: s.attempts,
       startedAt: date(s.startedAt),
       finishedAt: date(s.finishedAt)!,
-      compensation: s.compensation
+      compensation: s.compensation?.by
         ? { by: s.compensation.by, ...(s.compensation.args !== undefined ? { args: decode(s.compensation.args) } : {}) }
         : null,
+      pivot: s.compensation?.pivot === true,
       compensates: s.compensates ?? null,
     })),
   };

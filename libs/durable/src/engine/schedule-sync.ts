@@ -14,7 +14,8 @@ import { sameDefinition, valuesOf } from './schedules.js';
  * Boot: makes the table match the schedules declared on this process's workflows. A missing one
  * is created (first slot after now); a changed one is updated (a new cron or time zone restarts
  * from now) — its paused state, set at runtime, is kept; a declared schedule of a workflow
- * registered here that no longer declares one is deleted. Schedules of workflows this process does
+ * registered here that no longer declares one is deleted, with a warning naming it (only a process
+ * that runs the scheduler syncs: options.schedules = false changes nothing). Schedules of workflows this process does
  * not know are left alone. A runtime schedule holding a declared schedule's id is a
  * ScheduleConflictError.
  */
@@ -54,6 +55,11 @@ export async function syncDeclaredSchedules(e: EngineContext): Promise<{ created
   for (const r of rows) {
     if (r.source === 'declared' && !names.has(r.id) && e.registry.has(r.workflowName) && (await deleteRow(e.store, r.id, r.revision))) {
       out.deleted.push(r.id);
+      e.options.logger.warn(
+        `declared schedule "${r.id}" (cron "${r.cron}") deleted for the whole cluster: workflow "${r.workflowName}" is registered ` +
+          `in this process (worker ${e.options.workerId}${e.options.appVersion ? `, app version ${e.options.appVersion}` : ''}) without a ` +
+          `schedule. A process that should not manage schedules runs with options.schedules = false.`,
+      );
     }
   }
   return out;

@@ -29,7 +29,9 @@ export type DurableErrorCode =
   | 'DEADLINE_EXCEEDED'
   | 'STEP_SEQUENCE_MISMATCH'
   | 'TEST_WAIT_TIMEOUT'
-  | 'KEY_CONFLICT';
+  | 'KEY_CONFLICT'
+  | 'PIVOT_PASSED'
+  | 'UNDONE_STEPS';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

@@ -8,6 +8,7 @@ import { WorkflowRegistry } from '../definitions/registry.js';
 import { isTransactionalPrisma, type TransactionalPrisma } from '../workflow/execution-services.js';
 import { WorkflowExplorer } from './workflow-explorer.js';
 import { DURABLE_OPTIONS, type DurableModuleOptions } from './module-definition.js';
+import { checkModuleOptions } from './module-options-check.js';
 
 /**
  * The Nest side of the engine: builds it when the module initialises (the app's PrismaClient
@@ -34,6 +35,7 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
   }
 
   onModuleInit(): void {
+    checkModuleOptions(this.options, false);
     const { prisma, connection, poolSize, preparedStatements, logging, ...engineOptions } = this.options;
     const client = this.resolvePrisma(prisma);
     if (typeof (client as { onModuleDestroy?: unknown }).onModuleDestroy === 'function') {

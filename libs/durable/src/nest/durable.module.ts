@@ -5,6 +5,7 @@ import { WorkflowExplorer } from './workflow-explorer.js';
 import { DurableRuntime } from './durable-runtime.js';
 import { withAdmin } from './admin/admin-module.js';
 import { ConfigurableModuleClass, type ASYNC_OPTIONS_TYPE, type OPTIONS_TYPE } from './module-definition.js';
+import { checkModuleOptions } from './module-options-check.js';
 
 /**
  * Durable workflows for the app: `DurableModule.forRoot({ prisma: PrismaService })`.
@@ -18,6 +19,7 @@ import { ConfigurableModuleClass, type ASYNC_OPTIONS_TYPE, type OPTIONS_TYPE } f
 export class DurableModule extends ConfigurableModuleClass {
   /** With `admin: { guards }`, the module also serves the admin API and dashboard (see DurableAdminOptions). */
   static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+    checkModuleOptions(options, true);
     return withAdmin(super.forRoot(options), options?.admin);
   }
 

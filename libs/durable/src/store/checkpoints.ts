@@ -1,6 +1,7 @@
 /** Checkpoints: what an execution writes for its run — finished steps and the run's end — fenced and batched. */
 import { statement } from './statement.js';
 import { cancelActorDetail, history, signalRuns } from './sql-fragments.js';
+import { END_WAITS } from './end-waits.js';
 import type { Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
 
@@ -102,6 +103,7 @@ u AS (
       lease_owner = NULL, lease_expires_at = NULL
   FROM l WHERE r.id = l.id AND NOT l.refused
   RETURNING r.id, r.parent_id, r.status, r.error),
+${END_WAITS('w', "SELECT id FROM u WHERE status = 'CANCELLED'")},
 hist AS (${history(
     '$17',
     `SELECT id, CASE status WHEN 'SUCCEEDED' THEN 'completed' WHEN 'CANCELLED' THEN 'cancelled' ELSE 'failed' END,

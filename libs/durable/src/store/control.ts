@@ -1,6 +1,8 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
 import { statement } from './statement.js';
 import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
+import { END_WAITS } from './end-waits.js';
+import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import type { Store } from './store.js';
 
 /**
@@ -22,6 +24,7 @@ u AS (
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
   RETURNING id, parent_id),
+${END_WAITS('w', 'SELECT id FROM u')},
 hist AS (${history(
     '$2',
     `SELECT id, 'cancelled', nullif(CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END
@@ -40,6 +43,11 @@ SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FRO
  * run becomes due at once. Its next execution replays the workflow up to what it had done, runs the
  * compensations and ends it CANCELLED. $2 history, $4 actor. Rows are locked in id order. Returns each run
  * with its outcome: 'cancelled' (at once) or 'cancelling'.
+ * A run past its pivot (a committed checkpoint of a `pivot: true` step: pivot_seq) is not compensated:
+ * with $5 = 'refuse' nothing changes and each such run comes back 'refused' with its pivot; with
+ * 'stop' it is CANCELLED at once, like CANCEL_RUN. The caller locks the tree first (LOCK_RUN_TREE) in
+ * the same transaction, so this statement's snapshot, taken after the locks, sees every pivot that
+ * committed before (a pivot's checkpoint holds the run row FOR SHARE; see store/pivot.ts).
  */
 const CANCEL_RUN_COMPENSATING = statement(
   'cancel_run_compensating',
@@ -50,25 +58,33 @@ WITH RECURSIVE tree AS (
   SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id WHERE $3::boolean),
 x AS (
   SELECT r.id, r.status, r.cancel_requested_at IS NOT NULL AS already,
-         EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND s.compensation IS NOT NULL) AS undo
+         EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND (s.compensation -> 'by') IS NOT NULL) AS undo,
+         p.seq AS pivot_seq, p.name AS pivot_name
   FROM durable_runs r
+  LEFT JOIN LATERAL (
+    SELECT s.seq, s.name FROM durable_steps s
+    WHERE s.run_id = r.id AND s.status = 'SUCCEEDED' AND (s.compensation -> 'pivot') IS NOT NULL ORDER BY s.seq LIMIT 1) p ON true
   WHERE r.id IN (SELECT id FROM tree) AND r.status IN ('PENDING','RUNNING','WAITING')
-  ORDER BY r.id FOR NO KEY UPDATE),
+  ORDER BY r.id FOR NO KEY UPDATE OF r),
+refuse AS (SELECT id, pivot_seq, pivot_name FROM x WHERE pivot_seq IS NOT NULL AND $5 = 'refuse'),
+ok AS (SELECT * FROM x WHERE NOT EXISTS (SELECT 1 FROM refuse)),
 done AS (
   UPDATE durable_runs r
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-  FROM x WHERE r.id = x.id AND x.status <> 'RUNNING' AND NOT x.undo
-  RETURNING r.id, r.parent_id),
+  FROM ok x WHERE r.id = x.id AND ((x.status <> 'RUNNING' AND NOT x.undo) OR x.pivot_seq IS NOT NULL)
+  RETURNING r.id, r.parent_id, x.pivot_seq, x.pivot_name),
+${END_WAITS('w', 'SELECT id FROM done')},
 req AS (
   UPDATE durable_runs r
   SET cancel_requested_at = coalesce(r.cancel_requested_at, now()), updated_at = now(),
       available_at = CASE WHEN r.status = 'RUNNING' THEN greatest(now(), r.available_at + interval '1 millisecond')
                           ELSE least(r.available_at, now()) END
-  FROM x WHERE r.id = x.id AND (x.status = 'RUNNING' OR x.undo)
+  FROM ok x WHERE r.id = x.id AND (x.status = 'RUNNING' OR x.undo) AND x.pivot_seq IS NULL
   RETURNING r.id, r.queue, r.status, x.already),
 hist_done AS (${history(
     '$2',
-    `SELECT id, 'cancelled', jsonb_build_object('compensate', true, 'compensations', 0)
+    `SELECT id, 'cancelled', CASE WHEN pivot_seq IS NULL THEN jsonb_build_object('compensate', true, 'compensations', 0)
+  ELSE jsonb_build_object('compensate', true, 'afterPivot', 'stop', 'pivot', jsonb_build_object('seq', pivot_seq, 'step', pivot_name)) END
   || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END || ${actorDetail('$4')}
   FROM done WHERE true`,
   )}),
@@ -79,10 +95,28 @@ hist_req AS (${history(
   FROM req WHERE NOT already`,
   )}),
 ${signalRuns('par', 'SELECT parent_id FROM done WHERE id = $1 AND parent_id IS NOT NULL')}
-SELECT id, 'cancelled' AS outcome, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM done
+SELECT id, 'cancelled' AS outcome, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled,
+       pivot_seq, pivot_name FROM done
 UNION ALL
 SELECT id, 'cancelling', CASE WHEN status = 'RUNNING' THEN pg_notify('${COMPENSATE_CHANNEL}', id)
-                              ELSE pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL, NULL FROM req`,
+                              ELSE pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL, NULL, NULL, NULL FROM req
+UNION ALL
+SELECT id, 'refused', NULL, NULL, pivot_seq, pivot_name FROM refuse`,
+);
+
+/**
+ * The unfinished runs of a cancel's tree ($1 and, when $2 is true, its descendants), locked in id
+ * order: the first statement of a compensating cancel (see CANCEL_RUN_COMPENSATING).
+ */
+const LOCK_RUN_TREE = statement(
+  'lock_run_tree',
+  `
+WITH RECURSIVE tree AS (
+  SELECT id FROM durable_runs WHERE id = $1
+  UNION
+  SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id WHERE $2::boolean)
+SELECT r.id FROM durable_runs r WHERE r.id IN (SELECT id FROM tree) AND r.status IN ('PENDING','RUNNING','WAITING')
+ORDER BY r.id FOR NO KEY UPDATE`,
 );
 
 /**
@@ -110,6 +144,7 @@ u AS (
       deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
   WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
   RETURNING id, queue),
+w AS (UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (SELECT id FROM u) AND status = 'CANCELLED'),
 f AS (
   DELETE FROM durable_steps s
   WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
@@ -133,6 +168,8 @@ FROM durable_runs r WHERE r.id = $1`,
  * Fork: a new PENDING run ($2) of the same workflow, queue, priority, concurrency key and input as run $1, with
  * copies of its checkpoints whose seq < $3, so it replays those and executes from step $3 on.
  * The deadline keeps the source's timeout length, counted from now; $4 is this app's version.
+ * Nothing is created when a step before $3 was undone (NOTHING_UNDONE_BEFORE: checked in the
+ * statement, so a compensation recorded meanwhile is seen too).
  * The history of the new run records where it came from and $6, the actor (unless $5, history, is false); a
  * wake-up goes to its queue.
  * (The steps' foreign key is checked at the end of the statement, after the run row exists.)
@@ -140,7 +177,8 @@ FROM durable_runs r WHERE r.id = $1`,
 const FORK_RUN = statement(
   'fork_run',
   `
-WITH src AS (SELECT * FROM durable_runs WHERE id = $1),
+WITH src0 AS (SELECT * FROM durable_runs WHERE id = $1),
+src AS (SELECT * FROM src0 WHERE ${NOTHING_UNDONE_BEFORE}),
 ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version,
                             concurrency_key)
@@ -150,7 +188,7 @@ ins AS (
   RETURNING id, queue),
 copied AS (
   INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at, compensation, compensates)
-  SELECT ins.id, s.seq, s.name, s.status, s.output, s.error, s.attempts, s.started_at, s.finished_at, s.compensation, s.compensates
+  SELECT ins.id, s.seq, s.name, CASE s.status WHEN 'CANCELLED' THEN 'WAITING' ELSE s.status END, s.output, s.error, s.attempts, s.started_at, s.finished_at, s.compensation, s.compensates
   FROM ins JOIN durable_steps s ON s.run_id = $1 AND s.seq < $3::int
   RETURNING seq),
 hist AS (
@@ -165,14 +203,36 @@ export async function cancelTree(store: Store, id: string, cascade: boolean, act
   return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade, actor])).map((r) => r.id);
 }
 
-/** Cancels with compensation (see CANCEL_RUN_COMPENSATING); returns each run affected and how. */
+/** What a compensating cancel did to one run: 'refused' ones passed their pivot (`pivot`). */
+export interface CompensatingCancel {
+  id: string;
+  outcome: 'cancelled' | 'cancelling' | 'refused';
+  pivot: { seq: number; step: string } | null;
+}
+
+/**
+ * Cancels with compensation (see CANCEL_RUN_COMPENSATING), in one transaction that locks the runs
+ * first; `afterPivot`: what to do with a run past its pivot. Returns each run affected and how.
+ */
 export async function cancelTreeCompensating(
   store: Store,
   id: string,
   cascade: boolean,
   actor: string | null,
-): Promise<Array<{ id: string; outcome: 'cancelled' | 'cancelling' }>> {
-  return store.sql.query<{ id: string; outcome: 'cancelled' | 'cancelling' }>(CANCEL_RUN_COMPENSATING, [id, store.history, cascade, actor]);
+  afterPivot: 'refuse' | 'stop' = 'refuse',
+): Promise<CompensatingCancel[]> {
+  const rows = await store.sql.transaction(async (sql) => {
+    await sql.query(LOCK_RUN_TREE, [id, cascade]);
+    return sql.query<{ id: string; outcome: CompensatingCancel['outcome']; pivot_seq: number | null; pivot_name: string | null }>(
+      CANCEL_RUN_COMPENSATING,
+      [id, store.history, cascade, actor, afterPivot],
+    );
+  });
+  return rows.map((r) => ({
+    id: r.id,
+    outcome: r.outcome,
+    pivot: r.pivot_seq === null || r.pivot_seq === undefined ? null : { seq: Number(r.pivot_seq), step: String(r.pivot_name) },
+  }));
 }
 
 /** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */

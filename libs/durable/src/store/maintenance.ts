@@ -20,7 +20,7 @@ const SWEEP_DEADLINES = statement(
   'sweep_deadlines',
   `
 WITH x AS (
-  SELECT r.id, r.deadline_at, EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND s.compensation IS NOT NULL) AS undo
+  SELECT r.id, r.deadline_at, EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND (s.compensation -> 'by') IS NOT NULL) AS undo
   FROM durable_runs r
   WHERE r.deadline_at IS NOT NULL AND r.status IN ('PENDING','RUNNING','WAITING') AND r.deadline_at < now()
   ORDER BY r.deadline_at LIMIT $1

@@ -8,8 +8,11 @@ export const FINISHED_STATUSES: ReadonlySet<RunStatus> = new Set(['SUCCEEDED', '
 export interface RecordedStep {
   seq: number;
   name: string;
-  /** WAITING: a durable wait (recv with a timeout) recorded its deadline and has not ended yet. */
-  status: 'SUCCEEDED' | 'FAILED' | 'WAITING';
+  /**
+   * WAITING: a durable wait (recv with a timeout) recorded its deadline and has not ended yet.
+   * CANCELLED: such a wait whose run was cancelled (WAITING again when the run is resumed or forked).
+   */
+  status: 'SUCCEEDED' | 'FAILED' | 'WAITING' | 'CANCELLED';
   output: unknown;
   error: unknown;
   /** What undoes this step, recorded with its checkpoint: the compensation's name and the step's arguments (codec form). */
@@ -20,9 +23,11 @@ export interface RecordedStep {
 
 /** durable_steps.compensation: `by` names the compensation (a method, or an inline function's name). */
 export interface StepCompensation {
-  by: string;
+  by?: string;
   /** The step's arguments (codec form), for a compensation named by a method. */
   args?: unknown;
+  /** The step is the run's pivot (StepOptions.pivot); a pivot with nothing to undo has no `by`. */
+  pivot?: true;
 }
 
 /** A run this worker has just claimed. */

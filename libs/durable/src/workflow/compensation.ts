@@ -4,6 +4,7 @@ import { insertRunEvent } from '../store/history.js';
 import { errorText } from '../errors/error-text.js';
 import { currentScope, ExecutionStopped, type RunContext } from './run-context.js';
 import { invokeCompensation } from './step-runner.js';
+import { pivotOf } from './pivot.js';
 
 /** Why compensations run: the workflow failed, the run is cancelled with compensation, or the workflow asked (Durable.compensate()). */
 export type CompensationReason = 'failed' | 'cancelled' | 'requested';
@@ -20,6 +21,8 @@ export async function runCompensations(ctx: RunContext, reason: CompensationReas
   if (ctx.compensationFailed) return 0;
   await ctx.settled(); // steps still running may complete (and bring a compensation)
   await ctx.checkpoints.flush(); // completed steps are recorded before what undoes them
+  // Past its pivot a run is finished forward, never undone (only the workflow's own Durable.compensate() still undoes).
+  if (reason !== 'requested' && pivotOf(ctx)) return 0;
   const missing = unreachable(ctx);
   const pending = [...ctx.compensations.values()].sort((a, b) => b.seq - a.seq);
   if (!pending.length && !missing) return 0;
@@ -62,7 +65,7 @@ function unreachable(ctx: RunContext): { seq: number; name: string } | null {
   for (const s of ctx.recordedSteps()) if (s.compensates != null) undone.add(s.compensates);
   let found: { seq: number; name: string } | null = null;
   for (const s of ctx.recordedSteps()) {
-    if (s.compensation && s.status === 'SUCCEEDED' && !undone.has(s.seq) && !ctx.compensations.has(s.seq))
+    if (s.compensation?.by && s.status === 'SUCCEEDED' && !undone.has(s.seq) && !ctx.compensations.has(s.seq))
       found = { seq: s.seq, name: s.name };
   }
   return found;

@@ -13,7 +13,8 @@ import {
 import { insertStep } from '../store/checkpoints.js';
 import { isConnectionError } from '../store/connection-errors.js';
 import type { RecordedStep, StepCheckpoint, StepCompensation } from '../store/rows.js';
-import { storeWithin } from '../store/store.js';
+import { storeWithin, type Store } from '../store/store.js';
+import { insertPivotStep } from '../store/pivot.js';
 import { decode, encode, errorToJson, reviveError } from '../codec/codec.js';
 import type { StepAttemptHooks } from '../config/clock.js';
 import { resolveRetryPolicy } from '../config/retry-policy.js';
@@ -24,6 +25,7 @@ import { durableOperation, type Operation } from './durable-operation.js';
 import { retryingWrite } from './retrying-write.js';
 import { currentScope, durableScope, ExecutionStopped, type PendingCompensation, type RunContext } from './run-context.js';
 import { recordRunEvent } from './run-history.js';
+import { pivotPassed } from './pivot.js';
 import { attemptSignal, settled, type StepAttempt } from './step-attempt.js';
 
 /** How a @Step() method was called: its instance and arguments (a compensation named by the step needs them). */
@@ -70,7 +72,9 @@ export function invokeCompensation(c: PendingCompensation): Promise<unknown> {
 function replayStep(op: Operation, def: StepDefinition, recorded: RecordedStep, binding: StepBinding | undefined): unknown {
   if (recorded.status === 'SUCCEEDED') {
     const value = decode(recorded.output);
-    if (recorded.compensation) registerCompensation(op.ctx, op.seq, def, binding, recorded.compensation, value);
+    const rec = recorded.compensation;
+    if (rec?.by) registerCompensation(op.ctx, op.seq, def, binding, { ...rec, by: rec.by }, value);
+    if (rec?.pivot) pivotPassed(op.ctx, op.seq, def.name);
     return value;
   }
   throw reviveError((recorded.error ?? { message: 'step failed' }) as Record<string, unknown>);
@@ -87,7 +91,9 @@ async function runStep(
   const done = op.ctx.enterWork();
   try {
     const r = await executeStep(op.ctx, def, op.seq, call, { binding, compensates });
-    if (r.compensation) registerCompensation(op.ctx, op.seq, def, binding, JSON.parse(r.compensation) as StepCompensation, r.value);
+    const rec = r.compensation ? (JSON.parse(r.compensation) as StepCompensation) : null;
+    if (rec?.by) registerCompensation(op.ctx, op.seq, def, binding, { ...rec, by: rec.by }, r.value);
+    if (rec?.pivot) pivotPassed(op.ctx, op.seq, def.name);
     if (compensates !== null) op.ctx.compensated.add(compensates);
     return r.value;
   } finally {
@@ -245,7 +251,9 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
           );
           const encoded = encode(output, { where: a.where, maxBytes: ctx.services.options.maxPayloadBytes });
           // The lease moved on: throwing rolls the step's own writes back with the checkpoint (and its compensation).
-          if (!(await insertStep(storeWithin(ctx.services.store, tx), checkpointOf(a, 'SUCCEEDED', encoded, null)))) throw ctx.leaseLost();
+          const within = storeWithin(ctx.services.store, tx);
+          if (def.options.pivot && a.compensates === null) await writePivot(a, within, encoded);
+          else if (!(await insertStep(within, checkpointOf(a, 'SUCCEEDED', encoded, null)))) throw ctx.leaseLost();
           return encoded;
         }, def.options.transaction),
       notStarted,
@@ -254,6 +262,18 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
     if ((err as { code?: string }).code === 'P2028') throw new StepTransactionTimeoutError(def.name, errorText(err));
     throw err;
   }
+}
+
+/**
+ * A pivot's checkpoint (see store/pivot.ts): refused when a compensating cancel committed first —
+ * the run learns of the cancel now, and throwing rolls the pivot's writes back.
+ */
+async function writePivot(a: StepAttempt, store: Store, encoded: string): Promise<void> {
+  const outcome = await insertPivotStep(store, checkpointOf(a, 'SUCCEEDED', encoded, null));
+  if (outcome === 'written') return;
+  if (outcome === 'lost') throw a.ctx.leaseLost();
+  a.ctx.requestCancel();
+  throw a.ctx.cancelledError();
 }
 
 /** A finished attempt's checkpoint, batched with other executions' (group commit); a dropped connection retries the write, not the step. */
@@ -269,7 +289,8 @@ export async function recordCheckpoint(ctx: RunContext, s: StepCheckpoint): Prom
  */
 function compensationRecord(ctx: RunContext, def: StepDefinition, seq: number, binding: StepBinding | undefined): string | null {
   const c = def.options.compensate;
-  if (c === undefined) return null;
+  const pivot = def.options.pivot === true ? ',"pivot":true' : '';
+  if (c === undefined) return pivot ? '{"pivot":true}' : null;
   if (typeof c === 'string') {
     const given = binding?.args ?? [];
     const missing = Math.max(0, (binding?.arity ?? 0) - given.length);
@@ -277,10 +298,10 @@ function compensationRecord(ctx: RunContext, def: StepDefinition, seq: number, b
       where: `the arguments of step "${def.name}" (#${seq}) of run ${ctx.runId}, kept for its compensation "${c}"`,
       maxBytes: ctx.services.options.maxPayloadBytes,
     });
-    return `{"by":${JSON.stringify(c)},"args":${args}}`;
+    return `{"by":${JSON.stringify(c)},"args":${args}${pivot}}`;
   }
   const fn = typeof c === 'function' ? c : c.run;
-  return JSON.stringify({ by: fn.name || 'compensate' });
+  return JSON.stringify({ by: fn.name || 'compensate', ...(pivot ? { pivot: true } : {}) });
 }
 
 /**
@@ -294,7 +315,7 @@ function registerCompensation(
   seq: number,
   def: StepDefinition,
   binding: StepBinding | undefined,
-  rec: StepCompensation,
+  rec: StepCompensation & { by: string },
   result: unknown,
 ): void {
   const name = `compensate:${def.name}`;

@@ -16,6 +16,20 @@ function forkWarning(r, from) {
     : 'No recorded step runs again; the workflow continues after step #' + (from - 1) + '.';
 }
 
+/** Steps that record how to undo them (a pivot alone records no undo). */
+function undoes(s) { return !!s.compensation && (s.compensation.by != null || s.compensation.$truncated === true); }
+
+/**
+ * The first step whose effect was undone (a compensation step names it), or is about to be (the run
+ * is being cancelled with compensation): a fork must start there or earlier (the API refuses a later
+ * one). null when nothing was undone.
+ */
+function firstUndone(r) {
+  var seqs = r.steps.filter(function (s) { return s.compensates != null; }).map(function (s) { return s.compensates; });
+  if (r.cancelRequestedAt) seqs = seqs.concat(r.steps.filter(function (s) { return s.compensates == null && s.status === 'SUCCEEDED' && undoes(s); }).map(function (s) { return s.seq; }));
+  return seqs.length ? Math.min.apply(null, seqs) : null;
+}
+
 export function confirmAction(kind, r) {
   var dlg = $('confirm');
   var stepInput = $('confirm-step');
@@ -23,7 +37,7 @@ export function confirmAction(kind, r) {
   $('confirm-step-label').hidden = kind !== 'fork';
   $('confirm-compensate-label').hidden = kind !== 'cancel';
   if (kind === 'cancel') {
-    var undoable = r.steps.filter(function (s) { return s.compensation; }).length;
+    var undoable = r.steps.filter(undoes).length;
     compensate.checked = undoable > 0;
     $('confirm-title').textContent = 'Cancel this run?';
     $('confirm-text').textContent = 'Run ' + r.id + ' (' + r.workflowName + ', ' + r.status + ') stops at its next step boundary. ' +
@@ -35,8 +49,10 @@ export function confirmAction(kind, r) {
       : 'Run ' + r.id + ' (' + r.status + ') continues from its last checkpoint; a failed last step runs again.';
   } else {
     var failed = r.steps.filter(function (s) { return s.status === 'FAILED'; })[0];
-    stepInput.max = String(r.totals.steps);
-    stepInput.value = String(failed ? failed.seq : r.totals.steps);
+    var undone = firstUndone(r);
+    var latest = undone == null ? r.totals.steps : undone;
+    stepInput.max = String(latest);
+    stepInput.value = String(Math.min(failed ? failed.seq : r.totals.steps, latest));
     $('confirm-title').textContent = 'Fork this run?';
     $('confirm-text').textContent = 'A new run of ' + r.workflowName + ' with the same input reuses the results of the steps before the one you choose, and executes from there on.';
     var warn = function () { forkWarning(r, Number(stepInput.value)); };

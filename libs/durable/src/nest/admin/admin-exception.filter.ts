@@ -17,6 +17,8 @@ const STATUS_OF_CODE: Record<string, number> = {
   SCHEDULE_CONFLICT: 409,
   INVALID_SCHEDULE: 409,
   KEY_CONFLICT: 409,
+  PIVOT_PASSED: 409,
+  UNDONE_STEPS: 409,
 };
 
 const REASON: Record<number, string> = {
