@@ -1,6 +1,70 @@
 // Jest in native ESM mode (Nest 12 is ESM-only): run with NODE_OPTIONS=--experimental-vm-modules.
+//
+// Four tiers (jest projects), run together by `npm test` and alone by `npm run test:<tier>` or
+// `npm test -- --selectProjects <tier>`:
+//   unit         no database, no child process: the library's own specs and the test files below
+//   integration  a database, in this process (every test file not listed in another tier)
+//   process      worker processes, the app or the CLI as child processes, kills, chaos
+//   browser      the dashboard in headless Chromium
+// The global setup (a PostgreSQL server and a migrated template database) runs once, and only when
+// a tier that needs a database runs. A new test file lands in `integration` unless listed here.
+
+/** Test files that touch no database and start no process (besides libs/**\/*.spec.ts). */
+const UNIT = [
+  'test/admin/admin-params.spec.ts',
+  'test/architecture/layers.spec.ts',
+  'test/architecture/public-api.spec.ts',
+  'test/bad-input/authoring-options.spec.ts',
+  'test/bad-input/definition-options.spec.ts',
+  'test/bad-input/telemetry-options.spec.ts',
+  'test/chaos/chaos-checks.spec.ts',
+  'test/chaos/chaos-keys.spec.ts',
+  'test/engine/write-batcher.spec.ts',
+  'test/package/package-metadata.spec.ts',
+  'test/schedules/next-fire.spec.ts',
+  'test/telemetry/counts.spec.ts',
+  'test/versioning/step-matching.spec.ts',
+];
+
+/** Test files that run workers, the app, the CLI or npm as child processes (and kill them). */
+const PROCESS = [
+  'test/authoring/compensation-kill.e2e-spec.ts',
+  'test/chaos/chaos.e2e-spec.ts',
+  'test/chaos/db-outage.e2e-spec.ts',
+  'test/example/crash-restart.e2e-spec.ts',
+  'test/example/embedded-postgres.e2e-spec.ts',
+  'test/example/quickstart.e2e-spec.ts',
+  'test/flow/flow-keys-processes.e2e-spec.ts',
+  'test/flow/flow-processes.e2e-spec.ts',
+  'test/init/init-cli.e2e-spec.ts',
+  'test/init/runs-cli.e2e-spec.ts',
+  'test/package/pack.e2e-spec.ts',
+  'test/process/telemetry.e2e-spec.ts',
+  'test/process/workers.e2e-spec.ts',
+  'test/schedules/schedules-processes.e2e-spec.ts',
+  'test/transactions/atomic-start.e2e-spec.ts',
+  'test/transactions/transactional-step.e2e-spec.ts',
+  'test/versioning/two-builds.e2e-spec.ts',
+  'test/waits/processes.e2e-spec.ts',
+];
+
+/** Test files that drive the dashboard in Chromium (test/support/chromium.ts). */
+const BROWSER = [
+  'test/admin/dashboard-browser.e2e-spec.ts',
+  'test/admin/dashboard-operations-browser.e2e-spec.ts',
+  'test/example/dashboard-tour.e2e-spec.ts',
+  'test/flow/flow-dashboard.e2e-spec.ts',
+  'test/schedules/schedules-dashboard.e2e-spec.ts',
+];
+
+const ALL = ['<rootDir>/{libs,test,src}/**/*.spec.ts', '<rootDir>/{libs,test,src}/**/*.e2e-spec.ts'];
+const LIBRARY_SPECS = '<rootDir>/libs/**/*.spec.ts';
+const listed = (files) => files.map((f) => `<rootDir>/${f}`);
+/** testPathIgnorePatterns (regular expressions) for the listed files. */
+const except = (files) => files.map((f) => `<rootDir>/${f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+
 /** @type {import('jest').Config} */
-export default {
+const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }] },
@@ -10,9 +74,29 @@ export default {
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   roots: ['<rootDir>/libs', '<rootDir>/test', '<rootDir>/src'],
-  testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
+};
+
+/** @type {import('jest').Config} */
+const withDatabase = {
+  ...common,
+  // The same file in several projects runs once per jest run (jest deduplicates global hooks).
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+};
+
+/** @type {import('jest').Config} */
+export default {
   testTimeout: 60_000,
   maxWorkers: 2,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: [LIBRARY_SPECS, ...listed(UNIT)] },
+    {
+      ...withDatabase,
+      displayName: 'integration',
+      testMatch: ALL,
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/libs/', ...except([...UNIT, ...PROCESS, ...BROWSER])],
+    },
+    { ...withDatabase, displayName: 'process', testMatch: listed(PROCESS) },
+    { ...withDatabase, displayName: 'browser', testMatch: listed(BROWSER) },
+  ],
 };

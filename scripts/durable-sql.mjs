@@ -30,16 +30,11 @@ function declaredVersion(prisma) {
   return m ? Number(m[1]) : 1;
 }
 
-/** The same engine choice as scripts/prisma.mjs: the offline drop-in only where no native engine exists. */
-function prismaEnv() {
-  const env = { ...process.env, NODE_OPTIONS: '' };
-  if (env.PRISMA_SCHEMA_ENGINE_BINARY) return env;
-  const engines = join(root, 'node_modules', '@prisma', 'engines');
-  const hasNative = existsSync(engines) && readdirSync(engines).some((f) => f.startsWith('schema-engine-'));
-  const offline = resolve(root, '..', 'shared', 'prisma-offline', 'schema-engine');
-  if (!hasNative && existsSync(offline)) env.PRISMA_SCHEMA_ENGINE_BINARY = offline;
-  return env;
-}
+/**
+ * The environment of the Prisma CLI: this process's, so PRISMA_SCHEMA_ENGINE_BINARY (where Prisma
+ * cannot download its schema engine) reaches it; without NODE_OPTIONS, which jest's may carry.
+ */
+const prismaEnv = () => ({ ...process.env, NODE_OPTIONS: '' });
 
 /** `prisma migrate diff … --script`, run where no prisma.config.ts is (so nothing but SQL reaches stdout). */
 function migrateDiff(cwd, args) {

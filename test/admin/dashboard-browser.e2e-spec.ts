@@ -5,15 +5,14 @@ import { replayRun, type RunExport } from 'nestjs-durable/testing';
 import pw from 'playwright-core';
 import { bearerGuard, createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
-import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium } from './support/browser.js';
+import { ARTIFACTS, launchChromium } from './support/browser.js';
+import { describeBrowser } from '../support/chromium.js';
 
 /**
  * The dashboard in a real headless Chromium (Debian package `chromium`): open it behind a
  * bearer-token guard, filter to FAILED, open a run and see its steps, cancel a running run and
  * see its status change. Screenshots go to test-artifacts/.
  */
-if (!haveChromium) console.log(`SKIPPED dashboard browser test: ${CHROMIUM} is absent (install it with: apt-get install -y chromium)`);
-const describeBrowser = haveChromium ? describe : describe.skip;
 
 describeBrowser('admin dashboard in headless Chromium', () => {
   const TOKEN = 'browser-test-token';

@@ -3,15 +3,14 @@ import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import { createAdminApp, seedRuns, type AdminApp } from './support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
-import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium, rects } from './support/browser.js';
+import { ARTIFACTS, launchChromium, rects } from './support/browser.js';
+import { describeBrowser } from '../support/chromium.js';
 
 /**
  * Operations in the dashboard, in a real headless Chromium: search by tag, bulk cancel of every run
  * the filter matches (dry run, confirmation, batches), live updates arriving without a reload, and
  * the layout at 1440 and 800 px wide. Screenshots go to test-artifacts/.
  */
-if (!haveChromium) console.log(`SKIPPED dashboard operations browser test: ${CHROMIUM} is absent (apt-get install -y chromium)`);
-const describeBrowser = haveChromium ? describe : describe.skip;
 
 describeBrowser('dashboard operations in headless Chromium', () => {
   let a: AdminApp;

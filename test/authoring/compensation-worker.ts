@@ -5,11 +5,11 @@
 // plain ones record their executions in test_step_executions.
 import 'reflect-metadata';
 import pg from 'pg';
-import { Durable, DurableEngine, NonRetryableError, Step, WorkflowRegistry } from 'nestjs-durable';
+import { Durable, NonRetryableError, Step, WorkflowRegistry } from 'nestjs-durable';
 import { prismaFor } from '../support/prisma.js';
+import { databaseUrl, engineOptions, serveEngine } from '../support/worker-process.js';
 
-const url = process.env.DATABASE_URL!;
-const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
+const url = databaseUrl();
 const pool = new pg.Pool({ connectionString: url, max: 4 });
 const prisma = prismaFor(url, 4);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -99,26 +99,19 @@ registry.register({
   },
 });
 
-const engine = new DurableEngine({
-  registry,
-  connection: url,
-  prisma: prisma as never,
-  options: {
-    leaseMs: env('DURABLE_LEASE_MS', 1_500),
-    heartbeatMs: env('DURABLE_HEARTBEAT_MS', 300),
-    pollIntervalMs: env('DURABLE_POLL_MS', 100),
-    sweepIntervalMs: env('DURABLE_SWEEP_MS', 200),
-    shutdownGraceMs: 1_000,
-    suspendGraceMs: 100,
-    logger: { log() {}, warn() {}, error: (m) => console.error(m) },
+await serveEngine(
+  {
+    registry,
+    prisma: prisma as never,
+    options: engineOptions({
+      leaseMs: 1_500,
+      heartbeatMs: 300,
+      pollIntervalMs: 100,
+      sweepIntervalMs: 200,
+      shutdownGraceMs: 1_000,
+      suspendGraceMs: 100,
+      logger: { log() {}, warn() {}, error: (m) => console.error(m) },
+    }),
   },
-});
-
-await engine.start();
-process.on('SIGTERM', () => {
-  void engine
-    .stop()
-    .then(() => Promise.all([pool.end(), prisma.$disconnect()]))
-    .then(() => process.exit(0));
-});
-process.stdout.write(`ready ${process.pid}\n`);
+  () => Promise.all([pool.end(), prisma.$disconnect()]),
+);

@@ -277,8 +277,17 @@ describe('authoring: compensation', () => {
       { suspendGraceMs: 0 },
     );
     const handle = await e.startRun('parent', null);
-    await eventually(async () => log.includes('child'), 5_000, 'the child step');
-    await sleep(100);
+    await eventually(
+      async () =>
+        (
+          await h.query(
+            `SELECT 1 FROM durable_steps s JOIN durable_runs r ON r.id = s.run_id WHERE r.parent_id = $1 AND s.name = 'child step' AND s.status = 'SUCCEEDED'`,
+            [handle.id],
+          )
+        ).length > 0,
+      5_000,
+      "the child step's checkpoint",
+    );
     await e.cancel(handle.id, { compensate: true });
     await expect(handle.result({ timeoutMs: 10_000 })).rejects.toThrow(WorkflowCancelledError);
     await eventually(async () => log.includes('undo child'), 5_000, 'the child to compensate');

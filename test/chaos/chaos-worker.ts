@@ -2,10 +2,7 @@
 // Prints "ready" once it claims; exits gracefully on SIGTERM. Any other exit is a crash the
 // driver reports (e.g. an unhandled error while Postgres restarts).
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+import { serveNestApp } from '../support/worker-process.js';
 import { ChaosAppModule } from './chaos-app.js';
 
-const app = await NestFactory.createApplicationContext(ChaosAppModule, { logger: ['error', 'warn', 'log'] });
-app.enableShutdownHooks();
-await app.init();
-process.stdout.write('ready\n');
+await serveNestApp(ChaosAppModule);

@@ -60,7 +60,7 @@ describe('start batching (group commit of concurrent starts)', () => {
       // Every statement on the runs table waits behind this lock: the next poll's claim stays in flight.
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE durable_runs IN ACCESS EXCLUSIVE MODE');
-      await sleep(300);
+      await h.lockWaiters(); // the poll's claim
       const starts = Array.from({ length: 3 }, (_, i) => engine.startRun('quick', i, { id: `f-${i}` }));
       await sleep(50);
       await blocker.query('COMMIT');

@@ -266,7 +266,7 @@ describe('store: claim, fencing, sweeper', () => {
       await hb.query(`SELECT id FROM durable_runs WHERE id = 'p' FOR NO KEY UPDATE`);
       // ... while the child's end is written (it signals the parent) ...
       const end = finishRuns(sql, [{ runId: 'p:child:0', epoch: 1, status: 'SUCCEEDED', output: '1', error: null, parentId: 'p' }]);
-      await sleep(300);
+      await h.lockWaiters(); // the end waits for the parent's row
       // ... then the child. The end waits for the parent before it takes the child, so this does not
       // wait for the end (before, the end held the child and waited for the parent: a deadlock
       // Postgres broke after deadlock_timeout, failing one of the two).

@@ -3,7 +3,8 @@ import type { INestApplication } from '@nestjs/common';
 import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import request from 'supertest';
-import { ARTIFACTS, CHROMIUM, haveChromium, launchChromium, rects } from '../admin/support/browser.js';
+import { ARTIFACTS, launchChromium, rects } from '../admin/support/browser.js';
+import { describeBrowser } from '../support/chromium.js';
 import { eventually } from '../support/engine-harness.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { shipmentHeaders, startExampleApp } from './support/example-app.js';
@@ -13,8 +14,6 @@ import { shipmentHeaders, startExampleApp } from './support/example-app.js';
  * order waits for in the list, a declined payment's outcome, a review-request sleep shown as waiting
  * until its wake time, step bars that do not overlap, the run pane below the header while scrolling.
  */
-if (!haveChromium) console.log(`SKIPPED example dashboard tour: ${CHROMIUM} is absent (apt-get install -y chromium)`);
-const describeBrowser = haveChromium ? describe : describe.skip;
 
 describeBrowser('example shop: the dashboard at 1440 and 800 px (Chromium)', () => {
   let db: TestDatabase;

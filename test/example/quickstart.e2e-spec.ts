@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { eventually } from '../support/engine-harness.js';
 import { http } from './support/app-process.js';
 import { shipmentHeaders } from './support/example-app.js';
@@ -31,10 +31,7 @@ function userEnv(): NodeJS.ProcessEnv {
     if (/^(npm_|NODE_OPTIONS$|DATABASE_URL$|JEST_|DURABLE_TEST_|INIT_CWD$)/i.test(k)) continue;
     env[k] = v;
   }
-  // Where the Prisma CLI cannot download its schema engine (no internet), scripts/prisma.mjs uses
-  // the workspace's offline engine next to the repo; a clone elsewhere has to be told where it is.
-  const offline = resolve(repo, '..', 'shared', 'prisma-offline', 'schema-engine');
-  if (!env.PRISMA_SCHEMA_ENGINE_BINARY && existsSync(offline)) env.PRISMA_SCHEMA_ENGINE_BINARY = offline;
+  // PRISMA_SCHEMA_ENGINE_BINARY, where set (Prisma cannot download its engine), is kept like any other variable.
   return { ...env, PORT: '0', NO_COLOR: '1' };
 }
 

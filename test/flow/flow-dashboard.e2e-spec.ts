@@ -4,7 +4,8 @@ import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
-import { haveChromium, launchChromium } from '../admin/support/browser.js';
+import { launchChromium } from '../admin/support/browser.js';
+import { describeBrowser } from '../support/chromium.js';
 
 /**
  * The dashboard's flow-control panel in headless Chromium: set a queue's limits from the page, see
@@ -12,7 +13,6 @@ import { haveChromium, launchChromium } from '../admin/support/browser.js';
  * has not started, and reset the limit.
  */
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const describeBrowser = haveChromium ? describe : describe.skip;
 
 describeBrowser('flow-control panel of the dashboard in headless Chromium', () => {
   let a: AdminApp;

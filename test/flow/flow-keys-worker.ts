@@ -5,7 +5,8 @@
 // { tag, starts: [{ workflow, input, options }] } → all of them at once (Promise.all), answered by
 // one line `done <tag> <json [{ id, outcome }]>`, so the test can make three processes start at the same instant.
 import { createInterface } from 'node:readline';
-import { Durable, DurableEngine, WorkflowRegistry, type StartOptions } from 'nestjs-durable';
+import { Durable, WorkflowRegistry, type StartOptions } from 'nestjs-durable';
+import { engineOptions, serveEngine } from '../support/worker-process.js';
 
 const registry = new WorkflowRegistry();
 registry.register({ name: 'rated', queue: 'rated', options: {}, run: async () => process.pid });
@@ -20,20 +21,10 @@ registry.register({
   },
 });
 
-const engine = new DurableEngine({
+const engine = await serveEngine({
   registry,
-  connection: process.env.DATABASE_URL!,
-  options: {
-    concurrency: 20,
-    leaseMs: 5_000,
-    pollIntervalMs: 200,
-    sweepIntervalMs: 500,
-    shutdownGraceMs: 1_000,
-    logger: { log() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) },
-  },
+  options: engineOptions({ concurrency: 20, leaseMs: 5_000, pollIntervalMs: 200, sweepIntervalMs: 500, shutdownGraceMs: 1_000 }),
 });
-
-await engine.start();
 createInterface({ input: process.stdin }).on('line', (line) => {
   const { tag, starts } = JSON.parse(line) as { tag: string; starts: Array<{ workflow: string; input: unknown; options: StartOptions }> };
   void Promise.all(starts.map((s) => engine.startRun(s.workflow, s.input, s.options))).then(
@@ -41,5 +32,3 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     (err: Error) => process.stdout.write(`done ${tag} ${JSON.stringify({ error: err.message })}\n`),
   );
 });
-process.on('SIGTERM', () => void engine.stop().then(() => process.exit(0)));
-process.stdout.write('ready\n');

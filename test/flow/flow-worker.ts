@@ -3,11 +3,11 @@
 // come from durable_queue_limits (set by the test at runtime). Each run records the interval it
 // executes in (test_ledger rows 'start' and 'end', database clock) and holds its slot `ms` in
 // between; with `holdFirst`, only its first execution holds (a recovery after a kill goes fast).
-import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable';
+import { Durable, WorkflowRegistry } from 'nestjs-durable';
 import pg from 'pg';
+import { databaseUrl, engineOptions, serveEngine } from '../support/worker-process.js';
 
-const url = process.env.DATABASE_URL!;
-const pool = new pg.Pool({ connectionString: url, max: 4 });
+const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Input {
@@ -37,25 +37,17 @@ registry.register({
   },
 });
 
-const engine = new DurableEngine({
-  registry,
-  connection: url,
-  options: {
-    concurrency: 10,
-    leaseMs: 2_000,
-    heartbeatMs: 400,
-    pollIntervalMs: 200,
-    sweepIntervalMs: 300,
-    shutdownGraceMs: 1_000,
-    logger: { log() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+await serveEngine(
+  {
+    registry,
+    options: engineOptions({
+      concurrency: 10,
+      leaseMs: 2_000,
+      heartbeatMs: 400,
+      pollIntervalMs: 200,
+      sweepIntervalMs: 300,
+      shutdownGraceMs: 1_000,
+    }),
   },
-});
-
-await engine.start();
-process.on('SIGTERM', () => {
-  void engine
-    .stop()
-    .then(() => pool.end())
-    .then(() => process.exit(0));
-});
-process.stdout.write('ready\n');
+  () => pool.end(),
+);

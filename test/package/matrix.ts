@@ -1,17 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -129,14 +118,10 @@ export function freshApp(app: string, tarball: string, parent: string): { dir: s
 
 /**
  * The app's own Prisma CLI. Prisma downloads its native schema engine on first use; where that
- * cannot work (no internet here) the workspace's offline drop-in is used, as scripts/prisma.mjs does.
+ * cannot work, PRISMA_SCHEMA_ENGINE_BINARY in the environment (inherited here) points at one.
  */
 export function prisma(dir: string, args: string[], databaseUrl: string): string {
   const env: NodeJS.ProcessEnv = { DATABASE_URL: databaseUrl };
-  const engines = join(dir, 'node_modules/@prisma/engines');
-  const hasNative = existsSync(engines) && readdirSync(engines).some((f) => f.startsWith('schema-engine-'));
-  const offline = resolve(ROOT, '..', 'shared', 'prisma-offline', 'schema-engine');
-  if (!process.env.PRISMA_SCHEMA_ENGINE_BINARY && !hasNative && existsSync(offline)) env.PRISMA_SCHEMA_ENGINE_BINARY = offline;
   return sh(process.execPath, [join(dir, 'node_modules/prisma/build/index.js'), ...args], dir, env);
 }
 

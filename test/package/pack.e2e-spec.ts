@@ -74,7 +74,7 @@ describe('npm package', () => {
     console.log(`consumer matrix, ${((Date.now() - started) / 1000).toFixed(0)} s in all:\n  ${timings.join('\n  ')}`);
   });
 
-  it('holds the entries with their types, the CLI, the Prisma models and schema and package.json; no sources or tests', () => {
+  it('holds the entries with their types, the CLI, the Prisma models and schema, package.json and the LICENSE; no sources or tests', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'dist/index.js',
@@ -88,6 +88,7 @@ describe('npm package', () => {
         'prisma/durable.prisma',
         'prisma/schema.sql',
         'package.json',
+        'LICENSE',
       ]),
     );
     expect(files.filter((f) => /\.spec\.|^src\/|^test\//.test(f))).toEqual([]);

@@ -3,13 +3,12 @@
 // started, stops gracefully on SIGTERM. Each run writes one ledger row in a transactional step
 // (exactly once per run) and optionally takes its time.
 import 'reflect-metadata';
-import { Durable, DurableEngine, Step, WorkflowRegistry, type ScheduledInput } from 'nestjs-durable';
+import { Durable, Step, WorkflowRegistry, type ScheduledInput } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { prismaFor } from '../support/prisma.js';
+import { databaseUrl, engineOptions, serveEngine } from '../support/worker-process.js';
 
-const url = process.env.DATABASE_URL!;
-const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
-const prisma = prismaFor(url, 4);
+const prisma = prismaFor(databaseUrl(), 4);
 
 class Steps {
   @Step({ transactional: true })
@@ -33,26 +32,18 @@ registry.register({
   },
 });
 
-const engine = new DurableEngine({
-  registry,
-  connection: url,
-  prisma: prisma as never,
-  options: {
-    leaseMs: env('DURABLE_LEASE_MS', 2_000),
-    heartbeatMs: env('DURABLE_HEARTBEAT_MS', 400),
-    pollIntervalMs: env('DURABLE_POLL_MS', 200),
-    sweepIntervalMs: env('DURABLE_SWEEP_MS', 300),
-    shutdownGraceMs: env('DURABLE_GRACE_MS', 1_000),
-    scheduleMisfireMs: env('DURABLE_MISFIRE_MS', 1_000),
-    logger: { log() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+await serveEngine(
+  {
+    registry,
+    prisma: prisma as never,
+    options: engineOptions({
+      leaseMs: 2_000,
+      heartbeatMs: 400,
+      pollIntervalMs: 200,
+      sweepIntervalMs: 300,
+      shutdownGraceMs: 1_000,
+      scheduleMisfireMs: 1_000,
+    }),
   },
-});
-
-await engine.start();
-process.on('SIGTERM', () => {
-  void engine
-    .stop()
-    .then(() => prisma.$disconnect())
-    .then(() => process.exit(0));
-});
-process.stdout.write('ready\n');
+  () => prisma.$disconnect(),
+);

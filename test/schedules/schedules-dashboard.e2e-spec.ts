@@ -1,17 +1,17 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowClient } from 'nestjs-durable';
 import pw from 'playwright-core';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { eventually } from '../support/engine-harness.js';
-import { CHROMIUM, launchChromium } from '../admin/support/browser.js';
+import { launchChromium } from '../admin/support/browser.js';
+import { describeBrowser } from '../support/chromium.js';
 
 /**
  * The dashboard's schedules panel in headless Chromium: schedules with next and last fire and
  * policy; pause, resume and "Run now" from the page; a schedule's latest runs. Screenshot in test-artifacts/.
  */
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const describeBrowser = existsSync(CHROMIUM) ? describe : describe.skip;
 
 describeBrowser('schedules panel of the dashboard in headless Chromium', () => {
   let a: AdminApp;

@@ -91,7 +91,14 @@ describe('schedules: three worker processes, SIGKILL, restart', () => {
     await sleep(10_000);
     restartedAt = await dbNow();
     await spawnAll();
-    await sleep(4_000);
+    // the restarted processes' first rounds: two slots after the kill for skip and latest, for all
+    // the ten or more missed in the 10 s and one more
+    const afterKill = async (p: string) => (await runs(`every-${p}`)).filter((x) => x.slot > killedAt).length;
+    await eventually(
+      async () => (await afterKill('skip')) >= 2 && (await afterKill('latest')) >= 2 && (await afterKill('all')) >= 11,
+      30_000,
+      'runs after the restart',
+    );
     const byPolicy = Object.fromEntries(
       await Promise.all(['skip', 'latest', 'all'].map(async (p) => [p, await runs(`every-${p}`)] as const)),
     );

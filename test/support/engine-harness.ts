@@ -63,6 +63,17 @@ export class EngineHarness {
     return (await this.pool.query(sql, params)).rows as T[];
   }
 
+  /** Waits until `n` statements on this database wait for a lock (one a test's transaction holds). */
+  async lockWaiters(n = 1, timeoutMs = 10_000): Promise<void> {
+    const waiting = async () =>
+      (
+        await this.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      )[0].n;
+    await eventually(async () => (await waiting()) >= n, timeoutMs, `${n} statement(s) waiting for a lock`);
+  }
+
   async close(): Promise<void> {
     for (const e of this.engines) await e.stop().catch(() => {});
     await this.pool.end();

@@ -1,10 +1,12 @@
-// Jest loads this file on its own (CommonJS, no module mapping): keep it free of relative imports.
+// Jest loads this file on its own (CommonJS, without its module mapping): a relative import here
+// names its file without an extension, which both that loader and the test workers resolve.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { applyMigrations } from '../../libs/durable/src/embedded-postgres/migrations';
 
 /** The machine's Postgres, used when it answers (CI tests PostgreSQL 15 there). */
 const SYSTEM_URL = 'postgresql://postgres@127.0.0.1:5432';
@@ -36,16 +38,10 @@ export async function adminQuery(sql: string): Promise<void> {
 export async function buildTemplate(): Promise<void> {
   await adminQuery(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
   await adminQuery(`CREATE DATABASE ${TEMPLATE_DB}`);
-  const dir = join(process.cwd(), 'prisma', 'migrations');
+  await applyMigrations(urlFor(TEMPLATE_DB), join(process.cwd(), 'prisma', 'migrations'));
   const c = new pg.Client({ connectionString: urlFor(TEMPLATE_DB) });
   await c.connect();
   try {
-    for (const m of readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name)
-      .sort()) {
-      await c.query(readFileSync(join(dir, m, 'migration.sql'), 'utf8'));
-    }
     await c.query(TEST_TABLES);
   } finally {
     await c.end();

@@ -76,7 +76,19 @@ describe('transactional steps', () => {
         15_000,
         's0 checkpoint',
       );
-      await sleep(500);
+      // s1 wrote its ledger row: its transaction (open, uncommitted) holds the table's write lock
+      await eventually(
+        async () =>
+          (
+            await h.query(
+              `SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+                WHERE l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND c.relname = 'test_ledger' AND l.mode = 'RowExclusiveLock' AND l.pid <> pg_backend_pid()`,
+            )
+          ).length > 0,
+        15_000,
+        "s1's ledger row",
+      );
     };
     beforeAll(async () => {
       client = await clientEngine(h.db.url, h.prisma as never);

@@ -1,10 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { verifyRuns, WorkflowRegistry, type DurableEngine } from 'nestjs-durable';
 import { createAdminApp, type AdminApp } from '../admin/support/admin-app.js';
 import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
-import { CHROMIUM, launchChromium } from '../admin/support/browser.js';
+import { launchChromium } from '../admin/support/browser.js';
+import { chromiumAvailable } from '../support/chromium.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 
@@ -71,7 +72,7 @@ describe('versioning: runVersions keeps runs on the build that started them', ()
     });
     expect(res.body.versions).toHaveLength(1);
     await request(admin.server).get('/durable/versions?x=1').expect(400);
-    if (!existsSync(CHROMIUM)) return;
+    if (!chromiumAvailable('the versions panel of the dashboard')) return;
     mkdirSync(ARTIFACTS, { recursive: true });
     await admin.app.listen(0, '127.0.0.1');
     const browser = await launchChromium();

@@ -3,11 +3,10 @@
 // once it claims, stops gracefully on SIGTERM. Step executions are counted in test_step_executions.
 import 'reflect-metadata';
 import pg from 'pg';
-import { Durable, DurableEngine, Step, WorkflowRegistry, type WorkflowOptions } from 'nestjs-durable';
+import { Durable, Step, WorkflowRegistry, type WorkflowOptions } from 'nestjs-durable';
+import { databaseUrl, engineOptions, serveEngine } from '../support/worker-process.js';
 
-const url = process.env.DATABASE_URL!;
-const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
-const pool = new pg.Pool({ connectionString: url, max: 4 });
+const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4 });
 
 class Steps {
   /** Records its execution (run, step, pid), then optionally takes its time. */
@@ -71,27 +70,19 @@ export const workflows: Record<string, [(input: any) => Promise<unknown>, Workfl
 const registry = new WorkflowRegistry();
 for (const [name, [run, options]] of Object.entries(workflows)) registry.register({ name, queue: 'default', options: options ?? {}, run });
 
-const engine = new DurableEngine({
-  registry,
-  connection: url,
-  options: {
-    leaseMs: env('DURABLE_LEASE_MS', 2_000),
-    heartbeatMs: env('DURABLE_HEARTBEAT_MS', 400),
-    pollIntervalMs: env('DURABLE_POLL_MS', 200),
-    sweepIntervalMs: env('DURABLE_SWEEP_MS', 300),
-    shutdownGraceMs: env('DURABLE_GRACE_MS', 1_000),
-    inMemoryWaitMaxMs: env('DURABLE_IN_MEMORY_WAIT_MS', 1_000),
-    suspendGraceMs: env('DURABLE_SUSPEND_GRACE_MS', 200),
-    concurrency: env('DURABLE_CONCURRENCY', 30),
-    logger: { log() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) },
+await serveEngine(
+  {
+    registry,
+    options: engineOptions({
+      leaseMs: 2_000,
+      heartbeatMs: 400,
+      pollIntervalMs: 200,
+      sweepIntervalMs: 300,
+      shutdownGraceMs: 1_000,
+      inMemoryWaitMaxMs: 1_000,
+      suspendGraceMs: 200,
+      concurrency: 30,
+    }),
   },
-});
-
-await engine.start();
-process.on('SIGTERM', () => {
-  void engine
-    .stop()
-    .then(() => pool.end())
-    .then(() => process.exit(0));
-});
-process.stdout.write('ready\n');
+  () => pool.end(),
+);

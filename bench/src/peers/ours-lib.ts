@@ -10,11 +10,11 @@
  * node_modules, because Node resolves a bare import from the importing file's directory; bench's
  * own `pg` is used only by the harness.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { writePoolSize } from '../figures.js';
 import { Durable, DurableEngine, engineStatements, WorkflowRegistry } from 'nestjs-durable/engine';
+import { applyMigrations } from '../../../libs/durable/src/embedded-postgres/migrations.js';
 
 export const WORKFLOW = 'bench';
 export const QUEUE = 'default';
@@ -188,20 +188,15 @@ export class OursHost {
 const MIGRATIONS = fileURLToPath(new URL('../../../prisma/migrations/', import.meta.url));
 
 /**
- * Creates the tables the way an app does (`prisma migrate deploy` applies these files in order;
- * they include the example app's tables, which the bench does not touch), plus the table the
- * --db-write steps insert into.
+ * Creates the tables the way an app does (the library's migration applier runs what `prisma
+ * migrate deploy` runs; the migrations include the example app's tables, which the bench does not
+ * touch), plus the table the --db-write steps insert into.
  */
 export async function createSchema(url: string): Promise<void> {
+  await applyMigrations(url, MIGRATIONS);
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    for (const m of readdirSync(MIGRATIONS, { withFileTypes: true })
-      .filter((d) => d.isDirectory())
-      .map((d) => d.name)
-      .sort()) {
-      await c.query(readFileSync(`${MIGRATIONS}${m}/migration.sql`, 'utf8'));
-    }
     await c.query('CREATE TABLE bench_step_write (id bigserial PRIMARY KEY, workflow_id text NOT NULL, step int NOT NULL)');
   } finally {
     await c.end();

@@ -1,11 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import pw from 'playwright-core';
+import { CHROMIUM } from '../../support/chromium.js';
 
-/** Headless Chromium from the Debian package (DESIGN.md §7), for the dashboard's browser tests. */
-export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-export const haveChromium = existsSync(CHROMIUM);
 
 export async function launchChromium(): Promise<pw.Browser> {
   mkdirSync(ARTIFACTS, { recursive: true });

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { runInit } from '../../../libs/durable/src/cli/init-command.js';
 
 const root = process.cwd();
@@ -61,15 +61,11 @@ export function run(cmd: string, args: string[], cwd: string, env: NodeJS.Proces
 }
 
 /**
- * The repository's Prisma CLI in the app's folder. Same engine choice as scripts/prisma.mjs: the
- * offline drop-in engine only where Prisma's native one cannot be downloaded.
+ * The repository's Prisma CLI in the app's folder. It inherits PRISMA_SCHEMA_ENGINE_BINARY from the
+ * environment, as scripts/prisma.mjs does, for machines where Prisma cannot download its engine.
  */
 export function prisma(dir: string, args: string[], databaseUrl?: string): Promise<Ran> {
   const env: NodeJS.ProcessEnv = databaseUrl ? { DATABASE_URL: databaseUrl } : {};
-  const engines = join(root, 'node_modules', '@prisma', 'engines');
-  const offline = resolve(root, '..', 'shared', 'prisma-offline', 'schema-engine');
-  const hasNative = existsSync(engines) && readdirSync(engines).some((f) => f.startsWith('schema-engine-'));
-  if (!process.env.PRISMA_SCHEMA_ENGINE_BINARY && !hasNative && existsSync(offline)) env.PRISMA_SCHEMA_ENGINE_BINARY = offline;
   return run(process.execPath, [join(root, 'node_modules', 'prisma', 'build', 'index.js'), ...args], dir, env);
 }
 

@@ -26,38 +26,58 @@ export interface MigrationResult {
   modified: string[];
 }
 
+/** One Prisma migration: its folder name, the text of its migration.sql, and Prisma's checksum of it. */
+export interface Migration {
+  name: string;
+  sql: string;
+  /** sha256 of the file, hex: the checksum `prisma migrate deploy` records. */
+  checksum: string;
+}
+
 /**
- * Applies prisma/migrations/<name>/migration.sql in name order, each in its own transaction
- * together with its _prisma_migrations row: a crash leaves each migration applied or not.
- * Idempotent: applied ones are skipped. (Two processes never run this at once: the startup
- * lock serializes them.)
+ * The migrations of a Prisma migrations folder in the order Prisma applies them: each
+ * `<name>/migration.sql`, by folder name. Empty when the folder holds none; throws when the folder
+ * does not exist.
+ */
+export function readMigrations(migrationsDir: string): Migration[] {
+  if (!existsSync(migrationsDir)) throw new Error(`no migrations folder at ${migrationsDir} (a Prisma migrations folder)`);
+  return readdirSync(migrationsDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(migrationsDir, d.name, 'migration.sql')))
+    .map((d) => d.name)
+    .sort()
+    .map((name) => {
+      const sql = readFileSync(join(migrationsDir, name, 'migration.sql'), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    });
+}
+
+/**
+ * Applies prisma/migrations/<name>/migration.sql in name order, as `prisma migrate deploy` does:
+ * each in its own transaction together with its _prisma_migrations row, so a crash leaves each
+ * migration applied or not, and the Prisma CLI sees them as applied. Idempotent: applied ones are
+ * skipped. Not safe to run twice at once on one database (the embedded server's startup lock
+ * serializes its callers). The one migration applier of the package: the embedded Postgres, the
+ * testing kit, the repository's tests and the benchmark all use it.
  */
 export async function applyMigrations(url: string, migrationsDir: string): Promise<MigrationResult> {
-  if (!existsSync(migrationsDir)) throw new Error(`embedded Postgres: no migrations folder at ${migrationsDir}`);
+  const migrations = readMigrations(migrationsDir);
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   try {
-    return await migrate(db, migrationsDir);
+    return await migrate(db, migrations);
   } finally {
     await db.end();
   }
 }
 
-async function migrate(db: pg.Client, migrationsDir: string): Promise<MigrationResult> {
+async function migrate(db: pg.Client, migrations: Migration[]): Promise<MigrationResult> {
   await db.query(CREATE_MIGRATIONS_TABLE);
   const { rows } = await db.query<{ migration_name: string; checksum: string }>(
     `SELECT migration_name, checksum FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
   );
   const done = new Map(rows.map((r) => [r.migration_name, r.checksum]));
-  const names = readdirSync(migrationsDir, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && existsSync(join(migrationsDir, d.name, 'migration.sql')))
-    .map((d) => d.name)
-    .sort();
   const result: MigrationResult = { applied: [], alreadyApplied: 0, modified: [] };
-  for (const name of names) {
-    const sql = readFileSync(join(migrationsDir, name, 'migration.sql'), 'utf8');
-    // Same checksum as Prisma's: sha256 of the file, hex.
-    const checksum = createHash('sha256').update(sql).digest('hex');
+  for (const { name, sql, checksum } of migrations) {
     const recorded = done.get(name);
     if (recorded !== undefined) {
       result.alreadyApplied++;
@@ -74,7 +94,7 @@ async function migrate(db: pg.Client, migrationsDir: string): Promise<MigrationR
       await db.query('COMMIT');
     } catch (err) {
       await db.query('ROLLBACK').catch(() => {});
-      throw new Error(`embedded Postgres: migration ${name} failed: ${(err as Error).message}`, { cause: err });
+      throw new Error(`migration ${name} failed: ${(err as Error).message}`, { cause: err });
     }
     result.applied.push(name);
   }

@@ -6,7 +6,7 @@ import type { RunView } from '../engine/run-view.js';
 import type { StartOptions } from '../engine/new-run.js';
 import type { WorkflowHandle } from '../engine/handle.js';
 import type { RunStatus } from '../store/rows.js';
-import { moveVirtualClock, readVirtualClock } from '../store/virtual-clock.js';
+import { moveVirtualClock, readVirtualClock } from './virtual-clock.js';
 import { DurableRuntime } from '../nest/durable-runtime.js';
 import { DURABLE_OPTIONS, type DurableModuleOptions } from '../nest/module-definition.js';
 import { WorkflowClient } from '../nest/workflow-client.js';

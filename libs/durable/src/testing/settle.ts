@@ -1,6 +1,6 @@
 import type { DurableEngine } from '../engine/durable-engine.js';
 import { TestWaitTimeoutError } from '../errors/index.js';
-import { unsettledWork } from '../store/virtual-clock.js';
+import { unsettledWork } from './virtual-clock.js';
 
 /** The longest a kit wait sleeps between two looks at the database when nothing wakes it earlier. */
 export const LOOK_AGAIN_MS = 10;

@@ -1,9 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { applyMigrations, readMigrations } from '../embedded-postgres/migrations.js';
 import { InvalidOptionsError } from '../errors/index.js';
-import { createDatabaseFromTemplate, databaseUrl, dropAbandonedDatabases, dropDatabase } from '../store/test-databases.js';
+import { createDatabaseFromTemplate, databaseUrl, dropAbandonedDatabases, dropDatabase } from './database-admin.js';
 
 /**
  * Where the test databases live:
@@ -42,22 +44,44 @@ const PREFIX = 'durable_testing_';
 /** libs/durable/prisma/schema.sql: two folders up from src/testing (sources) and dist/testing (build) alike. */
 const PACKAGED_SCHEMA = fileURLToPath(new URL('../../prisma/schema.sql', import.meta.url));
 
-export function schemaSql(schema: TestSchemaOptions = {}): string[] {
-  const out: string[] = [];
+/** How a test template is built: `key` names what it holds (hashed into the template's name). */
+interface TemplateRecipe {
+  key: string;
+  build(url: string): Promise<void>;
+}
+
+/** The schema's template: the app's migrations (applied as `prisma migrate deploy` would) or the package's schema.sql, then the extra SQL. */
+export function templateRecipe(schema: TestSchemaOptions = {}): TemplateRecipe {
+  const parts: string[] = [];
+  let migrationsDir: string | undefined;
   if (schema.migrations) {
-    const dir = resolve(schema.migrations);
-    if (!existsSync(dir)) throw new InvalidOptionsError(`testing: schema.migrations "${dir}" does not exist (a Prisma migrations folder).`);
-    for (const name of readdirSync(dir).sort()) {
-      const file = join(dir, name, 'migration.sql');
-      if (existsSync(file)) out.push(readFileSync(file, 'utf8'));
-    }
-    if (!out.length) throw new InvalidOptionsError(`testing: schema.migrations "${dir}" holds no <name>/migration.sql.`);
-  } else out.push(readFileSync(PACKAGED_SCHEMA, 'utf8'));
+    migrationsDir = resolve(schema.migrations);
+    if (!existsSync(migrationsDir))
+      throw new InvalidOptionsError(`testing: schema.migrations "${migrationsDir}" does not exist (a Prisma migrations folder).`);
+    const migrations = readMigrations(migrationsDir);
+    if (!migrations.length) throw new InvalidOptionsError(`testing: schema.migrations "${migrationsDir}" holds no <name>/migration.sql.`);
+    parts.push(...migrations.map((m) => `${m.name} ${m.checksum}`));
+  }
+  const sql = migrationsDir ? [] : [readFileSync(PACKAGED_SCHEMA, 'utf8')];
   for (const s of schema.sql ?? []) {
     if (typeof s !== 'string') throw new InvalidOptionsError('testing: schema.sql must be an array of SQL texts.');
-    out.push(s);
+    sql.push(s);
   }
-  return out;
+  parts.push(...sql);
+  return {
+    key: `clock v2\n${parts.join('\n;\n')}`,
+    build: async (url) => {
+      if (migrationsDir) await applyMigrations(url, migrationsDir);
+      if (!sql.length) return;
+      const db = new pg.Client({ connectionString: url, application_name: 'nestjs-durable testing' });
+      await db.connect();
+      try {
+        for (const text of sql) await db.query(text); // no parameters: the simple protocol, so a text of many statements is fine
+      } finally {
+        await db.end();
+      }
+    },
+  };
 }
 
 function resolveOption(database: TestDatabaseOption | undefined): TestDatabaseOption {
@@ -87,7 +111,7 @@ export async function openTestDatabase(
   embeddedDir: string | undefined,
 ): Promise<{ db: DurableTestDatabase; close: () => Promise<void> }> {
   const chosen = resolveOption(option);
-  const sql = schemaSql(schema);
+  const recipe = templateRecipe(schema);
   let serverUrl: string;
   let leave = async () => {};
   if (chosen === 'embedded') {
@@ -105,13 +129,10 @@ export async function openTestDatabase(
     if (['127.0.0.1', 'localhost', '[::1]'].includes(new URL(serverUrl).hostname))
       await dropAbandonedDatabases(serverUrl, PREFIX, alive).catch(() => []);
   }
-  const template = `${PREFIX}tpl_${createHash('sha256')
-    .update(`clock v2\n${sql.join('\n;\n')}`)
-    .digest('hex')
-    .slice(0, 16)}`;
+  const template = `${PREFIX}tpl_${createHash('sha256').update(recipe.key).digest('hex').slice(0, 16)}`;
   const name = `${PREFIX}${process.pid}_${randomBytes(4).toString('hex')}`;
   try {
-    await createDatabaseFromTemplate(serverUrl, template, name, sql);
+    await createDatabaseFromTemplate(serverUrl, template, name, recipe.build);
   } catch (err) {
     await leave().catch(() => {});
     throw err;

@@ -8,8 +8,8 @@
  * statements, plans and speed are untouched. Only the testing kit imports this file.
  */
 import type { Client } from 'pg';
-import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { statement } from '../store/statement.js';
+import type { Store } from '../store/store.js';
 
 /** The schema that holds the virtual clock in a test database. */
 export const VIRTUAL_CLOCK_SCHEMA = 'durable_virtual_clock';

@@ -1,9 +1,9 @@
 /**
- * Databases of the testing kit (nestjs-durable/testing): one per test file, copied from a template
- * that holds the schema (the package's schema.sql or the app's migrations, plus the app's SQL) and
- * the virtual clock. The template is built once per schema (its name carries a hash of the SQL) and
- * kept, so later test files and runs only copy it (CREATE DATABASE … TEMPLATE, tens of ms).
- * Administrative SQL on the server's `postgres` database; only the testing kit imports this file.
+ * Test databases (test-only SQL): one per test file, copied from a template that holds the schema
+ * (the package's schema.sql or the app's migrations, plus the app's SQL) and the virtual clock. The
+ * template is built once per schema (its name carries a hash of the schema) and kept, so later test
+ * files and runs only copy it (CREATE DATABASE … TEMPLATE, tens of ms). Administrative SQL on the
+ * server's `postgres` database. Used by the testing kit and the repository's own test support.
  */
 import pg from 'pg';
 import { installVirtualClock, useVirtualClock } from './virtual-clock.js';
@@ -35,10 +35,15 @@ async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Pro
 
 /**
  * Creates `database` as a copy of the template `template`, building the template first if it does
- * not exist (each SQL text applied in order with the simple protocol, then the virtual clock), and
- * points its `now()` at the virtual clock. `adminUrl`: any database of the server (e.g. postgres).
+ * not exist (`build` given the URL of the database being built, then the virtual clock), and points
+ * its `now()` at the virtual clock. `adminUrl`: any database of the server (e.g. postgres).
  */
-export async function createDatabaseFromTemplate(adminUrl: string, template: string, database: string, sql: string[]): Promise<void> {
+export async function createDatabaseFromTemplate(
+  adminUrl: string,
+  template: string,
+  database: string,
+  build: (url: string) => Promise<void>,
+): Promise<void> {
   await withClient(databaseUrl(adminUrl, 'postgres'), async (admin) => {
     await admin.query(TEMPLATE_LOCK, [LOCK_KEY]);
     try {
@@ -49,10 +54,8 @@ export async function createDatabaseFromTemplate(adminUrl: string, template: str
         await admin.query(`DROP DATABASE IF EXISTS ${ident(building)} WITH (FORCE)`);
         await admin.query(`CREATE DATABASE ${ident(building)}`);
         try {
-          await withClient(databaseUrl(adminUrl, building), async (db) => {
-            for (const text of sql) await db.query(text);
-            await installVirtualClock(db);
-          });
+          await build(databaseUrl(adminUrl, building));
+          await withClient(databaseUrl(adminUrl, building), installVirtualClock);
         } catch (err) {
           await admin.query(`DROP DATABASE IF EXISTS ${ident(building)} WITH (FORCE)`).catch(() => {});
           throw err;
@@ -89,8 +92,10 @@ async function pruneTemplates(admin: pg.Client, template: string): Promise<void>
 }
 
 /**
- * Drops a test database once its sessions are gone (up to 5 s: a pool that was just ended may
- * still be closing its connections), then forces out any left.
+ * Drops a test database once its sessions are gone, then forces out any left. `pool.end()`
+ * resolves before the server has closed the pool's connections; terminating them (WITH FORCE) in
+ * that gap makes the ended pool emit an 'error' nobody listens to, which jest reports against
+ * whichever test runs next. So the drop waits (up to 5 s) for the sessions to leave first.
  */
 export async function dropDatabase(adminUrl: string, database: string): Promise<void> {
   await withClient(databaseUrl(adminUrl, 'postgres'), async (admin) => {
