@@ -1,3 +1,4 @@
+import { describeThrown, readSafely } from './describe-thrown.js';
 import { DurableError } from './durable-error.js';
 
 /**
@@ -23,6 +24,6 @@ export class CompensationFailedError extends DurableError {
 }
 
 function messageOf(e: unknown): string {
-  const m = (e as { message?: unknown } | null)?.message;
-  return typeof m === 'string' ? m : String(e);
+  const m = readSafely(e, 'message');
+  return typeof m === 'string' ? m : describeThrown(e);
 }

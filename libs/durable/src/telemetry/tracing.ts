@@ -6,6 +6,7 @@
  */
 import type { Context, Span, SpanContext, Tracer } from '@opentelemetry/api';
 import type { OtelApi } from './otel-api.js';
+import { describeThrown, readSafely } from '../errors/describe-thrown.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
 export const INSTRUMENTATION_NAME = 'nestjs-durable';
@@ -173,9 +174,16 @@ export class Tracing {
   failed(span: EngineSpan | null, err: unknown, attribute: string, value: string | boolean): void {
     if (!span || !this.api) return;
     otel(span).setAttribute(attribute, value);
-    const e = err instanceof Error ? err : new Error(String(err));
-    otel(span).recordException(e);
-    otel(span).setStatus({ code: this.api.SpanStatusCode.ERROR, message: e.message });
+    // Whatever was thrown: recorded by its description, which never throws (a thrown value must not end the process).
+    const message = describeThrown(err);
+    const name = readSafely(err, 'name');
+    const stack = readSafely(err, 'stack');
+    otel(span).recordException({
+      name: typeof name === 'string' ? name : 'Error',
+      message,
+      stack: typeof stack === 'string' ? stack : undefined,
+    });
+    otel(span).setStatus({ code: this.api.SpanStatusCode.ERROR, message });
     span.end();
   }
 

@@ -1,3 +1,4 @@
+import { callUserCode } from '../errors/describe-thrown.js';
 import { errorText } from '../errors/error-text.js';
 import { DeadlineExceededError, DeterminismError, TooManyRecoveriesError } from '../errors/index.js';
 import type { EndResult } from '../store/checkpoints.js';
@@ -62,7 +63,9 @@ async function execute(
     }
     const def = registry.get(run.workflowName);
     // Pending durable waits end with the workflow (a statement still in flight may suspend the run).
-    const result = await durableScope.run({ run: ctx }, () => def.run(decode(run.input))).finally(() => ctx.waits?.close());
+    const result = await durableScope
+      .run({ run: ctx }, () => callUserCode(() => def.run(decode(run.input))))
+      .finally(() => ctx.waits?.close());
     // Steps the workflow started without awaiting them end (and are checkpointed) before the run does.
     await ctx.settled();
     if (ctx.fatal) throw ctx.fatal;

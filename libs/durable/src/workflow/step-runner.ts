@@ -1,3 +1,4 @@
+import { callUserCode } from '../errors/describe-thrown.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { errorText } from '../errors/error-text.js';
@@ -47,7 +48,7 @@ export function invokeStep(def: StepDefinition, call: () => unknown, binding?: S
   const scope = currentScope();
   if (!scope || scope.step) return call();
   const step = durableOperation('a step', def.name, (op) =>
-    op.recorded ? replayStep(op, def, op.recorded, binding) : runStep(op, def, call, binding, null),
+    op.recorded ? replayStep(op, def, op.recorded, binding) : runStep(op, def, () => callUserCode(call), binding, null),
   );
   scope.run.track(step); // the run's end waits for it even if the workflow never awaits it
   return step;
@@ -59,7 +60,7 @@ export function invokeCompensation(c: PendingCompensation): Promise<unknown> {
     'a compensation',
     c.def.name,
     (op) => {
-      if (!op.recorded) return runStep(op, c.def, c.call, undefined, c.seq);
+      if (!op.recorded) return runStep(op, c.def, () => callUserCode(c.call), undefined, c.seq);
       op.ctx.compensated.add(c.seq);
       return replayStep(op, c.def, op.recorded, undefined);
     },
