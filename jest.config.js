@@ -10,16 +10,18 @@
 // a tier that needs a database runs. A new test file lands in `integration` unless listed here.
 
 /** Test files that touch no database and start no process (besides libs/**\/*.spec.ts). */
-const UNIT = [
+export const UNIT = [
   'test/admin/admin-params.spec.ts',
   'test/architecture/layers.spec.ts',
   'test/architecture/public-api.spec.ts',
+  'test/architecture/test-tiers.spec.ts',
   'test/bad-input/authoring-options.spec.ts',
   'test/bad-input/definition-options.spec.ts',
   'test/bad-input/telemetry-options.spec.ts',
   'test/chaos/chaos-checks.spec.ts',
   'test/chaos/chaos-keys.spec.ts',
   'test/engine/write-batcher.spec.ts',
+  'test/hardening/codec-properties.spec.ts',
   'test/package/package-metadata.spec.ts',
   'test/schedules/next-fire.spec.ts',
   'test/telemetry/counts.spec.ts',
@@ -27,7 +29,7 @@ const UNIT = [
 ];
 
 /** Test files that run workers, the app, the CLI or npm as child processes (and kill them). */
-const PROCESS = [
+export const PROCESS = [
   'test/authoring/compensation-kill.e2e-spec.ts',
   'test/chaos/chaos.e2e-spec.ts',
   'test/chaos/db-outage.e2e-spec.ts',
@@ -37,7 +39,11 @@ const PROCESS = [
   'test/flow/flow-keys-processes.e2e-spec.ts',
   'test/flow/flow-processes.e2e-spec.ts',
   'test/init/init-cli.e2e-spec.ts',
-  'test/init/runs-cli.e2e-spec.ts',
+  'test/hardening/thrown-values.spec.ts',
+  'test/init/cli-errors.e2e-spec.ts',
+  'test/init/runs-command.e2e-spec.ts',
+  'test/init/schedules-command.e2e-spec.ts',
+  'test/init/verify-command.e2e-spec.ts',
   'test/package/pack.e2e-spec.ts',
   'test/process/telemetry.e2e-spec.ts',
   'test/process/workers.e2e-spec.ts',
@@ -49,7 +55,7 @@ const PROCESS = [
 ];
 
 /** Test files that drive the dashboard in Chromium (test/support/chromium.ts). */
-const BROWSER = [
+export const BROWSER = [
   'test/admin/dashboard-browser.e2e-spec.ts',
   'test/admin/dashboard-operations-browser.e2e-spec.ts',
   'test/example/dashboard-tour.e2e-spec.ts',
