@@ -160,19 +160,26 @@ SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
 );
 
+/** What a claim asks for: which runs, how many, for whom and for how long. */
+export interface ClaimRequest {
+  queue: string;
+  /** At most this many runs. */
+  limit: number;
+  /** The worker that will hold the leases. */
+  owner: string;
+  leaseMs: number;
+  /** Only runs of these workflows (the ones the worker has code for). */
+  workflows: string[];
+  /** Given: only runs these app versions started, or that carry no version. */
+  versions?: string[] | null;
+}
+
 /**
  * Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for (and,
  * given `versions`, among the runs those app versions started, or that carry no version).
  */
-export async function claim(
-  store: Store,
-  queue: string,
-  limit: number,
-  owner: string,
-  leaseMs: number,
-  workflows: string[],
-  versions: string[] | null = null,
-): Promise<ClaimedRun[]> {
+export async function claim(store: Store, request: ClaimRequest): Promise<ClaimedRun[]> {
+  const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   const params = [queue, limit, owner, leaseMs, workflows, store.history];
   const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
   return rows.map(claimedRun);
