@@ -22,7 +22,14 @@ export {
   type WorkflowVerifyReport,
 } from './engine/verify.js';
 export { isVerifyMode, VERIFY_MODE_ENV } from './config/limits.js';
-export { replayRun, type RecordedRun, type ReplayResult, type ReplayMismatch, type ReplayOptions } from './workflow/replay.js';
+export {
+  replayAgainstRecording,
+  replayRun,
+  type RecordedRun,
+  type ReplayResult,
+  type ReplayMismatch,
+  type ReplayOptions,
+} from './workflow/replay.js';
 export type { RecordedStep, StepCompensation } from './store/rows.js';
 export { ScheduleClient } from './engine/schedule-client.js';
 export {
