@@ -75,8 +75,8 @@ export class Worker {
   /**
    * The async context the worker was made in: claims are scheduled in it. A run frees its slot from
    * inside its own span's context (or a request's, for a run started in-process), which a claim must
-   * not inherit. One resource for the worker: binding a function per run (AsyncResource.bind) took
-   * 3 % of the process's busy time in a drain (CPU profile; most of it Node's deprecation wrappers).
+   * not inherit. One resource for the worker: binding a function per run (AsyncResource.bind) showed
+   * up in CPU profiles of a drain as a cost per run (most of it Node's deprecation wrappers).
    */
   private readonly background = new AsyncResource('nestjs-durable.worker');
 

@@ -60,7 +60,7 @@ export class RunContext {
   compensationFailed = false;
   /**
    * available_at of the run as this execution last saw it: durable waits suspend the run only
-   * while it is unchanged (a message or a finished child changes it). See store/wait-sql.ts.
+   * while it is unchanged (a message or a finished child changes it). See store/waits.ts.
    */
   token: Date | null = null;
   /** Set when the execution stopped because the run suspended (WAITING until then), and its queue. */
