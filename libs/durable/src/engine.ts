@@ -50,7 +50,7 @@ export type {
   ScheduleRun,
   TriggerResult,
   ListSchedulesOptions,
-} from './engine/schedules.js';
+} from './engine/schedule-types.js';
 export {
   scheduleRunId,
   type CatchUpPolicy,
