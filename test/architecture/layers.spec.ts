@@ -129,6 +129,27 @@ describe('library layers', () => {
   });
 });
 
+describe('ARCHITECTURE.md', () => {
+  /** The first cell of every table row whose first cell is a path in backticks: `engine/`, `store/runs.ts`. */
+  const rows = [...readFileSync(join(SRC, '..', 'ARCHITECTURE.md'), 'utf8').matchAll(/^\|\s*`([^`]+)`\s*\|/gm)].map((m) => m[1]);
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => `${e.name}/`);
+  const storeFiles = readdirSync(join(SRC, 'store'))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
+    .map((f) => `store/${f}`);
+
+  it('has exactly one row per folder of src/ and per file of store/', () => {
+    const count = (path: string) => rows.filter((r) => r === path).length;
+    expect([...folders, ...storeFiles].filter((path) => count(path) !== 1).map((path) => `${path}: ${count(path)} rows`)).toEqual([]);
+    expect(folders.length).toBeGreaterThan(10); // the walk found the folders
+  });
+
+  it('has no row for a folder or store file that does not exist', () => {
+    expect(rows.filter((path) => ![...folders, ...storeFiles].includes(path))).toEqual([]);
+  });
+});
+
 describe('file size', () => {
   /** Every hand-written file of the library: its code, tests beside it, and the dashboard's scripts, styles and page. */
   function* written(dir: string): Generator<string> {
