@@ -111,8 +111,8 @@ async function measure(mode: Mode, store: Store, pool: pg.Pool, batch: number, c
         const t = performance.now();
         const claimed =
           mode === 'plain'
-            ? await claim(store, mode, batch, owner, 60_000, [WORKFLOW])
-            : (await claimLimited(store, mode, batch, owner, 60_000, [WORKFLOW])).runs;
+            ? await claim(store, { queue: mode, limit: batch, owner, leaseMs: 60_000, workflows: [WORKFLOW] })
+            : (await claimLimited(store, { queue: mode, limit: batch, owner, leaseMs: 60_000, workflows: [WORKFLOW] })).runs;
         latencies.push(performance.now() - t);
         runs += claimed.length;
         // The runs end: their slots free (what an executor's completion does, minus the checkpoints).

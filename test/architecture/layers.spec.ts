@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -34,6 +34,39 @@ function* sources(dir: string): Generator<string> {
 }
 const folderOf = (file: string) => relative(SRC, file).split(sep)[0];
 
+/** The library files a file imports (relative imports, type-only ones included), resolved to their .ts paths. */
+function importsOf(file: string): string[] {
+  const found: string[] = [];
+  for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+    const target = resolve(dirname(file), m[1]).replace(/\.js$/, '');
+    if (existsSync(`${target}.ts`)) found.push(`${target}.ts`);
+    else if (existsSync(join(target, 'index.ts'))) found.push(join(target, 'index.ts'));
+  }
+  return found;
+}
+
+/** The import cycles among `files`: each one a list of files, the first one again at the end. */
+function importCycles(files: string[]): string[][] {
+  const graph = new Map(files.map((f) => [f, importsOf(f).filter((to) => files.includes(to))]));
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const onPath = new Set<string>();
+  const visit = (file: string) => {
+    path.push(file);
+    onPath.add(file);
+    for (const to of graph.get(file) ?? []) {
+      if (onPath.has(to)) cycles.push([...path.slice(path.indexOf(to)), to]);
+      else if (!done.has(to)) visit(to);
+    }
+    path.pop();
+    onPath.delete(file);
+    done.add(file);
+  };
+  for (const file of files) if (!done.has(file)) visit(file);
+  return cycles;
+}
+
 describe('library layers', () => {
   const files = [...sources(SRC)];
 
@@ -61,6 +94,12 @@ describe('library layers', () => {
     expect(violations).toEqual([]);
   });
 
+  it('has no import cycle (type-only imports count: a cycle means two files that belong together or a type in the wrong file)', () => {
+    const cycles = importCycles(files).map((cycle) => cycle.map((f) => relative(SRC, f)).join(' → '));
+    expect(cycles).toEqual([]);
+    expect(importsOf(join(SRC, 'engine', 'new-run.ts'))).toContain(join(SRC, 'engine', 'keyed-start.ts')); // the walk resolves imports
+  });
+
   it('keeps the engine independent of Nest: only nest/ (and the testing kit on top of it) imports @nestjs/*', () => {
     const nestImports = files
       .filter((f) => !['nest', 'testing'].includes(folderOf(f)) && !['index.ts', 'testing.ts'].includes(relative(SRC, f)))
@@ -84,6 +123,27 @@ describe('library layers', () => {
     visit(join(SRC, 'engine.ts'));
     expect([...reached].filter(testOnly).map((f) => relative(SRC, f))).toEqual([]);
     expect(reached.size).toBeGreaterThan(50); // the walk did follow the imports
+  });
+});
+
+describe('ARCHITECTURE.md', () => {
+  /** The first cell of every table row whose first cell is a path in backticks: `engine/`, `store/runs.ts`. */
+  const rows = [...readFileSync(join(SRC, '..', 'ARCHITECTURE.md'), 'utf8').matchAll(/^\|\s*`([^`]+)`\s*\|/gm)].map((m) => m[1]);
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => `${e.name}/`);
+  const storeFiles = readdirSync(join(SRC, 'store'))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts'))
+    .map((f) => `store/${f}`);
+
+  it('has exactly one row per folder of src/ and per file of store/', () => {
+    const count = (path: string) => rows.filter((r) => r === path).length;
+    expect([...folders, ...storeFiles].filter((path) => count(path) !== 1).map((path) => `${path}: ${count(path)} rows`)).toEqual([]);
+    expect(folders.length).toBeGreaterThan(10); // the walk found the folders
+  });
+
+  it('has no row for a folder or store file that does not exist', () => {
+    expect(rows.filter((path) => ![...folders, ...storeFiles].includes(path))).toEqual([]);
   });
 });
 

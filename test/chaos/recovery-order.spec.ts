@@ -48,13 +48,14 @@ describe('claim order', () => {
       Array.from({ length: n }, (_, i) => run(`${prefix}-${String(i).padStart(3, '0')}`, o)),
       null,
     );
-  const next = async (owner = 'live-worker', leaseMs = 10_000) => (await claim(sql, 'q', 1, owner, leaseMs, ['wf']))[0];
+  const next = async (owner = 'live-worker', leaseMs = 10_000) =>
+    (await claim(sql, { queue: 'q', limit: 1, owner, leaseMs, workflows: ['wf'] }))[0];
 
   it('a run swept from a dead worker keeps its place in the queue (ahead of newer pending runs)', async () => {
     await h.query(
       `INSERT INTO durable_runs (id, workflow_name, queue, available_at) VALUES ('old', 'wf', 'q', now() - interval '1 minute')`,
     );
-    const [claimed] = await claim(sql, 'q', 1, 'dead-worker', 1, ['wf']); // a 1 ms lease: expired at once
+    const [claimed] = await claim(sql, { queue: 'q', limit: 1, owner: 'dead-worker', leaseMs: 1, workflows: ['wf'] }); // a 1 ms lease: expired at once
     expect(claimed.id).toBe('old');
     await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, available_at)
                    SELECT 'backlog-' || i, 'wf', 'q', now() - interval '1 second' FROM generate_series(1, 50) i`);
@@ -103,7 +104,9 @@ describe('claim order', () => {
     await h.query(`UPDATE durable_runs SET available_at = now() WHERE id = 'root-001'`);
     expect(await sweepExpiredLeases(sql, 10)).toBe(1);
     await batch('later', 20);
-    const ids = (await claim(sql, 'q', 3, 'live-worker', 10_000, ['wf'])).map((r) => r.id).sort();
+    const ids = (await claim(sql, { queue: 'q', limit: 3, owner: 'live-worker', leaseMs: 10_000, workflows: ['wf'] }))
+      .map((r) => r.id)
+      .sort();
     expect(ids).toEqual(['root-000', 'root-001', 'root-002']);
   });
 

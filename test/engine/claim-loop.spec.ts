@@ -3,7 +3,7 @@ import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 
 /** The worker's slot counters of a queue (internal state: what these tests are about). */
 const counts = (engine: unknown, queue = 'default') => {
-  const q = (engine as any).worker.queues.get(queue);
+  const q = (engine as any).runtime.worker.queues.get(queue);
   return { busy: q.busy, ending: q.ending, claiming: q.claiming };
 };
 

@@ -28,15 +28,15 @@ describe('store: claim, fencing, sweeper', () => {
   it('claims disjoint batches under concurrency, one statement each', async () => {
     await insert(100);
     const [a, b, c] = await Promise.all([
-      claim(sql, 'q', 60, 'A', 10_000, ['wf']),
-      claim(sql, 'q', 60, 'B', 10_000, ['wf']),
-      claim(sql, 'q', 60, 'C', 10_000, ['wf']),
+      claim(sql, { queue: 'q', limit: 60, owner: 'A', leaseMs: 10_000, workflows: ['wf'] }),
+      claim(sql, { queue: 'q', limit: 60, owner: 'B', leaseMs: 10_000, workflows: ['wf'] }),
+      claim(sql, { queue: 'q', limit: 60, owner: 'C', leaseMs: 10_000, workflows: ['wf'] }),
     ]);
     const ids = [...a, ...b, ...c].map((r) => r.id);
     expect(ids).toHaveLength(100);
     expect(new Set(ids).size).toBe(100);
     expect(a.every((r) => r.epoch === 1 && r.attempt === 1 && r.steps.length === 0)).toBe(true);
-    expect(await claim(sql, 'q', 10, 'D', 10_000, ['wf'])).toEqual([]);
+    expect(await claim(sql, { queue: 'q', limit: 10, owner: 'D', leaseMs: 10_000, workflows: ['wf'] })).toEqual([]);
   });
 
   it('claims by priority then age, never before available_at, only its queue', async () => {
@@ -44,7 +44,8 @@ describe('store: claim, fencing, sweeper', () => {
       ('late', 'wf', 'q', 0, now() + interval '1 hour'), ('low', 'wf', 'q', 5, now() - interval '1 minute'),
       ('high-new', 'wf', 'q', 0, now() - interval '1 second'), ('high-old', 'wf', 'q', 0, now() - interval '2 seconds'),
       ('other', 'wf', 'other-q', 0, now())`);
-    const ids = async (limit: number) => (await claim(sql, 'q', limit, 'A', 10_000, ['wf'])).map((r) => r.id).sort();
+    const ids = async (limit: number) =>
+      (await claim(sql, { queue: 'q', limit, owner: 'A', leaseMs: 10_000, workflows: ['wf'] })).map((r) => r.id).sort();
     expect(await ids(1)).toEqual(['high-old']);
     expect(await ids(1)).toEqual(['high-new']);
     expect(await ids(10)).toEqual(['low']);
@@ -52,14 +53,20 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('claims only workflows the worker has code for', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, queue) VALUES ('known', 'wf', 'q'), ('newer', 'wf-v2', 'q')`);
-    expect((await claim(sql, 'q', 10, 'old-instance', 10_000, ['wf'])).map((r) => r.id)).toEqual(['known']);
+    expect(
+      (await claim(sql, { queue: 'q', limit: 10, owner: 'old-instance', leaseMs: 10_000, workflows: ['wf'] })).map((r) => r.id),
+    ).toEqual(['known']);
   });
 
   it('claims only runs of the versions given (runVersions), and runs recorded without a version', async () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, queue, app_version) VALUES
       ('v1', 'wf', 'vq', '1'), ('v2', 'wf', 'vq', '2'), ('v3', 'wf', 'vq', '3'), ('none', 'wf', 'vq', NULL)`);
-    expect((await claim(sql, 'vq', 10, 'A', 10_000, ['wf'], ['2', '3'])).map((r) => r.id).sort()).toEqual(['none', 'v2', 'v3']);
-    expect((await claim(sql, 'vq', 10, 'A', 10_000, ['wf'])).map((r) => r.id)).toEqual(['v1']);
+    expect(
+      (await claim(sql, { queue: 'vq', limit: 10, owner: 'A', leaseMs: 10_000, workflows: ['wf'], versions: ['2', '3'] }))
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(['none', 'v2', 'v3']);
+    expect((await claim(sql, { queue: 'vq', limit: 10, owner: 'A', leaseMs: 10_000, workflows: ['wf'] })).map((r) => r.id)).toEqual(['v1']);
   });
 
   it.each([
@@ -87,12 +94,12 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('fences every write of a worker whose lease moved on (zombie)', async () => {
     await insert(1);
-    const [mine] = await claim(sql, 'q', 1, 'A', 100, ['wf']);
+    const [mine] = await claim(sql, { queue: 'q', limit: 1, owner: 'A', leaseMs: 100, workflows: ['wf'] });
     const step = { runId: mine.id, seq: 0, name: 's', status: 'SUCCEEDED' as const, output: '1', error: null, attempts: 1, durationMs: 1 };
     expect(await insertStep(sql, { ...step, epoch: mine.epoch })).toBe(true);
     await sleep(150); // lease expires; another instance sweeps and claims
     expect(await sweepExpiredLeases(sql, 10)).toBe(1);
-    const [theirs] = await claim(sql, 'q', 1, 'B', 10_000, ['wf']);
+    const [theirs] = await claim(sql, { queue: 'q', limit: 1, owner: 'B', leaseMs: 10_000, workflows: ['wf'] });
     expect(theirs.epoch).toBe(mine.epoch + 1);
     expect(theirs.steps.map((s) => s.seq)).toEqual([0]);
     // The zombie A: heartbeat, checkpoint and completion all match nothing.
@@ -110,7 +117,7 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('batched checkpoints and run ends are fenced per run, in one statement each', async () => {
     await insert(4);
-    const runs = await claim(sql, 'q', 4, 'A', 10_000, ['wf']);
+    const runs = await claim(sql, { queue: 'q', limit: 4, owner: 'A', leaseMs: 10_000, workflows: ['wf'] });
     await cancelTree(sql, runs[3].id, true, null); // its lease is gone
     const step = (r: (typeof runs)[number], seq: number, epoch = r.epoch) => ({
       runId: r.id,
@@ -137,7 +144,7 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('batched checkpoints, heartbeats and run ends of many runs never deadlock each other', async () => {
     await insert(200);
-    const runs = await claim(sql, 'q', 200, 'A', 60_000, ['wf']);
+    const runs = await claim(sql, { queue: 'q', limit: 200, owner: 'A', leaseMs: 60_000, workflows: ['wf'] });
     const shuffled = () => [...runs].sort(() => Math.random() - 0.5);
     const work: Promise<unknown>[] = [];
     for (let i = 0; i < 20; i++) {
@@ -177,7 +184,7 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('heartbeat extends only the leases still held, in one statement', async () => {
     await insert(3);
-    const runs = await claim(sql, 'q', 3, 'A', 1_000, ['wf']);
+    const runs = await claim(sql, { queue: 'q', limit: 3, owner: 'A', leaseMs: 1_000, workflows: ['wf'] });
     await cancelTree(sql, runs[0].id, true, null);
     const kept = await leaseHeartbeat(
       sql,
@@ -191,7 +198,7 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('heartbeat does not renew a lease that has expired (the worker counts it lost already)', async () => {
     await insert(2);
-    const runs = await claim(sql, 'q', 2, 'A', 60_000, ['wf']);
+    const runs = await claim(sql, { queue: 'q', limit: 2, owner: 'A', leaseMs: 60_000, workflows: ['wf'] });
     await h.query(`UPDATE durable_runs SET lease_expires_at = now() - interval '1 second' WHERE id = $1`, [runs[0].id]);
     const kept = await leaseHeartbeat(
       sql,
@@ -206,7 +213,7 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('sweeps expired leases in bounded batches, safely from several instances at once', async () => {
     await insert(1200);
-    await claim(sql, 'q', 1200, 'dead', 1, ['wf']);
+    await claim(sql, { queue: 'q', limit: 1200, owner: 'dead', leaseMs: 1, workflows: ['wf'] });
     await sleep(20);
     const results = await Promise.all(
       [0, 1, 2].map(async () => {

@@ -52,7 +52,7 @@ describe('a limited claim whose process stalls mid-transaction', () => {
 
     let locked!: () => void;
     const hasLocked = new Promise<void>((r) => (locked = r));
-    const stalled = claimLimited(stallingStore(4_000, locked), 'q', 3, 'x', LEASE_MS, ['wf']);
+    const stalled = claimLimited(stallingStore(4_000, locked), { queue: 'q', limit: 3, owner: 'x', leaseMs: LEASE_MS, workflows: ['wf'] });
     const stalledOutcome = stalled.then(
       () => 'claimed',
       (e: Error) => e.message,
@@ -60,7 +60,7 @@ describe('a limited claim whose process stalls mid-transaction', () => {
     await hasLocked;
 
     const began = Date.now();
-    const other = await claimLimited(store, 'q', 2, 'y', LEASE_MS, ['wf']);
+    const other = await claimLimited(store, { queue: 'q', limit: 2, owner: 'y', leaseMs: LEASE_MS, workflows: ['wf'] });
     const waited = Date.now() - began;
     expect(other.runs).toHaveLength(2);
     // Without the limit it waits for the stalled claim (4 s); with it, for about 300 ms.

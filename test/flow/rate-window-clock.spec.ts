@@ -62,11 +62,17 @@ describe('rate window: a claim that began before another claimed first', () => {
     let go!: () => void;
     let begun!: () => void;
     const hasBegun = new Promise<void>((r) => (begun = r));
-    const x = claimLimited(slowStore(new Promise<void>((r) => (go = r)), begun), 'q', 20, 'x', 60_000, ['wf']);
+    const x = claimLimited(slowStore(new Promise<void>((r) => (go = r)), begun), {
+      queue: 'q',
+      limit: 20,
+      owner: 'x',
+      leaseMs: 60_000,
+      workflows: ['wf'],
+    });
     await hasBegun;
     // 1.5 s later the 10 starts are out of the window for worker Y, which takes its one free slot.
     await sleep(1_500);
-    const y = await claimLimited(store, 'q', 1, 'y', 60_000, ['wf']);
+    const y = await claimLimited(store, { queue: 'q', limit: 1, owner: 'y', leaseMs: 60_000, workflows: ['wf'] });
     expect(y.runs).toHaveLength(1);
     go();
     const claimed = (await x).runs.length;

@@ -1,7 +1,15 @@
-import { DeterminismError, Durable, replayRun, Step, type RecordedStep, type WorkflowDefinition } from 'nestjs-durable';
+import {
+  DeterminismError,
+  Durable,
+  replayAgainstRecording,
+  replayRun,
+  Step,
+  type RecordedStep,
+  type WorkflowDefinition,
+} from 'nestjs-durable';
 
 /**
- * The step-matching rule (workflow/step-matcher.ts) through replayRun: the engine-level replay that
+ * The step-matching rule (workflow/step-matcher.ts) through replayAgainstRecording: the engine-level replay that
  * answers every durable operation from a run's checkpoints and runs no step body.
  */
 describe('versioning: step matching on replay', () => {
@@ -10,7 +18,8 @@ describe('versioning: step matching on replay', () => {
   const wf = (body: () => Promise<unknown>): WorkflowDefinition => ({ name: 'wf', queue: 'default', options: {}, run: body });
   const rec = (...names: string[]): RecordedStep[] =>
     names.map((name, seq) => ({ seq, name, status: 'SUCCEEDED', output: name.startsWith('durable.patch:') ? true : name, error: null }));
-  const replay = (body: () => Promise<unknown>, steps: RecordedStep[]) => replayRun(wf(body), { id: 'r1', input: null, steps });
+  const replay = (body: () => Promise<unknown>, steps: RecordedStep[]) =>
+    replayAgainstRecording(wf(body), { id: 'r1', input: null, steps });
 
   afterEach(() => expect(executed).toEqual([])); // a replay never runs a step body
 
@@ -24,7 +33,13 @@ describe('versioning: step matching on replay', () => {
 
   it('replays identical code to the end of the record, and stops at the first operation the run has not done', async () => {
     const r = await replay(async () => [await step('a'), await step('b'), await Durable.recv('paid'), await step('c')], rec('a', 'b'));
-    expect(r).toMatchObject({ verdict: 'ok', ended: 'frontier', frontier: { seq: 2, name: 'durable.recv:paid' }, mismatch: null });
+    expect(r).toMatchObject({ verdict: 'ok', outcome: 'recording-ended', frontier: { seq: 2, name: 'durable.recv:paid' }, mismatch: null });
+  });
+
+  it('keeps replayRun as a deprecated alias, and `ended` with its old word for `outcome`', async () => {
+    expect(replayRun).toBe(replayAgainstRecording);
+    const r = await replay(async () => [await step('a'), await step('b')], rec('a'));
+    expect(r).toMatchObject({ outcome: 'recording-ended', ended: 'frontier' });
   });
 
   it('returns what the workflow returns when every operation is recorded', async () => {
@@ -48,7 +63,7 @@ describe('versioning: step matching on replay', () => {
 
   it('adds steps where the run has not been yet', async () => {
     const r = await replay(async () => [await step('a'), await step('new'), await step('b')], rec('a'));
-    expect(r).toMatchObject({ verdict: 'ok', ended: 'frontier', frontier: { seq: 1, name: 'new' } });
+    expect(r).toMatchObject({ verdict: 'ok', outcome: 'recording-ended', frontier: { seq: 1, name: 'new' } });
   });
 
   it('fails a step added where the run has already been (without patched) naming run, position and both steps', async () => {
@@ -66,7 +81,7 @@ describe('versioning: step matching on replay', () => {
 
   it('skips steps recorded last that the code no longer declares: a run waiting right after a removed step', async () => {
     const r = await replay(async () => [await step('a'), await Durable.recv('paid')], rec('a', 'removed-step'));
-    expect(r).toMatchObject({ verdict: 'ok', ended: 'frontier', frontier: { seq: 2, name: 'durable.recv:paid' } });
+    expect(r).toMatchObject({ verdict: 'ok', outcome: 'recording-ended', frontier: { seq: 2, name: 'durable.recv:paid' } });
   });
 
   it('does not skip a step recorded last that is still a declared @Step(): an insertion before it is an error', async () => {
@@ -117,7 +132,7 @@ describe('versioning: step matching on replay', () => {
       },
       rec('a', 'b'),
     );
-    expect(r).toMatchObject({ verdict: 'ok', ended: 'frontier', frontier: { seq: 2, name: 'c' } });
+    expect(r).toMatchObject({ verdict: 'ok', outcome: 'recording-ended', frontier: { seq: 2, name: 'c' } });
     expect(flag).toBe(false);
   });
 
@@ -155,7 +170,7 @@ describe('versioning: step matching on replay', () => {
   it('a position a crash left empty (one step of a Promise.all) is new work, as before', async () => {
     const steps = rec('p0', 'p1', 'p2').filter((s) => s.seq !== 1);
     const r = await replay(() => Promise.all([step('p0'), step('p1'), step('p2')]), steps);
-    expect(r).toMatchObject({ verdict: 'ok', ended: 'frontier', frontier: { seq: 1, name: 'p1' } });
+    expect(r).toMatchObject({ verdict: 'ok', outcome: 'recording-ended', frontier: { seq: 1, name: 'p1' } });
   });
 
   it('reports a workflow that throws on replay (e.g. a recorded result the new code cannot read)', async () => {

@@ -22,7 +22,14 @@ export {
   type WorkflowVerifyReport,
 } from './engine/verify.js';
 export { isVerifyMode, VERIFY_MODE_ENV } from './config/limits.js';
-export { replayRun, type RecordedRun, type ReplayResult, type ReplayMismatch, type ReplayOptions } from './workflow/replay.js';
+export {
+  replayAgainstRecording,
+  replayRun,
+  type RecordedRun,
+  type ReplayResult,
+  type ReplayMismatch,
+  type ReplayOptions,
+} from './workflow/replay.js';
 export type { RecordedStep, StepCompensation } from './store/rows.js';
 export { ScheduleClient } from './engine/schedule-client.js';
 export {
@@ -43,7 +50,7 @@ export type {
   ScheduleRun,
   TriggerResult,
   ListSchedulesOptions,
-} from './engine/schedules.js';
+} from './engine/schedule-types.js';
 export {
   scheduleRunId,
   type CatchUpPolicy,

@@ -3,7 +3,7 @@ import { AdminService } from '../admin/admin-service.js';
 import { parseListQuery } from '../admin/params.js';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { DurableEngine } from '../engine/durable-engine.js';
-import type { ScheduleChanges, ScheduleDefinition } from '../engine/schedules.js';
+import type { ScheduleChanges, ScheduleDefinition } from '../engine/schedule-types.js';
 import type { RunPlacement } from '../engine/unregistered-workflow.js';
 import { ScheduleNotFoundError } from '../errors/index.js';
 import type { CliIo } from './cli-io.js';

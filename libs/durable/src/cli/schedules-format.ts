@@ -1,5 +1,5 @@
 /** Text output of `nestjs-durable schedules list|show`: aligned columns, times in UTC, stored text escaped. */
-import type { ScheduleRun, ScheduleView } from '../engine/schedules.js';
+import type { ScheduleRun, ScheduleView } from '../engine/schedule-types.js';
 import { table } from './runs-format.js';
 import { safeText } from './safe-text.js';
 

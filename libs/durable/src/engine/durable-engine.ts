@@ -1,35 +1,18 @@
-import type { Pool } from 'pg';
-import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
+import type { StepAttemptHooks } from '../config/clock.js';
+import type { EngineClock } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
-import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
+import type { ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
 import { getResult } from '../store/runs.js';
-import { readSchemaState, schemaStateError } from '../store/schema-version.js';
 import type { PrismaLike } from '../store/sql-client.js';
-import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
-import { Telemetry } from '../telemetry/telemetry.js';
-import type { Notifier } from '../worker/notifier.js';
-import { Scheduler } from '../worker/scheduler.js';
-import { Sweeper } from '../worker/sweeper.js';
-import { Worker } from '../worker/worker.js';
-import { HookDispatcher } from '../worker/hook-dispatcher.js';
-import {
-  hookConsumer,
-  type DurableEventHandler,
-  type DurableEventType,
-  type HookConsumer,
-  type OnEventOptions,
-} from '../definitions/hooks.js';
+import type { DurableEventHandler, DurableEventType, OnEventOptions } from '../definitions/hooks.js';
 import { listHookCursors, type HookCursorRow } from '../store/hook-cursors.js';
-import { groupedWrites } from '../worker/write-batcher.js';
-import type { ExecutionServices, TransactionalPrisma } from '../workflow/execution-services.js';
-import { connect } from './connections.js';
 import type { EngineContext } from './engine-context.js';
+import { EngineRuntime, type DurableEngineConfig } from './engine-runtime.js';
 import { WorkflowHandle, type HandleBackend } from './handle.js';
-import { LocalResults } from './local-results.js';
-import { buildNewRun, type StartOptions } from './new-run.js';
+import type { StartOptions } from './start-options.js';
 import { getEvent, getRun, getRunEvents, send, type SendOptions } from './queries.js';
 import { exportRun, type RunExport } from './run-export.js';
 import { cancel, fork, resume, type CancelOptions, type ControlOptions, type ForkResult } from './run-control.js';
@@ -47,58 +30,29 @@ import {
   type BulkResult,
 } from './bulk.js';
 import type { RunView } from './run-view.js';
-import { FlowControlClient, syncLimits } from './flow-control.js';
+import { FlowControlClient } from './flow-control.js';
 import { ScheduleClient } from './schedule-client.js';
-import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
-import { startBatcher } from './start-batch.js';
 import { verifyRuns, type VerifyOptions, type VerifyReport } from './verify.js';
 import { checkEngineConfig } from './engine-config-check.js';
 
-export interface DurableEngineConfig {
-  registry: WorkflowRegistry;
-  /**
-   * The engine's own connection: a Postgres URL (Prisma's `?schema=` is understood) or a pg Pool.
-   * Without it every statement goes through `prisma` and wake-ups fall back to polling.
-   */
-  connection?: string | Pool;
-  /** Size of the pool the engine creates from a URL. Default 10. */
-  poolSize?: number;
-  /**
-   * Send the engine's fixed statements as prepared statements on its own pool (parsed and planned
-   * once per connection). Default true; set false behind PgBouncer in transaction mode before 1.21.
-   */
-  preparedStatements?: boolean;
-  /** The app's PrismaClient: transactional steps, and statements when there is no connection. */
-  prisma?: TransactionalPrisma | null;
-  options?: EngineOptions;
-}
+export type { DurableEngineConfig } from './engine-runtime.js';
 
 /**
  * The durable-execution engine, independent of Nest: starts runs, executes the ones its worker
  * claims, and answers questions about them. Each operation lives in its own module (start-runs,
- * run-control, queries); this class wires them to the connections, worker and sweeper.
+ * run-control, queries); the connections, worker and sweeper are wired and started by its
+ * EngineRuntime (engine-runtime.ts).
  */
 export class DurableEngine implements HandleBackend {
   readonly options: ResolvedEngineOptions;
   readonly registry: WorkflowRegistry;
-  private readonly store: Store;
-  private readonly ownedPool: Pool | null;
-  private readonly pool: Pool | null;
-  private readonly worker: Worker;
-  private readonly sweeper: Sweeper;
-  private readonly scheduler: Scheduler | null;
-  private readonly notifier: Notifier | null;
-  private readonly local = new LocalResults();
+  private readonly runtime: EngineRuntime;
   private readonly context: EngineContext;
-  private readonly telemetry: Telemetry;
-  private readonly hookConsumers: HookConsumer[] = [];
-  private hooks: HookDispatcher | null = null;
-  private started = false;
   /** The engine's clock; the testing kit moves it (virtual time). */
-  readonly clock = new EngineClock();
+  readonly clock: EngineClock;
   /** Hooks into step attempts (the testing kit's fault injection); empty in production. */
-  readonly stepHooks: StepAttemptHooks = {};
+  readonly stepHooks: StepAttemptHooks;
   /** Runtime schedules (create, update, delete, pause, resume, trigger, list); declared ones too. */
   readonly schedules = new ScheduleClient(() => this.context);
   /** Flow control at runtime: queue limits (set, reset, list), key usage, why a run has not started. */
@@ -106,117 +60,27 @@ export class DurableEngine implements HandleBackend {
 
   constructor(config: DurableEngineConfig) {
     checkEngineConfig(config);
-    this.options = resolveEngineOptions(config.options);
-    this.registry = config.registry;
-    const prisma = config.prisma ?? null;
-    const conn = connect({ ...config, prisma }, this.options, {
-      wake: (queue) => this.worker.wake(queue),
-      cancelled: (runId) => this.worker.cancelled(runId),
-      cancelRequested: (runId) => this.worker.cancelRequested(runId),
-      signal: (runId) => this.worker.signal(runId),
-      limitsChanged: () => void this.worker.flow.refresh(),
-      reconnected: () => {
-        void this.worker.flow.refresh();
-        this.worker.wakeAll();
-      },
-    });
-    this.store = conn.store;
-    this.ownedPool = conn.ownedPool;
-    this.pool = conn.pool;
-    this.notifier = conn.notifier;
-    this.telemetry = new Telemetry(this.options.telemetry);
-    const services: ExecutionServices = {
-      store: this.store,
-      prisma,
+    this.runtime = new EngineRuntime(config);
+    ({
       options: this.options,
+      registry: this.registry,
+      context: this.context,
       clock: this.clock,
       stepHooks: this.stepHooks,
-      writes: groupedWrites(this.store),
-      telemetry: this.telemetry,
-      leaseStore: conn.leaseStore,
-      newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
-    };
-    this.worker = new Worker(this.registry, services);
-    this.worker.onRunFinished((id) => this.local.resolve(id));
-    this.sweeper = new Sweeper(this.store, this.options);
-    this.scheduler = this.options.schedules
-      ? new Scheduler(this.store, this.registry, this.options, (n) => this.telemetry.metrics.schedulesFired(n))
-      : null;
-    this.context = {
-      registry: this.registry,
-      options: this.options,
-      store: this.store,
-      worker: this.worker,
-      local: this.local,
-      starts: startBatcher(this.store, { owner: this.options.workerId, ms: this.options.leaseMs }, this.options.appVersion),
-      scheduler: this.scheduler,
-      telemetry: this.telemetry,
-    };
+    } = this.runtime);
   }
 
   /**
    * Checks the schema; unless `schedules: false`, syncs the schedules declared on workflows and
    * starts the scheduler; unless `worker: false`, starts claiming, heartbeats, the sweeper and the listener.
    */
-  async start(): Promise<void> {
-    if (this.started) return;
-    await this.checkSchema();
-    const limits = await syncLimits(this.context);
-    if (limits.length) this.options.logger.log(`declared queue limits synced: ${limits.join(', ')}`);
-    await this.telemetry.load(
-      { figures: () => queueFigures(this.store), activeRuns: () => this.worker.activeByQueue() },
-      this.options.logger,
-    );
-    if (this.scheduler) {
-      const synced = await syncDeclaredSchedules(this.context);
-      for (const [what, ids] of Object.entries(synced)) {
-        if (ids.length) this.options.logger.log(`declared schedule(s) ${what}: ${ids.join(', ')}`);
-      }
-    }
-    this.started = true;
-    this.scheduler?.start();
-    if (!this.options.worker) return;
-    if (this.notifier) await this.notifier.start();
-    else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
-    await this.worker.flow.start();
-    this.worker.start();
-    this.sweeper.start();
-    this.hooks = new HookDispatcher(this.store, this.options, this.hookConsumers);
-    this.hooks.start();
-    this.options.logger.log(
-      `worker ${this.options.workerId} serving ${
-        this.worker
-          .queueNames()
-          .map((q) => `"${q}"`)
-          .join(', ') || 'no queues'
-      }; ` + `workflows: ${this.registry.names().join(', ') || '(none)'}`,
-    );
-  }
-
-  /**
-   * Tables missing or older than this release: a typed error that says what to run. Newer (a
-   * later release migrated them, e.g. during a rolling deploy): a warning, so an instance of the
-   * previous release can still restart; schema changes are additive.
-   */
-  private async checkSchema(): Promise<void> {
-    const state = await readSchemaState(this.store.sql);
-    const error = schemaStateError(state);
-    if (state.status === 'newer')
-      this.options.logger.warn(`${error!.message} Starting anyway: this release only uses what it knows of the tables.`);
-    else if (error) throw error;
+  start(): Promise<void> {
+    return this.runtime.start();
   }
 
   /** Graceful: drain in-flight runs up to shutdownGraceMs, hand back the rest, close connections. */
-  async stop(): Promise<void> {
-    if (this.started) {
-      this.started = false;
-      await this.scheduler?.stop();
-      await this.hooks?.stop();
-      await this.worker.stop(this.options.shutdownGraceMs);
-      await this.sweeper.stop();
-      if (this.notifier) await this.notifier.stop();
-    }
-    await this.ownedPool?.end().catch(() => {});
+  stop(): Promise<void> {
+    return this.runtime.stop();
   }
 
   /**
@@ -227,21 +91,12 @@ export class DurableEngine implements HandleBackend {
    * its durable cursor. Register before start(). The engine never waits for handlers.
    */
   onEvent(types: DurableEventType | DurableEventType[], handler: DurableEventHandler, opts: OnEventOptions): void {
-    const c = hookConsumer(types, handler, opts);
-    if (this.started)
-      throw new InvalidOptionsError(`onEvent("${c.consumer}") after start(): register lifecycle hooks before the engine starts.`);
-    if (!this.options.history) {
-      throw new InvalidOptionsError(`onEvent("${c.consumer}"): lifecycle hooks read the run history; set the engine option history: true.`);
-    }
-    if (this.hookConsumers.some((h) => h.consumer === c.consumer)) {
-      throw new InvalidOptionsError(`onEvent: the consumer "${c.consumer}" is registered twice; each consumer needs a name of its own.`);
-    }
-    this.hookConsumers.push(c);
+    this.runtime.onEvent(types, handler, opts);
   }
 
   /** Every lifecycle-hook consumer known to the database: its cursor, lease holder, and events still to read (up to 10 000). */
   hookCursors(): Promise<HookCursorRow[]> {
-    return listHookCursors(this.store, 10_000);
+    return listHookCursors(this.runtime.store, 10_000);
   }
 
   /** Starts a run (see StartOptions). Unknown workflow → UnknownWorkflowError listing the known names. */
@@ -333,13 +188,8 @@ export class DurableEngine implements HandleBackend {
    * what became due, make the scheduler read its schedules and the waits executing here re-check
    * their times, and (unless `sweep: false`: no deadline passed) run the sweeper once.
    */
-  async timeMoved(opts: { sweep?: boolean } = {}): Promise<void> {
-    if (!this.started) return;
-    this.scheduler?.wake();
-    if (!this.options.worker) return;
-    this.worker.timeMoved();
-    if (opts.sweep !== false) await this.sweeper.sweepOnce();
-    this.worker.wakeAll();
+  timeMoved(opts: { sweep?: boolean } = {}): Promise<void> {
+    return this.runtime.timeMoved(opts);
   }
 
   /**
@@ -347,7 +197,7 @@ export class DurableEngine implements HandleBackend {
    * stopped); returns the function that removes it. The testing kit's settle() waits on it.
    */
   onExecutionEnded(listener: (runId: string) => void): () => void {
-    return this.worker.onRunFinished((id) => listener(id));
+    return this.runtime.worker.onRunFinished((id) => listener(id));
   }
 
   /**
@@ -357,23 +207,23 @@ export class DurableEngine implements HandleBackend {
    * the runs in the database before any of its instances executes one.
    */
   verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
-    if (!this.pool)
+    if (!this.runtime.pool)
       throw new InvalidOptionsError("verify reads through the engine's own connection: pass `connection` (a Postgres URL or pg Pool).");
-    return verifyRuns(this.registry, this.pool, opts);
+    return verifyRuns(this.registry, this.runtime.pool, opts);
   }
 
   /** The store the engine sends its statements through, for the library's own tools (the admin API). */
   get storeForTools(): Store {
-    return this.store;
+    return this.runtime.store;
   }
 
   // --- HandleBackend -------------------------------------------------------
 
   fetchResult(id: string) {
-    return getResult(this.store, id);
+    return getResult(this.runtime.store, id);
   }
 
   waitLocal(id: string, ms: number): Promise<void> {
-    return this.local.wait(id, ms);
+    return this.runtime.local.wait(id, ms);
   }
 }

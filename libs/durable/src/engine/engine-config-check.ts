@@ -1,5 +1,5 @@
 import { ENGINE_OPTION_KEYS, throwIfUnknownOptions, unknownOptionProblems, type OptionLevel } from '../config/unknown-options.js';
-import type { DurableEngineConfig } from './durable-engine.js';
+import type { DurableEngineConfig } from './engine-runtime.js';
 
 /** Every top-level key of DurableEngineConfig (kept complete by the compiler). */
 const CONFIG: Record<keyof DurableEngineConfig, true> = {

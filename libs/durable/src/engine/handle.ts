@@ -8,7 +8,7 @@ import {
 import { FINISHED_STATUSES, type RunStatus } from '../store/rows.js';
 import { BACKOFF, backoffMs } from '../retry/backoff.js';
 import { decode } from '../codec/codec.js';
-import type { StartOutcome } from './new-run.js';
+import type { StartOutcome } from './start-options.js';
 
 /** What a handle needs from the engine. */
 export interface HandleBackend {

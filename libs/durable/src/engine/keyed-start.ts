@@ -3,7 +3,7 @@ import { IdempotencyConflictError, InvalidArgumentError } from '../errors/index.
 import { debounceStart, dedupeHolder, insertDeduped } from '../store/keyed-starts.js';
 import type { DebounceStart, NewRun } from '../store/rows.js';
 import type { Store } from '../store/store.js';
-import type { StartOptions, StartOutcome } from './new-run.js';
+import type { StartOptions, StartOutcome } from './start-options.js';
 
 const DEBOUNCE_KEYS = ['key', 'periodMs', 'maxDelayMs', 'input'];
 const show = (v: unknown) => JSON.stringify(v)?.slice(0, 80) ?? String(v);

@@ -9,13 +9,15 @@ import {
   resumeSchedule,
   triggerSchedule,
   updateSchedule,
-  type ListSchedulesOptions,
-  type ScheduleChanges,
-  type ScheduleDefinition,
-  type ScheduleRun,
-  type ScheduleView,
-  type TriggerResult,
 } from './schedules.js';
+import type {
+  ListSchedulesOptions,
+  ScheduleChanges,
+  ScheduleDefinition,
+  ScheduleRun,
+  ScheduleView,
+  TriggerResult,
+} from './schedule-types.js';
 
 /**
  * Runtime schedules (e.g. one per tenant), stored in durable_schedules: they survive restarts and

@@ -8,7 +8,7 @@ import {
   updateSchedule as updateRow,
 } from '../store/schedules.js';
 import type { EngineContext } from './engine-context.js';
-import { sameDefinition, valuesOf } from './schedules.js';
+import { sameDefinition, valuesOf } from './schedule-values.js';
 
 /**
  * Boot: makes the table match the schedules declared on this process's workflows. A missing one

@@ -1,15 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { decode, encode } from '../codec/codec.js';
-import { MAX_NAME_LENGTH, MAX_SCHEDULE_RUNS, MAX_SCHEDULES_PER_PAGE } from '../config/limits.js';
-import {
-  compileCron,
-  resolveScheduleSpec,
-  scheduleRunId,
-  type CatchUpPolicy,
-  type OverlapPolicy,
-  type SchedulePolicy,
-  type ScheduleSpec,
-} from '../definitions/schedule.js';
+import { decode } from '../codec/codec.js';
+import { MAX_SCHEDULE_RUNS, MAX_SCHEDULES_PER_PAGE } from '../config/limits.js';
+import { compileCron, resolveScheduleSpec, scheduleRunId } from '../definitions/schedule.js';
 import { InvalidArgumentError, ScheduleConflictError, ScheduleNotFoundError } from '../errors/index.js';
 import { fireSchedules } from '../store/schedule-firing.js';
 import {
@@ -23,149 +15,13 @@ import {
   updateSchedule as updateRow,
   type ScheduleRow,
   type ScheduleRunRow,
-  type ScheduleValues,
 } from '../store/schedules.js';
-import type { RunStatus } from '../store/rows.js';
 import type { EngineContext } from './engine-context.js';
 import { placementOf, workflowName, type RunPlacement } from './unregistered-workflow.js';
-
-/** A schedule created at runtime (e.g. one per tenant): `client.schedules.create({ id, workflow, cron, … })`. */
-export interface ScheduleDefinition extends SchedulePolicy {
-  /** Unique; at most 200 characters. The runs' ids are `sched:<id>:<slot ISO>`. */
-  id: string;
-  /** The workflow each slot starts (registered in the instances that run the scheduler). */
-  workflow: string;
-  /** 5 fields (minute first) or 6 (seconds first), presets (@daily), names (MON): what @Cron() accepts. */
-  cron: string;
-  /** Passed to every run as `input` (next to scheduleId and scheduledAt). */
-  input?: unknown;
-  /** Create it paused. Default false. */
-  paused?: boolean;
-}
-
-/** What update() may change (anything but the id). */
-export type ScheduleChanges = Partial<Omit<ScheduleDefinition, 'id' | 'paused'>>;
-
-/** A schedule as the API returns it. */
-export interface ScheduleView {
-  id: string;
-  workflowName: string;
-  /** declared: on a workflow in code (synced at boot); runtime: created through the API. */
-  source: 'declared' | 'runtime';
-  cron: string;
-  timeZone: string;
-  input: unknown;
-  catchUp: CatchUpPolicy;
-  catchUpWindowMs: number;
-  overlap: OverlapPolicy;
-  jitterMs: number;
-  paused: boolean;
-  /** The next slot (while paused: the one it had; resume() computes a new one). */
-  nextFireAt: Date;
-  /** overlap bufferOne: the slot waiting for the active run to end. */
-  bufferedSlot: Date | null;
-  /** The run of the latest slot started, its status (null once deleted by retention) and its slot. */
-  lastRunId: string | null;
-  lastRunStatus: RunStatus | null;
-  lastSlotAt: Date | null;
-  /** When the latest run was started (database clock). */
-  lastFiredAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-/** What trigger() did: started the run, buffered it behind the active run, or skipped it (overlap policy). */
-export interface TriggerResult {
-  runId: string;
-  outcome: 'started' | 'buffered' | 'skipped';
-}
-
-/** A run a schedule started (newest first). */
-export type { ScheduleRunRow as ScheduleRun } from '../store/schedules.js';
+import type { ListSchedulesOptions, ScheduleChanges, ScheduleDefinition, ScheduleView, TriggerResult } from './schedule-types.js';
+import { checkId, checkObject, sameDefinition, specOf, toScheduleView, valuesOf } from './schedule-values.js';
 
 const CONFLICT_RETRIES = 8;
-
-export const toScheduleView = (r: ScheduleRow): ScheduleView => ({
-  id: r.id,
-  workflowName: r.workflowName,
-  source: r.source,
-  cron: r.cron,
-  timeZone: r.timeZone,
-  input: r.input === null ? undefined : decode(r.input),
-  catchUp: r.catchUp as CatchUpPolicy,
-  catchUpWindowMs: r.catchUpWindowMs,
-  overlap: r.overlap as OverlapPolicy,
-  jitterMs: r.jitterMs,
-  paused: r.paused,
-  nextFireAt: r.nextFireAt,
-  bufferedSlot: r.bufferedSlot,
-  lastRunId: r.lastRunId,
-  lastRunStatus: r.lastRunStatus,
-  lastSlotAt: r.lastSlotAt,
-  lastFiredAt: r.lastFiredAt,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-});
-
-function checkId(id: unknown): string {
-  if (typeof id !== 'string' || !id.length || id.length > MAX_NAME_LENGTH || id.includes('\u0000')) {
-    throw new InvalidArgumentError(
-      `A schedule id must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`,
-      'id',
-    );
-  }
-  return id;
-}
-
-function checkObject(api: string, v: unknown): Record<string, unknown> {
-  if (!v || typeof v !== 'object' || Array.isArray(v))
-    throw new InvalidArgumentError(`${api} expects an object (got ${JSON.stringify(v)?.slice(0, 80)}).`);
-  return v as Record<string, unknown>;
-}
-
-const stableJson = (v: unknown): string =>
-  JSON.stringify(v ?? null, (_k, x) =>
-    x && typeof x === 'object' && !Array.isArray(x)
-      ? Object.fromEntries(
-          Object.keys(x)
-            .sort()
-            .map((k) => [k, x[k]]),
-        )
-      : x,
-  );
-
-/** The values to store for a definition; `nextFireAt` from the database clock `now`. */
-export function valuesOf(
-  e: EngineContext,
-  where: string,
-  d: { workflow: string; input?: unknown; paused?: boolean; source: 'declared' | 'runtime' },
-  spec: ScheduleSpec,
-  nextFireAt: number,
-): ScheduleValues {
-  return {
-    workflowName: d.workflow,
-    source: d.source,
-    cron: spec.cron,
-    timeZone: spec.timeZone,
-    input: d.input === undefined ? null : encode(d.input, { where: `input of ${where}`, maxBytes: e.options.maxPayloadBytes }),
-    catchUp: spec.catchUp,
-    catchUpWindowMs: spec.catchUpWindowMs,
-    overlap: spec.overlap,
-    jitterMs: spec.jitterMs,
-    paused: d.paused ?? false,
-    nextFireAt: new Date(nextFireAt),
-  };
-}
-
-export const sameDefinition = (row: ScheduleRow, v: ScheduleValues) =>
-  row.workflowName === v.workflowName &&
-  row.cron === v.cron &&
-  row.timeZone === v.timeZone &&
-  row.catchUp === v.catchUp &&
-  row.catchUpWindowMs === v.catchUpWindowMs &&
-  row.overlap === v.overlap &&
-  row.jitterMs === v.jitterMs &&
-  stableJson(row.input) === stableJson(v.input === null ? null : JSON.parse(v.input));
 
 /** The row, or ScheduleNotFoundError. */
 async function mustGet(e: EngineContext, id: string): Promise<{ row: ScheduleRow; now: number }> {
@@ -298,15 +154,6 @@ export async function resumeSchedule(e: EngineContext, id: string): Promise<Sche
   throw new ScheduleConflictError(id, `Schedule "${id}" kept changing while it was resumed (${CONFLICT_RETRIES} attempts); try again.`);
 }
 
-const specOf = (row: ScheduleRow): ScheduleSpec => ({
-  cron: row.cron,
-  timeZone: row.timeZone,
-  catchUp: row.catchUp as CatchUpPolicy,
-  catchUpWindowMs: row.catchUpWindowMs,
-  overlap: row.overlap as OverlapPolicy,
-  jitterMs: row.jitterMs,
-});
-
 /**
  * Starts a run of the schedule now (also while paused), under the schedule's overlap policy: with
  * a run still active, "skip" starts nothing and "bufferOne" starts it when that run ends. The run's
@@ -350,18 +197,6 @@ export async function triggerSchedule(e: EngineContext, id: string, unregistered
 export async function getScheduleView(e: EngineContext, id: string): Promise<ScheduleView | null> {
   const { row } = await getSchedule(e.store, checkId(id));
   return row ? toScheduleView(row) : null;
-}
-
-/** Options of list(). */
-export interface ListSchedulesOptions {
-  /** Only schedules of this workflow. */
-  workflow?: string;
-  /** Only paused (true) or active (false) schedules. */
-  paused?: boolean;
-  /** Schedules whose id sorts after this one (keyset pagination: pass the last id of a page). */
-  after?: string;
-  /** 1 … 500, default 100. */
-  limit?: number;
 }
 
 /** Schedules by id. */

@@ -4,7 +4,8 @@ import type { NewRun } from '../store/rows.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import { storeWithin, type Store } from '../store/store.js';
 import type { EngineContext } from './engine-context.js';
-import { buildNewRun, type StartOptions, type StartOutcome } from './new-run.js';
+import { buildNewRun } from './new-run.js';
+import type { StartOptions, StartOutcome } from './start-options.js';
 import { startKeyedRun } from './keyed-start.js';
 
 /** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */

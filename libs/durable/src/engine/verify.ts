@@ -5,7 +5,7 @@ import { InvalidOptionsError } from '../errors/index.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunStatus } from '../store/rows.js';
 import { verifyRunsPage, withReadOnlyTransaction, type VerifyRunRow } from '../store/verify-reads.js';
-import { replayRun, type ReplayMismatch } from '../workflow/replay.js';
+import { replayAgainstRecording, type ReplayMismatch } from '../workflow/replay.js';
 
 /** Options of verifyRuns() (and of `npx nestjs-durable verify`). */
 export interface VerifyOptions {
@@ -129,7 +129,7 @@ async function verifyOne(registry: WorkflowRegistry, run: VerifyRunRow): Promise
       message: `this build has no workflow "${run.workflowName}": no instance running it would ever execute the run`,
     };
   }
-  const r = await replayRun(registry.get(run.workflowName), run);
+  const r = await replayAgainstRecording(registry.get(run.workflowName), run);
   if (r.mismatch) return { ...base, ...r.mismatch, message: r.error!.message };
   // A run that ended FAILED throws again when replayed: that is what it recorded, not a new failure.
   if (r.verdict === 'error' && run.status !== 'FAILED' && run.status !== 'CANCELLED') {
@@ -143,7 +143,7 @@ async function verifyOne(registry: WorkflowRegistry, run: VerifyRunRow): Promise
       message: `the workflow throws when replayed: ${errorText(r.error)}`,
     };
   }
-  return r.ended === 'stalled' ? 'stalled' : null;
+  return r.outcome === 'stalled' ? 'stalled' : null;
 }
 
 /** The report as text: one block per workflow, a line per listed failure, and the totals. */

@@ -1,7 +1,7 @@
 /**
  * The runs list's per-status counts within a time budget. Counting is bounded per status (at most
  * COUNT_CAP + 1 rows), but a filter that leaves a status few matches reads every candidate row to
- * find that out: at 3 million finished runs a rare queue, tag or input took 3–6 s. Past the budget
+ * find that out: with millions of finished runs a rare queue, tag or input takes seconds. Past the budget
  * the list answers with the planner's estimate per status (EXPLAIN, no scan), marked estimated, so
  * a dashboard page never waits on a count.
  */

@@ -39,8 +39,8 @@ const STEP_FAILED_HISTORY = (param: string) =>
  * transactional step sends its one checkpoint through its own transaction.
  * Run rows are locked in id order (as HEARTBEAT and FINISH_RUNS do): concurrent batches never
  * deadlock. lk finds them by primary key alone and l keeps the RUNNING ones: with the status test
- * in the lookup, a plan read every RUNNING run and rescanned the batch for each (4.5 of 6 ms for 200
- * checkpoints with 200 runs RUNNING). Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs,
+ * in the lookup, a plan read every RUNNING run and rescanned the batch for each (most of the
+ * statement's time once many runs are RUNNING). Arrays, one element per step: $1 run ids, $2 epochs, $3 seqs,
  * $4 names, $5 statuses, $6 outputs, $7 errors (json text), $8 attempts, $9 durations ms,
  * $10 compensations (json text: what undoes the step, recorded with it), $11 compensates (a
  * compensation step: the seq it undoes); $12 history. Returns the (run_id, seq) pairs written.
@@ -69,7 +69,7 @@ SELECT run_id, seq FROM s`,
  * parent_id never changes, so the claim's copy is exact; a plain array, so the lookup is an index scan
  * whatever the planner thinks of the batch). l carries what u writes, so u joins one CTE to the runs by
  * primary key: joined to t as well, the generic plan (which takes t for 10 rows and l for 1) rescanned t
- * once per run, 40,000 rows formed for a batch of 200 (half the statement's time). Arrays: $1 ids,
+ * once per run, rows formed by the square of the batch's size (much of the statement's time). Arrays: $1 ids,
  * $2 epochs, $3 statuses (SUCCEEDED, FAILED, or CANCELLED after compensating), $4 outputs, $5 errors
  * (json text); $6..$16 the last checkpoints of these runs, written with their end (the arrays of
  * INSERT_STEPS; empty when there are none); $17 history. A workflow that returns right after a step

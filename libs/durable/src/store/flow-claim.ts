@@ -17,7 +17,7 @@
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
-import { claim, claimedRun, claimUpdate, QUEUE_ORDER } from './leases.js';
+import { claim, claimedRun, claimUpdate, QUEUE_ORDER, type ClaimRequest } from './leases.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
 
@@ -201,15 +201,8 @@ type LimitsRow = Record<
  * Claims up to `limit` due runs of a queue that has (or had) cluster-wide limits, within them. If
  * the limits were removed meanwhile, claims as the plain claim does (in the same transaction).
  */
-export async function claimLimited(
-  store: Store,
-  queue: string,
-  limit: number,
-  owner: string,
-  leaseMs: number,
-  workflows: string[],
-  versions: string[] | null = null,
-): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
+export async function claimLimited(store: Store, request: ClaimRequest): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
+  const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   return store.sql.transaction(async (sql) => {
     const tx: Store = { sql, history: store.history };
     await sql.query(CLAIM_IDLE_LIMIT, [String(claimIdleLimitMs(leaseMs))]);
@@ -218,7 +211,7 @@ export async function claimLimited(
       !row ||
       (row.global_concurrency === null && row.key_concurrency === null && row.rate_limit === null && row.key_rate_limit === null)
     ) {
-      return { runs: await claim(tx, queue, limit, owner, leaseMs, workflows, versions), limited: false };
+      return { runs: await claim(tx, request), limited: false };
     }
     const rows = await sql.query<Record<string, unknown>>(CLAIM_LIMITED, [
       queue,

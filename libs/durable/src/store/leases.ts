@@ -11,8 +11,8 @@ import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
  * A run's first claim records `startedAt` as its started_at (the plain claim: now(); the limited claim:
  * the time its rate windows count it at) and moves its order_at 1 ms earlier (see QUEUE_ORDER).
  * The rows are found by primary key from the array of c's ids (an InitPlan): joined to c alone, a plan
- * for a table of a few ten thousand rows hashed the whole table (a sequential scan, 15 ms of a 26-ms
- * claim of 200 runs at 20,000 rows).
+ * for a table of a few ten thousand rows hashed the whole table (a sequential scan, most of the claim's
+ * time), where the array reads only the rows it claims.
  */
 export const claimUpdate = (startedAt: string) => `u AS (
   UPDATE durable_runs r
@@ -62,7 +62,7 @@ const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
  * durable_runs_wake_idx (WAITING, by wake-up time; the due ones then take their place by order_at), both partial, so neither finished nor sleeping runs slow the claim down. Rows locked by one
  * CTE but left out of the final LIMIT are released at commit.
  * Returns the recorded steps too, so an execution needs no other read, and available_at (the
- * token of durable waits, see wait-sql.ts), whether the run is to compensate and end CANCELLED
+ * token of durable waits, see waits.ts), whether the run is to compensate and end CANCELLED
  * (cancel_requested_at), the error of a run that is failing (an active run with an error: it
  * passed its deadline, see SWEEP_DEADLINES; it compensates and ends FAILED with it), and the trace
  * context it was started in (traceparent). $6 history: a 'claimed' row, or 'woken' for a WAITING run.
@@ -160,19 +160,26 @@ SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
 );
 
+/** What a claim asks for: which runs, how many, for whom and for how long. */
+export interface ClaimRequest {
+  queue: string;
+  /** At most this many runs. */
+  limit: number;
+  /** The worker that will hold the leases. */
+  owner: string;
+  leaseMs: number;
+  /** Only runs of these workflows (the ones the worker has code for). */
+  workflows: string[];
+  /** Given: only runs these app versions started, or that carry no version. */
+  versions?: string[] | null;
+}
+
 /**
  * Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for (and,
  * given `versions`, among the runs those app versions started, or that carry no version).
  */
-export async function claim(
-  store: Store,
-  queue: string,
-  limit: number,
-  owner: string,
-  leaseMs: number,
-  workflows: string[],
-  versions: string[] | null = null,
-): Promise<ClaimedRun[]> {
+export async function claim(store: Store, request: ClaimRequest): Promise<ClaimedRun[]> {
+  const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   const params = [queue, limit, owner, leaseMs, workflows, store.history];
   const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
   return rows.map(claimedRun);

@@ -41,8 +41,8 @@ SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL 
  * statement checks again (that list may be stale: limits set at runtime on another instance), inserting
  * a run of a queue that has limits PENDING and unclaimed (claimed: false; a wake-up for its queue), so it
  * goes through the limited claim like any other. t is MATERIALIZED so that check runs once per run:
- * inlined, each of the six CASEs on t.lim got its own copy of the subquery (planning 0.20 instead of
- * 0.38 ms per statement in `npm run statement-costs`; the plan cache re-plans small batches often).
+ * inlined, each of the six CASEs on t.lim got its own copy of the subquery, which nearly doubled the
+ * statement's planning time (`npm run statement-costs`), and the plan cache re-plans small batches often.
  */
 const INSERT_RUNS_CLAIMED = statement(
   'insert_runs_claimed',

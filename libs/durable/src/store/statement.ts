@@ -1,7 +1,7 @@
 /**
  * A fixed statement of the engine: its SQL text and a name of its own. On the engine's pool it is
  * sent as a named prepared statement (`durable_<name>`): each connection parses and plans it once,
- * which the benchmark showed to be more than half of Postgres' work per statement on the hot path.
+ * which the benchmark showed to be most of Postgres' work per statement on the hot path.
  * Composed statements (the admin API's, built per filter) are plain strings and never prepared.
  */
 export interface Statement {

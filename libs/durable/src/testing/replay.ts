@@ -2,7 +2,7 @@ import type { TestingModule } from '@nestjs/testing';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { InvalidArgumentError } from '../errors/index.js';
 import { RUN_EXPORT_FORMAT, type RunExport } from '../engine/run-export.js';
-import { replayRun as replayRecordedRun } from '../workflow/replay.js';
+import { replayAgainstRecording } from '../workflow/replay.js';
 import { WorkflowExplorer } from '../nest/workflow-explorer.js';
 
 /** What replayRun() found: the current code agrees with the recording up to `replayed` positions. */
@@ -34,8 +34,6 @@ function registryOf(source: ReplaySource): WorkflowRegistry {
   return registry;
 }
 
-const OUTCOMES = { returned: 'returned', threw: 'threw', frontier: 'recording-ended', stalled: 'stalled' } as const;
-
 /**
  * Replays an exported run (WorkflowClient.exportRun, GET {admin}/runs/:id/export, the dashboard's
  * "Export JSON", `npx nestjs-durable runs export`) against the current code, without a database and
@@ -56,10 +54,10 @@ export async function replayRun(recording: RunExport | string, source: ReplaySou
     );
   }
   const def = registryOf(source).get(rec.run.workflowName);
-  const r = await replayRecordedRun(def, { id: rec.run.id, input: rec.run.input, steps: rec.steps.map((s) => ({ ...s })) });
+  const r = await replayAgainstRecording(def, { id: rec.run.id, input: rec.run.input, steps: rec.steps.map((s) => ({ ...s })) });
   if (r.verdict === 'nondeterministic') throw r.error;
-  const result: ReplayResult = { runId: rec.run.id, workflowName: rec.run.workflowName, replayed: r.replayed, outcome: OUTCOMES[r.ended] };
-  if (r.ended === 'returned') result.output = r.output;
-  if (r.ended === 'threw') result.error = r.error;
+  const result: ReplayResult = { runId: rec.run.id, workflowName: rec.run.workflowName, replayed: r.replayed, outcome: r.outcome };
+  if (r.outcome === 'returned') result.output = r.output;
+  if (r.outcome === 'threw') result.error = r.error;
   return result;
 }

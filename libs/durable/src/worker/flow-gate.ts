@@ -68,9 +68,9 @@ export class FlowGate {
 
   /** Claims through the path the queue's limits call for. */
   async claim(queue: string, want: number, owner: string, workflows: string[]): Promise<ClaimedRun[]> {
-    const { leaseMs, runVersions } = this.options;
-    if (!this.limited.has(queue)) return claim(this.store, queue, want, owner, leaseMs, workflows, runVersions);
-    const r = await claimLimited(this.store, queue, want, owner, leaseMs, workflows, runVersions);
+    const request = { queue, limit: want, owner, leaseMs: this.options.leaseMs, workflows, versions: this.options.runVersions };
+    if (!this.limited.has(queue)) return claim(this.store, request);
+    const r = await claimLimited(this.store, request);
     if (!r.limited) void this.refresh(); // the limits were removed: back to the plain claim
     return r.runs;
   }

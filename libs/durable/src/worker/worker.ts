@@ -3,57 +3,16 @@ import { performance } from 'node:perf_hooks';
 import { errorText } from '../errors/error-text.js';
 import { releaseRuns } from '../store/leases.js';
 import type { ClaimedRun, HeldRun } from '../store/rows.js';
-import { OutageLog } from '../retry/outage-log.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { RunContext, type StopReason } from '../workflow/run-context.js';
+import { RunContext } from '../workflow/run-context.js';
 import type { ExecutionServices } from '../workflow/execution-services.js';
 import { executeRun, type ExecutionOutcome } from './executor.js';
 import { FlowGate } from './flow-gate.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { RunSlot } from './run-slot.js';
-
-interface QueueState {
-  name: string;
-  concurrency: number;
-  /** Slots in use (including runs reserved for an in-process start). */
-  busy: number;
-  /** Runs whose end is being written: they gave their slot back (RunSlot). */
-  ending: number;
-  claiming: boolean;
-  /** Work is probably waiting: claim again as soon as a slot frees up. */
-  more: boolean;
-  /** A wake-up arrived while a claim was in flight: claim again after it. */
-  wokenDuringClaim: boolean;
-  /** A claim is due at the next turn of the event loop (claimSoon). */
-  claimQueued: boolean;
-  /** Runs the last claim found, Infinity when it came back full (it sizes the next claim: see claimSize). */
-  lastClaimed: number;
-  pollTimer?: NodeJS.Timeout;
-  outage: OutageLog;
-}
-
-/** The fewest runs a claim asks for when slots are free (see claimSize). */
-const MIN_CLAIM = 4;
-
-/**
- * How many runs a claim asks for: every free slot while the queue may be deep (the last claim came
- * back full: lastClaimed is Infinity), else twice what the last claim found, at least MIN_CLAIM. A
- * claim holds the slots it asks for until it returns, and a start in this process that finds no
- * free slot cannot take the in-process path; so a claim of a nearly empty queue must not hold them all.
- */
-export function claimSize(free: number, lastClaimed: number): number {
-  return Math.min(free, Math.max(MIN_CLAIM, 2 * lastClaimed));
-}
-
-/** How far ahead a worker keeps a local timer for a run it suspended. */
-const WAKE_HORIZON_MS = 10 * 60_000;
-
-interface ActiveRun {
-  run: ClaimedRun;
-  ctx: RunContext;
-  queue: QueueState;
-  done: Promise<ExecutionOutcome>;
-}
+import { ActiveRuns, type ActiveRun } from './active-runs.js';
+import { claimSize, newQueueState, type QueueState } from './queue-state.js';
+import { WakeTimers } from './wake-timers.js';
 
 /**
  * Claims runs of its queues (batch claim, SKIP LOCKED), executes them within per-queue
@@ -62,21 +21,21 @@ interface ActiveRun {
  */
 export class Worker {
   private readonly queues = new Map<string, QueueState>();
-  private readonly active = new Map<string, ActiveRun>();
+  private readonly active = new ActiveRuns();
   private running = false;
   /** Workflows this worker has code for: the only ones it claims. */
   private workflowNames: string[] = [];
   private readonly leases: LeaseKeeper;
   private readonly finishedListeners = new Set<(runId: string, outcome: ExecutionOutcome) => void>();
   /** Local wake-ups of runs this worker suspended until a near time (polling is the fallback). */
-  private readonly wakeTimers = new Set<NodeJS.Timeout>();
+  private readonly wakeTimers: WakeTimers;
   /** Which queues have cluster-wide limits (claimed under their limits row's lock). */
   readonly flow: FlowGate;
   /**
    * The async context the worker was made in: claims are scheduled in it. A run frees its slot from
    * inside its own span's context (or a request's, for a run started in-process), which a claim must
-   * not inherit. One resource for the worker: binding a function per run (AsyncResource.bind) took
-   * 3 % of the process's busy time in a drain (CPU profile; most of it Node's deprecation wrappers).
+   * not inherit. One resource for the worker: binding a function per run (AsyncResource.bind) showed
+   * up in CPU profiles of a drain as a cost per run (most of it Node's deprecation wrappers).
    */
   private readonly background = new AsyncResource('nestjs-durable.worker');
 
@@ -84,10 +43,11 @@ export class Worker {
     private readonly registry: WorkflowRegistry,
     private readonly services: ExecutionServices,
   ) {
+    this.wakeTimers = new WakeTimers(services.clock, (queue) => this.wake(queue));
     this.flow = new FlowGate(services.store, services.options, (queues) => queues.forEach((q) => this.wake(q)));
     this.leases = new LeaseKeeper(
       {
-        held: () => [...this.active.values()].map((a) => ({ id: a.run.id, epoch: a.run.epoch })),
+        held: () => this.active.held(),
         lost: (h) => {
           const a = this.active.get(h.id);
           // Not RUNNING under our lease any more: lost, unless this execution is ending or suspending
@@ -98,7 +58,7 @@ export class Worker {
           const a = this.active.get(h.id);
           if (a && a.run.epoch === h.epoch) a.ctx.requestCancel();
         },
-        lostAll: () => this.stopAll('lease-lost'),
+        lostAll: () => this.active.stopAll('lease-lost'),
         release: (held) => this.release(held),
       },
       services,
@@ -115,9 +75,7 @@ export class Worker {
 
   /** Runs executing now, by queue (the metrics' active-runs gauge). */
   activeByQueue(): Map<string, number> {
-    const byQueue = new Map<string, number>([...this.queues.keys()].map((q) => [q, 0]));
-    for (const a of this.active.values()) byQueue.set(a.queue.name, (byQueue.get(a.queue.name) ?? 0) + 1);
-    return byQueue;
+    return this.active.byQueue(this.queues.keys());
   }
 
   /** Serves the queues of the registered workflows and those named in the options. */
@@ -126,19 +84,7 @@ export class Worker {
     const o = this.services.options;
     this.workflowNames = this.registry.names();
     for (const name of new Set([...this.registry.queues(), ...Object.keys(o.queues)])) {
-      if (this.queues.has(name)) continue;
-      this.queues.set(name, {
-        name,
-        concurrency: o.queues[name]?.concurrency ?? o.concurrency,
-        busy: 0,
-        ending: 0,
-        claiming: false,
-        more: true,
-        wokenDuringClaim: false,
-        claimQueued: false,
-        lastClaimed: Infinity,
-        outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
-      });
+      if (!this.queues.has(name)) this.queues.set(name, newQueueState(name, o));
     }
     this.running = true;
     for (const q of this.queues.values()) this.schedulePoll(q, 0);
@@ -293,22 +239,9 @@ export class Worker {
       });
   }
 
-  /**
-   * A run this worker suspended becomes due at `until`: claim then rather than at the next poll
-   * (within WAKE_HORIZON_MS; any instance's polling picks it up otherwise, or if this one dies).
-   */
+  /** A run this worker suspended becomes due at `until`: claim then rather than at the next poll (WakeTimers). */
   private wakeAt(queue: string, until: Date): void {
-    const ms = until.getTime() - this.services.clock.now();
-    if (!this.running || !this.queues.has(queue) || ms > WAKE_HORIZON_MS) return;
-    const t = setTimeout(
-      () => {
-        this.wakeTimers.delete(t);
-        this.wake(queue);
-      },
-      Math.max(0, ms) + 5,
-    );
-    t.unref?.();
-    this.wakeTimers.add(t);
+    if (this.running && this.queues.has(queue)) this.wakeTimers.at(queue, until);
   }
 
   private schedulePoll(q: QueueState, ms?: number): void {
@@ -324,10 +257,6 @@ export class Worker {
     q.pollTimer.unref?.();
   }
 
-  private stopAll(reason: StopReason): void {
-    for (const a of this.active.values()) a.ctx.stop(reason);
-  }
-
   /**
    * Stops claiming, lets in-flight runs finish for up to graceMs, then stops the rest at their
    * next step boundary and hands their leases back so another instance resumes them at once.
@@ -338,7 +267,6 @@ export class Worker {
     for (const q of this.queues.values()) clearTimeout(q.pollTimer);
     this.leases.stop();
     this.flow.stop();
-    for (const t of this.wakeTimers) clearTimeout(t);
     this.wakeTimers.clear();
     // Runs that only wait suspend now (WAITING, exact wake time) instead of holding up the drain.
     for (const a of this.active.values()) a.ctx.waits?.hurry();
@@ -349,8 +277,8 @@ export class Worker {
     ]);
     if (!timedOut) return;
     const left = [...this.active.values()];
-    const held = left.map((a) => ({ id: a.run.id, epoch: a.run.epoch }));
-    this.stopAll('shutdown');
+    const held = this.active.held();
+    this.active.stopAll('shutdown');
     const released = await this.release(held);
     this.services.options.logger.log(
       `shutdown: ${left.length} run(s) still executing after ${graceMs} ms; ${released} handed back for another instance`,

@@ -1,7 +1,19 @@
 import { errorText } from '../errors/error-text.js';
 import type { StepCheckpoint } from '../store/rows.js';
-import { ExecutionStopped, type RunContext } from './run-context.js';
-import { retryingWrite } from './retrying-write.js';
+import { ExecutionStopped, type StopReason } from './execution-stopped.js';
+import { retryingWrite, type WritingExecution } from './retrying-write.js';
+
+/** What the deferred checkpoints need of their execution (a RunContext has it; declared here so this file does not import run-context.ts). */
+export interface CheckpointingExecution extends WritingExecution {
+  readonly runId: string;
+  readonly workflowName: string;
+  readonly stopped: StopReason | null;
+  /** Marks work in flight until the returned function is called. */
+  enterWork(): () => void;
+  /** Stops the execution: a fenced write matched nothing. */
+  leaseLost(): ExecutionStopped;
+  stop(reason: StopReason): void;
+}
 
 interface Unsent {
   step: StepCheckpoint;
@@ -32,7 +44,7 @@ export class DeferredCheckpoints {
   private readonly writing = new Set<Promise<void>>();
   private timer: NodeJS.Immediate | null = null;
 
-  constructor(private readonly ctx: RunContext) {}
+  constructor(private readonly ctx: CheckpointingExecution) {}
 
   /** A checkpoint is unsent or being written. */
   get pending(): boolean {

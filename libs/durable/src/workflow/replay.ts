@@ -40,16 +40,19 @@ export interface ReplayResult {
   verdict: 'ok' | 'nondeterministic' | 'error';
   /**
    * How the replay ended: the workflow `returned` or `threw`; it reached work the run has not done
-   * yet (`frontier`: the first operation that would run a step, write or wait); or it stopped
-   * moving elsewhere (`stalled`: awaiting something that is not a durable operation).
+   * yet (`recording-ended`: the first operation that would run a step, write or wait; see
+   * `frontier`); or it stopped moving elsewhere (`stalled`: awaiting something that is not a durable
+   * operation). The same words as the testing kit's replayRun() (nestjs-durable/testing).
    */
+  outcome: 'returned' | 'threw' | 'recording-ended' | 'stalled';
+  /** @deprecated Read `outcome` (the same, with `frontier` called `recording-ended`). */
   ended: 'returned' | 'threw' | 'frontier' | 'stalled';
   /** The first operation the replay did not have a completed checkpoint for. */
   frontier: { seq: number; name: string } | null;
   /** Recorded positions the replay went through (each matched by name, its recorded result fed back). */
   replayed: number;
   mismatch: ReplayMismatch | null;
-  /** What the workflow returned (`ended: 'returned'`). */
+  /** What the workflow returned (`outcome: 'returned'`). */
   output?: unknown;
   error: Error | null;
 }
@@ -70,7 +73,7 @@ const REPLAY_OPTIONS = resolveEngineOptions({ worker: false, schedules: false })
  * their checkpoints too (their order is checked the same way). Engine-level and database-free:
  * `verify` feeds it runs from the database; the testing kit's replayRun() feeds it an exported run.
  */
-export async function replayRun(def: WorkflowDefinition, run: RecordedRun, opts: ReplayOptions = {}): Promise<ReplayResult> {
+export async function replayAgainstRecording(def: WorkflowDefinition, run: RecordedRun, opts: ReplayOptions = {}): Promise<ReplayResult> {
   const ctx = new RunContext(run.id, 0, [...run.steps], replayServices(run.id), { replayOnly: true });
   let ended: ReplayResult['ended'] | null = null;
   let thrown: unknown = null;
@@ -105,15 +108,22 @@ export async function replayRun(def: WorkflowDefinition, run: RecordedRun, opts:
   ctx.stop('shutdown');
   const how = ended as ReplayResult['ended'] | null; // set by the callbacks above
   const base = { runId: run.id, frontier: ctx.frontier, replayed: ctx.frontier?.seq ?? ctx.position };
+  const said = (e: ReplayResult['ended']) => ({ outcome: e === 'frontier' ? ('recording-ended' as const) : e, ended: e });
   const fatal = ctx.fatal ?? (thrown instanceof DeterminismError ? thrown : null);
   if (fatal instanceof DeterminismError) {
     const { seq, recorded, actual, kind } = fatal;
-    return { ...base, verdict: 'nondeterministic', ended: how ?? 'threw', mismatch: { seq, recorded, actual, kind }, error: fatal };
+    return { ...base, verdict: 'nondeterministic', ...said(how ?? 'threw'), mismatch: { seq, recorded, actual, kind }, error: fatal };
   }
-  if (how === 'returned') return { ...base, verdict: 'ok', ended: how, mismatch: null, output, error: null };
+  if (how === 'returned') return { ...base, verdict: 'ok', ...said(how), mismatch: null, output, error: null };
   const error = how === 'threw' ? (thrown instanceof Error ? thrown : new Error(String(thrown))) : null;
-  return { ...base, verdict: error ? 'error' : 'ok', ended: how!, mismatch: null, error };
+  return { ...base, verdict: error ? 'error' : 'ok', ...said(how!), mismatch: null, error };
 }
+
+/**
+ * @deprecated Renamed replayAgainstRecording: `replayRun` is the testing kit's (nestjs-durable/testing),
+ * which replays an exported run against a registry or Nest module.
+ */
+export const replayRun = replayAgainstRecording;
 
 /**
  * The clock of a replay: past every recorded wake time, so a sleep the run recorded counts as over

@@ -2,8 +2,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { isConnectionError } from '../store/connection-errors.js';
 import { BACKOFF, backoffMs } from '../retry/backoff.js';
 import { OutageLog } from '../retry/outage-log.js';
-import type { RunContext } from './run-context.js';
 import type { ExecutionServices } from './execution-services.js';
+
+/** What a retried write needs of its execution (a RunContext has it; declared here so this file does not import run-context.ts). */
+export interface WritingExecution {
+  readonly services: ExecutionServices;
+  /** Aborted when the execution stops: ends the wait before the next try. */
+  readonly abort: AbortController;
+  /** Throws ExecutionStopped if the execution must not go on. */
+  throwIfStopped(): void;
+}
 
 /** One outage log per engine for the writes executions make (checkpoints, run ends): logged once per outage. */
 const writeOutages = new WeakMap<ExecutionServices, OutageLog>();
@@ -17,7 +25,7 @@ const writeOutages = new WeakMap<ExecutionServices, OutageLog>();
  * the lease epoch, so a late success can never overwrite a new owner's work.
  */
 export async function retryingWrite<T>(
-  ctx: RunContext,
+  ctx: WritingExecution,
   fn: () => Promise<T>,
   retryable: (err: unknown) => boolean = isConnectionError,
 ): Promise<T> {

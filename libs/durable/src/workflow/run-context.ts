@@ -5,8 +5,12 @@ import type { StepDefinition } from '../definitions/definitions.js';
 import type { EngineSpan } from '../telemetry/tracing.js';
 import type { ExecutionServices } from './execution-services.js';
 import { DeferredCheckpoints } from './deferred-checkpoints.js';
+import { ExecutionStopped, type StopReason } from './execution-stopped.js';
 import { recordRunEvent } from './run-history.js';
 import { StepMatcher, type StepMatch } from './step-matcher.js';
+
+/** ExecutionStopped lives in execution-stopped.ts (the checkpoint writers need it without this file); re-exported for existing importers. */
+export { ExecutionStopped, type StopReason } from './execution-stopped.js';
 
 /** The compensation of a completed step, ready to run as a durable step of the run. */
 export interface PendingCompensation {
@@ -18,20 +22,6 @@ export interface PendingCompensation {
   /** The compensation step: name `compensate:<step>`, the compensation's own options. */
   def: StepDefinition;
   call: () => unknown;
-}
-
-/** Why an execution stopped before its workflow returned. */
-export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended' | 'checkpoint-failed';
-
-/**
- * Thrown into workflow code when its execution must stop (lease lost, cancelled, shutting
- * down). The executor recognises it and writes nothing more for the run.
- */
-export class ExecutionStopped extends Error {
-  constructor(readonly reason: StopReason) {
-    super(`Execution stopped: ${reason}`);
-    this.name = 'ExecutionStopped';
-  }
 }
 
 /** State of one execution of one run (one claim). */
@@ -70,7 +60,7 @@ export class RunContext {
   compensationFailed = false;
   /**
    * available_at of the run as this execution last saw it: durable waits suspend the run only
-   * while it is unchanged (a message or a finished child changes it). See store/wait-sql.ts.
+   * while it is unchanged (a message or a finished child changes it). See store/waits.ts.
    */
   token: Date | null = null;
   /** Set when the execution stopped because the run suspended (WAITING until then), and its queue. */

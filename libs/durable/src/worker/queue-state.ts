@@ -1,0 +1,52 @@
+import type { ResolvedEngineOptions } from '../config/options.js';
+import { OutageLog } from '../retry/outage-log.js';
+
+/** A queue a worker serves: its slots, and where its claim loop stands. */
+export interface QueueState {
+  name: string;
+  concurrency: number;
+  /** Slots in use (including runs reserved for an in-process start). */
+  busy: number;
+  /** Runs whose end is being written: they gave their slot back (RunSlot). */
+  ending: number;
+  claiming: boolean;
+  /** Work is probably waiting: claim again as soon as a slot frees up. */
+  more: boolean;
+  /** A wake-up arrived while a claim was in flight: claim again after it. */
+  wokenDuringClaim: boolean;
+  /** A claim is due at the next turn of the event loop (claimSoon). */
+  claimQueued: boolean;
+  /** Runs the last claim found, Infinity when it came back full (it sizes the next claim: see claimSize). */
+  lastClaimed: number;
+  pollTimer?: NodeJS.Timeout;
+  outage: OutageLog;
+}
+
+/** A queue's state before its first claim. */
+export function newQueueState(name: string, o: ResolvedEngineOptions): QueueState {
+  return {
+    name,
+    concurrency: o.queues[name]?.concurrency ?? o.concurrency,
+    busy: 0,
+    ending: 0,
+    claiming: false,
+    more: true,
+    wokenDuringClaim: false,
+    claimQueued: false,
+    lastClaimed: Infinity,
+    outage: new OutageLog(`claiming from queue "${name}"`, o.logger),
+  };
+}
+
+/** The fewest runs a claim asks for when slots are free (see claimSize). */
+const MIN_CLAIM = 4;
+
+/**
+ * How many runs a claim asks for: every free slot while the queue may be deep (the last claim came
+ * back full: lastClaimed is Infinity), else twice what the last claim found, at least MIN_CLAIM. A
+ * claim holds the slots it asks for until it returns, and a start in this process that finds no
+ * free slot cannot take the in-process path; so a claim of a nearly empty queue must not hold them all.
+ */
+export function claimSize(free: number, lastClaimed: number): number {
+  return Math.min(free, Math.max(MIN_CLAIM, 2 * lastClaimed));
+}
