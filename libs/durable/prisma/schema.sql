@@ -1,4 +1,4 @@
--- nestjs-durable schema version 3: the durable_* tables, for apps that run their own SQL migrations
+-- nestjs-durable schema version 4: the durable_* tables, for apps that run their own SQL migrations
 -- (with Prisma migrations, `npx nestjs-durable init` adds durable.prisma to your schema instead).
 -- Add it to your migrations once; it creates the tables in the schema the migration runs in (search_path).
 -- A later release that changes them ships prisma/upgrades/<from>-to-<to>.sql.
@@ -106,7 +106,7 @@ CREATE TABLE "durable_hook_cursors" (
 
 -- CreateTable
 CREATE TABLE "durable_schema" (
-    "version" INTEGER NOT NULL DEFAULT 3,
+    "version" INTEGER NOT NULL DEFAULT 4,
 
     CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")
 );
@@ -130,6 +130,7 @@ CREATE TABLE "durable_schedules" (
     "last_slot_at" TIMESTAMPTZ(3),
     "last_fired_at" TIMESTAMPTZ(3),
     "revision" INTEGER NOT NULL DEFAULT 0,
+    "declared_versions" TEXT[] DEFAULT ARRAY[]::TEXT[],
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 

@@ -24,13 +24,15 @@ export interface ScheduleRow {
   revision: number;
   createdAt: Date;
   updatedAt: Date;
+  /** A declared schedule: the app versions that declared it, oldest first (the last one owns it). */
+  declaredVersions: string[];
   /** Status of lastRunId (null when it does not exist any more). */
   lastRunStatus: RunStatus | null;
 }
 
 export const COLUMNS = `s.id, s.workflow_name, s.source, s.cron, s.time_zone, s.input, s.catch_up, s.catch_up_window_ms::float8 AS catch_up_window_ms,
   s.overlap, s.jitter_ms, s.paused, s.next_fire_at, s.buffered_slot, s.last_run_id, s.last_slot_at, s.last_fired_at, s.revision,
-  s.created_at, s.updated_at, (SELECT r.status FROM durable_runs r WHERE r.id = s.last_run_id) AS last_run_status`;
+  s.created_at, s.updated_at, coalesce(s.declared_versions, '{}') AS declared_versions, (SELECT r.status FROM durable_runs r WHERE r.id = s.last_run_id) AS last_run_status`;
 
 export const ACTIVE = `('PENDING','RUNNING','WAITING')`;
 
@@ -55,6 +57,7 @@ export interface RawRow {
   created_at: unknown;
   updated_at: unknown;
   last_run_status: RunStatus | null;
+  declared_versions: string[];
 }
 
 export const toRow = (r: RawRow): ScheduleRow => ({
@@ -78,6 +81,7 @@ export const toRow = (r: RawRow): ScheduleRow => ({
   createdAt: toDate(r.created_at)!,
   updatedAt: toDate(r.updated_at)!,
   lastRunStatus: r.last_run_status ?? null,
+  declaredVersions: r.declared_versions ?? [],
 });
 
 // --- the scheduler ---------------------------------------------------------------------------

@@ -34,22 +34,26 @@ const SELECT_SYNC_SCHEDULES = statement(
 
 const SCHEDULE_VALUES = `workflow_name, source, cron, time_zone, input, catch_up, catch_up_window_ms, overlap, jitter_ms, paused, next_fire_at`;
 
-/** A new schedule; nothing when the id exists. $1 id, then SCHEDULE_VALUES in order ($2 … $12). */
+/** A new schedule; nothing when the id exists. $1 id, then SCHEDULE_VALUES in order ($2 … $12), $13 the declaring versions. */
 const INSERT_SCHEDULE = statement(
   'insert_schedule',
   `
-INSERT INTO durable_schedules (id, ${SCHEDULE_VALUES})
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12)
+INSERT INTO durable_schedules (id, ${SCHEDULE_VALUES}, declared_versions)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11, $12, coalesce($13::text[], '{}'))
 ON CONFLICT (id) DO NOTHING RETURNING id`,
 );
 
-/** Replaces a schedule's definition if it is still at revision $2 ($1 id; SCHEDULE_VALUES as $3 … $13). */
+/**
+ * Replaces a schedule's definition if it is still at revision $2 ($1 id; SCHEDULE_VALUES as $3 … $13;
+ * $14 the declaring versions, null to keep them).
+ */
 const UPDATE_SCHEDULE = statement(
   'update_schedule',
   `
 UPDATE durable_schedules
 SET workflow_name = $3, source = $4, cron = $5, time_zone = $6, input = $7::jsonb, catch_up = $8, catch_up_window_ms = $9,
-    overlap = $10, jitter_ms = $11, paused = $12, next_fire_at = $13, revision = revision + 1, updated_at = now()
+    overlap = $10, jitter_ms = $11, paused = $12, next_fire_at = $13, declared_versions = coalesce($14::text[], declared_versions),
+    revision = revision + 1, updated_at = now()
 WHERE id = $1 AND revision = $2 RETURNING id`,
 );
 
@@ -86,6 +90,8 @@ export interface ScheduleValues {
   jitterMs: number;
   paused: boolean;
   nextFireAt: Date;
+  /** A declared schedule: the app versions that declared it, oldest first; undefined keeps them (an update) or none (an insert). */
+  declaredVersions?: string[];
 }
 
 const values = (v: ScheduleValues) => [
@@ -100,6 +106,7 @@ const values = (v: ScheduleValues) => [
   v.jitterMs,
   v.paused,
   v.nextFireAt.toISOString(),
+  v.declaredVersions ?? null,
 ];
 
 export async function dbNow(store: Store): Promise<number> {
