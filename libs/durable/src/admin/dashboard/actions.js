@@ -1,45 +1,78 @@
+// @ts-check
 // nestjs-durable dashboard: Cancel, resume and fork, each after a confirmation dialog.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
-import { $, toast, fail } from './dom.js';
+import { $, dialog, input, toast, fail } from './dom.js';
 import { api } from './api.js';
-import { ACTIVE } from './state.js';
-import { openRun } from './run-detail.js';
-import { refreshAll } from './dashboard.js';
+import { ACTIVE } from './constants.js';
+import { nav } from './nav.js';
 
 // ---------------------------------------------------------------- actions
 /** Fork runs every step from `from` on again: name them, so that nobody releases stock or charges a card twice by surprise. */
 function forkWarning(r, from) {
-  var again = r.steps.filter(function (s) { return s.seq >= from && s.compensates == null; });
-  var names = again.slice(0, 6).map(function (s) { return '#' + s.seq + ' ' + s.name; }).join(', ') + (again.length > 6 ? ', …' : '');
+  var again = r.steps.filter(function (s) {
+    return s.seq >= from && s.compensates == null;
+  });
+  var names =
+    again
+      .slice(0, 6)
+      .map(function (s) {
+        return '#' + s.seq + ' ' + s.name;
+      })
+      .join(', ') + (again.length > 6 ? ', …' : '');
   $('confirm-warning').textContent = again.length
-    ? 'Every step from #' + from + ' on runs again (' + names + '): what they did outside the database (a payment, an email, a stock release) happens a second time unless those steps are idempotent.'
+    ? 'Every step from #' +
+      from +
+      ' on runs again (' +
+      names +
+      '): what they did outside the database (a payment, an email, a stock release) happens a second time unless those steps are idempotent.'
     : 'No recorded step runs again; the workflow continues after step #' + (from - 1) + '.';
 }
 
 export function confirmAction(kind, r) {
-  var dlg = $('confirm');
-  var stepInput = $('confirm-step');
-  var compensate = $('confirm-compensate');
+  var dlg = dialog('confirm');
+  var stepInput = input('confirm-step');
+  var compensate = input('confirm-compensate');
   $('confirm-step-label').hidden = kind !== 'fork';
   $('confirm-compensate-label').hidden = kind !== 'cancel';
   if (kind === 'cancel') {
-    var undoable = r.steps.filter(function (s) { return s.compensation; }).length;
+    var undoable = r.steps.filter(function (s) {
+      return s.compensation;
+    }).length;
     compensate.checked = undoable > 0;
     $('confirm-title').textContent = 'Cancel this run?';
-    $('confirm-text').textContent = 'Run ' + r.id + ' (' + r.workflowName + ', ' + r.status + ') stops at its next step boundary. ' +
-      (undoable ? undoable + ' completed step(s) declare how to undo them. ' : '') + 'Without compensation you can resume it later.';
+    $('confirm-text').textContent =
+      'Run ' +
+      r.id +
+      ' (' +
+      r.workflowName +
+      ', ' +
+      r.status +
+      ') stops at its next step boundary. ' +
+      (undoable ? undoable + ' completed step(s) declare how to undo them. ' : '') +
+      'Without compensation you can resume it later.';
   } else if (kind === 'resume') {
     $('confirm-title').textContent = 'Resume this run?';
     $('confirm-text').textContent = r.cancelRequestedAt
-      ? 'Run ' + r.id + ' (' + r.status + ') was cancelled with compensation: resuming it finishes its compensations (a failed one runs again) and ends it CANCELLED; it does not run the workflow again (fork it for that).'
+      ? 'Run ' +
+        r.id +
+        ' (' +
+        r.status +
+        ') was cancelled with compensation: resuming it finishes its compensations (a failed one runs again) and ends it CANCELLED; it does not run the workflow again (fork it for that).'
       : 'Run ' + r.id + ' (' + r.status + ') continues from its last checkpoint; a failed last step runs again.';
   } else {
-    var failed = r.steps.filter(function (s) { return s.status === 'FAILED'; })[0];
+    var failed = r.steps.filter(function (s) {
+      return s.status === 'FAILED';
+    })[0];
     stepInput.max = String(r.totals.steps);
     stepInput.value = String(failed ? failed.seq : r.totals.steps);
     $('confirm-title').textContent = 'Fork this run?';
-    $('confirm-text').textContent = 'A new run of ' + r.workflowName + ' with the same input reuses the results of the steps before the one you choose, and executes from there on.';
-    var warn = function () { forkWarning(r, Number(stepInput.value)); };
+    $('confirm-text').textContent =
+      'A new run of ' +
+      r.workflowName +
+      ' with the same input reuses the results of the steps before the one you choose, and executes from there on.';
+    var warn = function () {
+      forkWarning(r, Number(stepInput.value));
+    };
     stepInput.oninput = warn;
     warn();
   }
@@ -49,21 +82,25 @@ export function confirmAction(kind, r) {
   dlg.returnValue = '';
   dlg.onclose = function () {
     if (dlg.returnValue !== 'ok') return;
-    var p = kind === 'fork'
-      ? api('runs/' + encodeURIComponent(r.id) + '/fork', 'POST', { fromStep: Number(stepInput.value) })
-      : api('runs/' + encodeURIComponent(r.id) + '/' + kind, 'POST', kind === 'cancel' ? { compensate: compensate.checked } : {});
+    var p =
+      kind === 'fork'
+        ? api('runs/' + encodeURIComponent(r.id) + '/fork', 'POST', { fromStep: Number(stepInput.value) })
+        : api('runs/' + encodeURIComponent(r.id) + '/' + kind, 'POST', kind === 'cancel' ? { compensate: compensate.checked } : {});
     p.then(function (res) {
       if (kind === 'fork') {
         toast('Forked as ' + res.id + ' (' + res.copiedSteps + ' step results reused)');
-        refreshAll().then(function () { openRun(res.id); });
+        nav.refreshAll().then(function () {
+          return nav.openRun(res.id);
+        });
       } else {
-        toast(kind === 'cancel' && res.cancelRequestedAt && ACTIVE.indexOf(res.status) >= 0
-          ? 'Run cancelling: it undoes its completed steps, then ends CANCELLED'
-          : 'Run ' + (kind === 'cancel' ? 'cancelled' : 'resumed') + ': now ' + res.status);
-        refreshAll();
+        toast(
+          kind === 'cancel' && res.cancelRequestedAt && ACTIVE.indexOf(res.status) >= 0
+            ? 'Run cancelling: it undoes its completed steps, then ends CANCELLED'
+            : 'Run ' + (kind === 'cancel' ? 'cancelled' : 'resumed') + ': now ' + res.status,
+        );
+        nav.refreshAll();
       }
     }, fail);
   };
-  if (typeof dlg.showModal === 'function') dlg.showModal();
-  else if (window.confirm($('confirm-text').textContent)) { dlg.returnValue = 'ok'; dlg.onclose(); }
+  dlg.showModal();
 }

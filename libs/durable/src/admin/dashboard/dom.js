@@ -1,9 +1,47 @@
+// @ts-check
 // nestjs-durable dashboard: DOM building (text only, never HTML), formatting, toasts.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
-import { ACTIVE } from './state.js';
+import { ACTIVE } from './constants.js';
 
 // ---------------------------------------------------------------- helpers
-export function $(id) { return document.getElementById(id); }
+/**
+ * The element with this id (the page's markup has it).
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function $(id) {
+  return /** @type {HTMLElement} */ (document.getElementById(id));
+}
+/**
+ * The form control (input, select) with this id: its `value` and `checked`.
+ * @param {string} id
+ * @returns {HTMLInputElement}
+ */
+export function input(id) {
+  return /** @type {HTMLInputElement} */ (document.getElementById(id));
+}
+/**
+ * @param {string} id
+ * @returns {HTMLButtonElement}
+ */
+export function button(id) {
+  return /** @type {HTMLButtonElement} */ (document.getElementById(id));
+}
+/**
+ * @param {string} id
+ * @returns {HTMLDialogElement}
+ */
+export function dialog(id) {
+  return /** @type {HTMLDialogElement} */ (document.getElementById(id));
+}
+/**
+ * A folding panel (<details>) of the page.
+ * @param {string} id
+ * @returns {HTMLDetailsElement}
+ */
+export function details(id) {
+  return /** @type {HTMLDetailsElement} */ (document.getElementById(id));
+}
 export function el(tag, attrs) {
   var node = document.createElement(tag);
   if (attrs) {
@@ -20,16 +58,24 @@ export function el(tag, attrs) {
 }
 export function append(node, child) {
   if (child == null || child === false) return;
-  if (Array.isArray(child)) child.forEach(function (c) { append(node, c); });
+  if (Array.isArray(child))
+    child.forEach(function (c) {
+      append(node, c);
+    });
   else node.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
 }
-export function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+export function clear(node) {
+  while (node.firstChild) node.removeChild(node.firstChild);
+  return node;
+}
 export function qs(params) {
   var parts = [];
   Object.keys(params).forEach(function (k) {
     var v = params[k];
     if (v === null || v === undefined || v === '') return;
-    (Array.isArray(v) ? v : [v]).forEach(function (x) { parts.push(encodeURIComponent(k) + '=' + encodeURIComponent(x)); });
+    (Array.isArray(v) ? v : [v]).forEach(function (x) {
+      parts.push(encodeURIComponent(k) + '=' + encodeURIComponent(x));
+    });
   });
   return parts.length ? '?' + parts.join('&') : '';
 }
@@ -44,11 +90,25 @@ export function fmtDuration(ms) {
   if (s < 86400) return Math.floor(s / 3600) + 'h ' + pad(Math.floor(s / 60) % 60) + 'm';
   return Math.floor(s / 86400) + 'd ' + (Math.floor(s / 3600) % 24) + 'h';
 }
-export function pad(n) { return (n < 10 ? '0' : '') + n; }
+export function pad(n) {
+  return (n < 10 ? '0' : '') + n;
+}
 export function fmtTime(iso) {
   if (!iso) return '—';
   var d = new Date(iso);
-  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+  return (
+    d.getFullYear() +
+    '-' +
+    pad(d.getMonth() + 1) +
+    '-' +
+    pad(d.getDate()) +
+    ' ' +
+    pad(d.getHours()) +
+    ':' +
+    pad(d.getMinutes()) +
+    ':' +
+    pad(d.getSeconds())
+  );
 }
 export function ago(iso) {
   if (!iso) return '—';
@@ -62,15 +122,32 @@ export function runDuration(r) {
   var end = r.finishedAt ? new Date(r.finishedAt).getTime() : Date.now();
   return end - new Date(r.startedAt).getTime();
 }
-export function badge(status) { return el('span', { class: 'badge ' + status, 'data-status': status }, el('span', { class: 'dot' }), status); }
+export function badge(status) {
+  return el('span', { class: 'badge ' + status, 'data-status': status }, el('span', { class: 'dot' }), status);
+}
 /** A run asked to cancel with compensation that has not ended yet: it is undoing its steps. */
-export function cancelling(r) { return !!r.cancelRequestedAt && ACTIVE.indexOf(r.status) >= 0; }
-export function cancellingTag() { return el('span', { class: 'tag-cancelling', 'data-cancelling': '', title: 'Cancelled with compensation: undoing its steps, then CANCELLED' }, 'cancelling'); }
-export function nf(n) { return Number(n || 0).toLocaleString(); }
+export function cancelling(r) {
+  return !!r.cancelRequestedAt && ACTIVE.indexOf(r.status) >= 0;
+}
+export function cancellingTag() {
+  return el(
+    'span',
+    { class: 'tag-cancelling', 'data-cancelling': '', title: 'Cancelled with compensation: undoing its steps, then CANCELLED' },
+    'cancelling',
+  );
+}
+export function nf(n) {
+  return Number(n || 0).toLocaleString();
+}
 export function toast(message, isError) {
   var t = el('div', { class: 'toast' + (isError ? ' error' : '') }, message);
   $('toasts').appendChild(t);
-  setTimeout(function () { t.remove(); }, isError ? 7000 : 4000);
+  setTimeout(
+    function () {
+      t.remove();
+    },
+    isError ? 7000 : 4000,
+  );
 }
 export function fail(err) {
   if (err && (err.status === 401 || err.status === 403)) return;
@@ -78,11 +155,22 @@ export function fail(err) {
 }
 
 export function copy(text) {
-  if (navigator.clipboard) navigator.clipboard.writeText(text).then(function () { toast('Copied'); }, function () { toast(text); });
+  if (navigator.clipboard)
+    navigator.clipboard.writeText(text).then(
+      function () {
+        toast('Copied');
+      },
+      function () {
+        toast(text);
+      },
+    );
   else toast(text);
 }
 
 export function debounce(fn, ms) {
   var t = null;
-  return function () { clearTimeout(t); t = setTimeout(fn, ms); };
+  return function () {
+    clearTimeout(t);
+    t = setTimeout(fn, ms);
+  };
 }

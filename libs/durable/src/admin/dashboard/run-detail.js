@@ -1,10 +1,13 @@
+// @ts-check
 // nestjs-durable dashboard: One run: header, actions, facts, error, tabs.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
 import { $, el, append, clear, fmtDuration, fmtTime, runDuration, badge, cancelling, cancellingTag, nf, toast, fail, copy } from './dom.js';
 import { api } from './api.js';
-import { ACTIVE, state, saveHash } from './state.js';
+import { ACTIVE } from './constants.js';
+import { state, saveHash } from './state.js';
+import { downloadRun } from './run-export.js';
 import { timeline } from './timeline.js';
-import { simpleTable, childrenTable, jsonView } from './tables.js';
+import { simpleTable, childrenTable, jsonView, errorBox } from './tables.js';
 import { confirmAction } from './actions.js';
 import { liveFollow } from './live.js';
 import { waitingBox } from './waiting.js';
@@ -15,7 +18,9 @@ export function openRun(id) {
   state.openSteps = {};
   state.tab = 'steps';
   saveHash();
-  document.querySelectorAll('#runs-body tr').forEach(function (tr) { tr.classList.toggle('selected', tr.getAttribute('data-run') === id); });
+  document.querySelectorAll('#runs-body tr').forEach(function (tr) {
+    tr.classList.toggle('selected', tr.getAttribute('data-run') === id);
+  });
   liveFollow();
   return loadRun(true);
 }
@@ -24,23 +29,28 @@ export function closeRun() {
   state.run = null;
   $('detail-view').hidden = true;
   $('main').classList.remove('with-detail');
-  document.querySelectorAll('#runs-body tr.selected').forEach(function (tr) { tr.classList.remove('selected'); });
+  document.querySelectorAll('#runs-body tr.selected').forEach(function (tr) {
+    tr.classList.remove('selected');
+  });
   liveFollow();
   saveHash();
 }
 export function loadRun(first) {
   var id = state.runId;
   if (!id) return Promise.resolve();
-  return api('runs/' + encodeURIComponent(id)).then(function (run) {
-    if (state.runId !== id) return;
-    state.run = run;
-    renderRun(run, first);
-  }, function (err) {
-    if (err && err.status === 404 && state.runId === id) {
-      closeRun();
-      toast('Run ' + id + ' does not exist (any more).', true);
-    } else fail(err);
-  });
+  return api('runs/' + encodeURIComponent(id)).then(
+    function (run) {
+      if (state.runId !== id) return;
+      state.run = run;
+      renderRun(run, first);
+    },
+    function (err) {
+      if (err && err.status === 404 && state.runId === id) {
+        closeRun();
+        toast('Run ' + id + ' does not exist (any more).', true);
+      } else fail(err);
+    },
+  );
 }
 
 export function renderRun(r, first) {
@@ -52,25 +62,89 @@ export function renderRun(r, first) {
   var canCancel = ACTIVE.indexOf(r.status) >= 0;
   var canResume = r.status === 'FAILED' || r.status === 'CANCELLED';
   append(pane, [
-    el('div', { class: 'detail-head' },
+    el(
+      'div',
+      { class: 'detail-head' },
       el('button', { type: 'button', class: 'ghost', onclick: closeRun, title: 'Close' }, '✕'),
       el('h2', { id: 'run-id', text: r.id }),
-      el('span', { id: 'run-status' }, badge(r.status), cancelling(r) ? cancellingTag() : null)),
-    el('div', { class: 'detail-actions' },
-      el('button', { type: 'button', id: 'btn-cancel', class: 'danger', disabled: !canCancel, onclick: function () { confirmAction('cancel', r); } }, 'Cancel run'),
-      el('button', { type: 'button', id: 'btn-resume', disabled: !canResume, onclick: function () { confirmAction('resume', r); } }, 'Resume'),
-      el('button', { type: 'button', id: 'btn-fork', class: 'ghost', onclick: function () { confirmAction('fork', r); } }, 'Fork…'),
-      el('button', { type: 'button', id: 'btn-export', class: 'ghost', title: 'Download the run and its checkpoints, to replay in a test',
-        onclick: function () { window.DurableRunExport.download(r.id); } }, 'Export JSON'),
-      el('button', { type: 'button', class: 'ghost', onclick: function () { copy(r.id); } }, 'Copy id')),
+      el('span', { id: 'run-status' }, badge(r.status), cancelling(r) ? cancellingTag() : null),
+    ),
+    el(
+      'div',
+      { class: 'detail-actions' },
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-cancel',
+          class: 'danger',
+          disabled: !canCancel,
+          onclick: function () {
+            confirmAction('cancel', r);
+          },
+        },
+        'Cancel run',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-resume',
+          disabled: !canResume,
+          onclick: function () {
+            confirmAction('resume', r);
+          },
+        },
+        'Resume',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-fork',
+          class: 'ghost',
+          onclick: function () {
+            confirmAction('fork', r);
+          },
+        },
+        'Fork…',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-export',
+          class: 'ghost',
+          title: 'Download the run and its checkpoints, to replay in a test',
+          onclick: function () {
+            downloadRun(r.id);
+          },
+        },
+        'Export JSON',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'ghost',
+          onclick: function () {
+            copy(r.id);
+          },
+        },
+        'Copy id',
+      ),
+    ),
     facts(r),
-    runExtras.map(function (render) { return render(r); }),
+    runExtras.map(function (render) {
+      return render(r);
+    }),
     waitingBox(r),
     r.error ? errorBox(r.error) : null,
     tabs(r),
   ]);
   if (!first) pane.scrollTop = scroll;
-  else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches) pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches)
+    pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
 }
 
 /** Renderers other panels add to a run's detail (flow.js: why it has not started). */
@@ -78,7 +152,11 @@ export var runExtras = [];
 
 export function facts(r) {
   var dl = el('dl', { class: 'facts' });
-  function f(label, value, title) { dl.appendChild(el('div', null, el('dt', { text: label }), el('dd', { title: title || (typeof value === 'string' ? value : null) }, value))); }
+  function f(label, value, title) {
+    dl.appendChild(
+      el('div', null, el('dt', { text: label }), el('dd', { title: title || (typeof value === 'string' ? value : null) }, value)),
+    );
+  }
   f('Workflow', r.workflowName);
   f('Queue', r.queue);
   f('Created', fmtTime(r.createdAt), r.createdAt);
@@ -92,18 +170,27 @@ export function facts(r) {
   if (r.deadlineAt) f('Deadline', fmtTime(r.deadlineAt), r.deadlineAt);
   if (r.cancelRequestedAt) f('Cancelled with compensation', fmtTime(r.cancelRequestedAt), r.cancelRequestedAt);
   if (r.status === 'PENDING') f('Due at', fmtTime(r.availableAt), r.availableAt);
-  if (r.status === 'WAITING') f('Next look', fmtTime(r.availableAt), 'Its timer, or a safety re-check: a message or a child finishing wakes it at once');
+  if (r.status === 'WAITING')
+    f('Next look', fmtTime(r.availableAt), 'Its timer, or a safety re-check: a message or a child finishing wakes it at once');
   if (r.tags && r.tags.length) f('Tags', r.tags.join(', '));
-  if (r.parentId) f('Parent', el('a', { class: 'mono', onclick: function () { openRun(r.parentId); } }, r.parentId), r.parentId);
+  if (r.parentId)
+    f(
+      'Parent',
+      el(
+        'a',
+        {
+          class: 'mono',
+          onclick: function () {
+            openRun(r.parentId);
+          },
+        },
+        r.parentId,
+      ),
+      r.parentId,
+    );
   if (r.appVersion) f('App version', r.appVersion);
   if (r.traceId) f('Trace id', el('span', { class: 'mono', text: r.traceId }), r.traceparent);
   return dl;
-}
-
-/** An error as its name and message, and its stack (if any) as preformatted lines; `id` names the box. */
-export function errorBox(error, id) {
-  var msg = error && typeof error === 'object' ? (error.name ? error.name + ': ' : '') + (error.message || JSON.stringify(error)) : String(error);
-  return el('div', { class: 'error-box', id: id === undefined ? 'run-error' : id }, el('strong', { text: msg }), error && error.stack ? el('pre', { class: 'mono', text: error.stack }) : null);
 }
 
 export function tabs(r) {
@@ -119,16 +206,30 @@ export function tabs(r) {
   var bar = el('div', { class: 'tabs', role: 'tablist' });
   var body = el('div', { class: 'section', id: 'tab-body' });
   defs.forEach(function (d) {
-    bar.appendChild(el('button', {
-      type: 'button', class: 'tab', role: 'tab', 'data-tab': d[0], 'aria-selected': String(state.tab === d[0]),
-      onclick: function () { state.tab = d[0]; renderRun(state.run); },
-    }, d[1] + (d[2] != null ? ' (' + nf(d[2]) + ')' : '')));
+    bar.appendChild(
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'tab',
+          role: 'tab',
+          'data-tab': d[0],
+          'aria-selected': String(state.tab === d[0]),
+          onclick: function () {
+            state.tab = d[0];
+            renderRun(state.run);
+          },
+        },
+        d[1] + (d[2] != null ? ' (' + nf(d[2]) + ')' : ''),
+      ),
+    );
   });
   var t = state.tab;
   if (t === 'steps') body.appendChild(timeline(r));
   else if (t === 'input') body.appendChild(jsonView(r.input));
   else if (t === 'output') body.appendChild(jsonView(r.output));
-  else if (t === 'messages') body.appendChild(simpleTable(r.messages, ['id', 'topic', 'payload', 'createdAt', 'consumedSeq'], r.totals.messages));
+  else if (t === 'messages')
+    body.appendChild(simpleTable(r.messages, ['id', 'topic', 'payload', 'createdAt', 'consumedSeq'], r.totals.messages));
   else if (t === 'events') body.appendChild(simpleTable(r.events, ['key', 'value', 'updatedAt'], r.totals.events));
   else if (t === 'history') body.appendChild(simpleTable(r.history, ['at', 'kind', 'detail'], r.totals.history));
   else if (t === 'children') body.appendChild(childrenTable(r.children, r.totals.children));
