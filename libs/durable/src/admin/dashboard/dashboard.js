@@ -11,7 +11,7 @@ import { loadWorkflows, loadList, renderChips, setFilter } from './list.js';
 import { openRun, closeRun, loadRun, renderRun } from './run-detail.js';
 import { initBulk } from './bulk.js';
 import { initCharts } from './charts.js';
-import { liveFollow, liveMode } from './live.js';
+import { liveFollow, liveMode, liveRetry } from './live.js';
 import { initSchedules } from './schedules.js';
 import { initVersions } from './versions.js';
 import { initFlow } from './flow.js';
@@ -131,6 +131,7 @@ function init() {
     hideAuth();
     loadWorkflows();
     refreshAll();
+    liveRetry();
   });
   $('token-clear').addEventListener('click', function () {
     setToken('');
@@ -164,7 +165,10 @@ function init() {
       },
     );
   }, RUN_REFRESH_MS);
-  $('live').addEventListener('change', liveFollow);
+  $('live').addEventListener('change', function () {
+    liveRetry();
+    liveFollow();
+  });
   initSchedules();
   initVersions();
   initFlow();

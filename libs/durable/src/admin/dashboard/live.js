@@ -15,8 +15,15 @@ var HELLO_TIMEOUT_MS = 4000;
 /** A stream that worked and then ended is reopened after this long. */
 var RECONNECT_MS = 3000;
 
-/** @type {{ mode: string, run: string | null, abort: AbortController | null, buffered: boolean }} */
-var live = { mode: 'off', run: null, abort: null, buffered: false };
+/**
+ * `buffered`: the stream never said hello (a proxy holds it): the page polls from then on.
+ * `refused`: the admin API refused the stream (401/403, no credentials yet): polled until liveRetry().
+ * @type {{ mode: string, run: string | null, abort: AbortController | null, buffered: boolean, refused: boolean }}
+ */
+var live = { mode: 'off', run: null, abort: null, buffered: false, refused: false };
+
+/** A refusal of the stream (401/403): not a buffering proxy; the stream is tried again with new credentials. */
+var REFUSED = 'refused';
 
 /** 'sse' while events arrive; 'poll' when the page polls instead (no stream, or it is buffered); 'off'. */
 export function liveMode() {
@@ -54,7 +61,7 @@ function onEvent(type, data) {
 
 /** (Re)connects the stream for the page's current open run; call it when the open run changes. */
 export function liveFollow() {
-  if (!input('live').checked || live.buffered) {
+  if (!input('live').checked || live.buffered || live.refused) {
     stop();
     setMode(input('live').checked ? 'poll' : 'off');
     return;
@@ -85,6 +92,7 @@ function connect() {
   headers.Accept = 'text/event-stream';
   fetch(url, { headers: headers, credentials: 'same-origin', signal: ctrl.signal, cache: 'no-store' })
     .then(function (res) {
+      if (res.status === 401 || res.status === 403) throw new Error(REFUSED);
       if (!res.ok || !res.body || (res.headers.get('content-type') || '').indexOf('text/event-stream') < 0)
         throw new Error('no stream (' + res.status + ')');
       var reader = res.body.getReader();
@@ -117,13 +125,22 @@ function connect() {
       }
       return pump();
     })
-    .catch(function () {
+    .catch(function (err) {
       clearTimeout(helloTimer);
       if (ctrl.signal.aborted) return;
       live.abort = null;
       setMode('poll');
-      if (gotHello)
+      if (err && err.message === REFUSED) live.refused = true;
+      else if (gotHello)
         setTimeout(liveFollow, RECONNECT_MS); // it worked: try again; never worked: keep polling
       else live.buffered = true;
     });
+}
+
+/** New credentials (a token entered): a stream refused for want of them is tried again at once. */
+export function liveRetry() {
+  if (!live.refused) return;
+  live.refused = false;
+  stop();
+  liveFollow();
 }
