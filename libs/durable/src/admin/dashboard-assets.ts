@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
 
 /**
  * The dashboard's files, shipped next to this module (src/admin/dashboard → dist/admin/dashboard). Only these
@@ -9,7 +10,10 @@ const JS = 'text/javascript; charset=utf-8';
  */
 export const DASHBOARD_FILES = {
   'index.html': 'text/html; charset=utf-8',
-  'dashboard.css': 'text/css; charset=utf-8',
+  'dashboard.css': CSS,
+  'detail.css': CSS,
+  'list.css': CSS,
+  'panels.css': CSS,
   'dashboard.js': JS,
   'actions.js': JS,
   'api.js': JS,

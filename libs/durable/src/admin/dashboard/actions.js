@@ -104,3 +104,27 @@ export function confirmAction(kind, r) {
   };
   dlg.showModal();
 }
+
+/**
+ * The confirmation dialog for an action that is not a run's (a schedule's "Run now"): resolves true
+ * when confirmed, false on Back or Escape.
+ * @param {{ title: string, text: string, yes: string, danger?: boolean }} what
+ * @returns {Promise<boolean>}
+ */
+export function ask(what) {
+  var dlg = dialog('confirm');
+  $('confirm-step-label').hidden = true;
+  $('confirm-compensate-label').hidden = true;
+  $('confirm-warning').hidden = true;
+  $('confirm-title').textContent = what.title;
+  $('confirm-text').textContent = what.text;
+  $('confirm-yes').textContent = what.yes;
+  $('confirm-yes').className = what.danger ? 'danger' : '';
+  dlg.returnValue = '';
+  return new Promise(function (resolve) {
+    dlg.onclose = function () {
+      resolve(dlg.returnValue === 'ok');
+    };
+    dlg.showModal();
+  });
+}

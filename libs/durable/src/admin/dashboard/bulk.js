@@ -5,20 +5,28 @@
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
 import { $, button, dialog, input, el, clear, nf, toast, fail } from './dom.js';
 import { api } from './api.js';
+import { ACTIVE, STATUSES } from './constants.js';
 import { state, filterParams } from './state.js';
 import { nav } from './nav.js';
 
 /** Runs per execute request: small enough that each answers quickly, so the progress moves. */
 var BATCH = 100;
+/** Each action with the statuses it acts on (the server skips the others): offered only when the scope has such runs. */
 var ACTIONS = [
-  { action: 'cancel', label: 'Cancel', title: 'Cancel the unfinished ones', danger: true },
-  { action: 'resume', label: 'Resume', title: 'Resume the FAILED and CANCELLED ones from their last checkpoint' },
-  { action: 'retry', label: 'Retry failed', title: 'Resume the FAILED ones from their failed step' },
+  { action: 'cancel', label: 'Cancel', title: 'Cancel the unfinished ones', danger: true, acts: ACTIVE },
+  {
+    action: 'resume',
+    label: 'Resume',
+    title: 'Resume the FAILED and CANCELLED ones from their last checkpoint',
+    acts: ['FAILED', 'CANCELLED'],
+  },
+  { action: 'retry', label: 'Retry failed', title: 'Resume the FAILED ones from their failed step', acts: ['FAILED'] },
   {
     action: 'delete',
     label: 'Delete finished',
     title: 'Delete the finished ones with their steps, messages, events and history',
     danger: true,
+    acts: ['SUCCEEDED', 'FAILED', 'CANCELLED'],
   },
 ];
 var VERB = { cancel: 'Cancel', resume: 'Resume', retry: 'Retry', delete: 'Delete' };
@@ -111,7 +119,11 @@ export function renderBulkBar() {
     ),
   );
   var actions = el('span', { class: 'bulk-actions' });
+  var present = scopeStatuses();
   ACTIONS.forEach(function (a) {
+    var useful = a.acts.some(function (s) {
+      return present.indexOf(s) >= 0;
+    });
     actions.appendChild(
       el(
         'button',
@@ -119,7 +131,8 @@ export function renderBulkBar() {
           type: 'button',
           class: a.danger ? 'danger' : 'ghost',
           'data-bulk': a.action,
-          title: a.title,
+          disabled: !useful,
+          title: useful ? a.title : 'No ' + a.acts.join(' or ') + ' run is selected: nothing to ' + a.action,
           onclick: function () {
             start(a.action);
           },
@@ -129,6 +142,28 @@ export function renderBulkBar() {
     );
   });
   bar.appendChild(actions);
+}
+
+/**
+ * The statuses of the runs selected: of the ticked rows, or (all matching) those the filter's counts show.
+ * @returns {string[]}
+ */
+function scopeStatuses() {
+  var list = state.list;
+  if (!list) return [];
+  if (sel.all) {
+    var counts = list.counts;
+    return STATUSES.filter(function (s) {
+      return (!state.statuses.length || state.statuses.indexOf(s) >= 0) && counts[s] > 0;
+    });
+  }
+  return list.items
+    .filter(function (/** @type {import('./api.js').ApiObject} */ r) {
+      return sel.ids[r.id];
+    })
+    .map(function (/** @type {import('./api.js').ApiObject} */ r) {
+      return r.status;
+    });
 }
 
 function rerenderBoxes() {

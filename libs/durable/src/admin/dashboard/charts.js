@@ -2,7 +2,7 @@
 // nestjs-durable dashboard: throughput and failure charts over 1 h, 24 h or 7 d (GET charts), as SVG
 // bars drawn here (no chart library, nothing inline: the strict CSP holds).
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
-import { $, details, el, clear, nf, fail } from './dom.js';
+import { $, details, el, clear, nf, fail, fmtTime } from './dom.js';
 import { api } from './api.js';
 
 var SVG = 'http://www.w3.org/2000/svg';
@@ -36,7 +36,7 @@ function bars(buckets, series, label) {
     var g = svg('g', {});
     var title = svg('title', {});
     title.textContent =
-      new Date(b.at).toLocaleString() +
+      fmtTime(b.at) +
       ': ' +
       series
         .map(function (x) {

@@ -93,6 +93,19 @@ export function fmtDuration(ms) {
 export function pad(n) {
   return (n < 10 ? '0' : '') + n;
 }
+/**
+ * The time of day of `iso`, 24-hour (HH:MM:SS, local time): for times of the next minutes.
+ * @param {string | number | null | undefined} iso
+ */
+export function fmtClock(iso) {
+  if (iso == null || iso === '') return '—';
+  var d = new Date(iso);
+  return pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds());
+}
+/**
+ * Date and time of `iso`, 24-hour (YYYY-MM-DD HH:MM:SS, local time): the one format the page writes times in.
+ * @param {string | number | null | undefined} iso
+ */
 export function fmtTime(iso) {
   if (!iso) return '—';
   var d = new Date(iso);

@@ -2,7 +2,7 @@
 // nestjs-durable dashboard: the flow-control panel (cluster-wide limits per queue with what each
 // queue is doing, its busiest concurrency keys; set or reset a limit) and, in a run's detail, why
 // the run has not started. User data is only ever inserted as text, never as HTML.
-import { $, dialog, el, clear, qs, toast, fail } from './dom.js';
+import { $, dialog, el, clear, qs, toast, fail, fmtTime, fmtClock } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
 import { nav } from './nav.js';
@@ -40,7 +40,7 @@ function loadKeys(queue) {
 function rateText(used, r, until) {
   if (!r) return '—';
   var text = used + '/' + r.limit + ' per ' + (r.periodMs % 1000 ? r.periodMs + ' ms' : r.periodMs / 1000 + ' s');
-  return until ? text + ' · until ' + new Date(until).toLocaleTimeString() : text;
+  return until ? text + ' · until ' + fmtClock(until) : text;
 }
 
 /** Limits from the form: an empty field is no limit (null); a rate is a limit and a period in seconds. */
@@ -179,7 +179,12 @@ function render() {
                 type: 'button',
                 class: 'ghost',
                 'data-action': 'reset',
-                title: 'Drop a runtime limit: back to the declared ones',
+                // A declared limit has no runtime override to drop: Reset would change nothing.
+                disabled: l.source === 'declared',
+                title:
+                  l.source === 'declared'
+                    ? 'These are the declared limits: nothing set at runtime to reset'
+                    : 'Drop a runtime limit: back to the declared ones',
                 onclick: function () {
                   reset(l.queue);
                 },
@@ -330,8 +335,8 @@ function keyedRuns(box) {
         el('td', { text: r.workflow }),
         el('td', { class: 'mono', text: r.key }),
         el('td', null, link(r.runId)),
-        el('td', { text: new Date(r.startsAt).toLocaleTimeString() }),
-        el('td', { text: r.latestStart ? new Date(r.latestStart).toLocaleTimeString() : '—' }),
+        el('td', { text: fmtTime(r.startsAt) }),
+        el('td', { text: r.latestStart ? fmtTime(r.latestStart) : '—' }),
       );
     }),
   );

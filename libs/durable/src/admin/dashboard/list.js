@@ -130,10 +130,10 @@ export function renderList(data) {
       },
       selectCell(r),
       el('td', { class: 'id mono', title: r.id, text: r.id }),
-      el('td', { text: r.workflowName }),
+      el('td', { class: 'c-wf', title: r.workflowName, text: r.workflowName }),
       el('td', { class: 'c-queue', text: r.queue }),
       el('td', null, badge(r.status), cancelling(r) ? cancellingTag() : null),
-      el('td', { class: 'num', text: r.stepCount }),
+      el('td', { class: 'num c-steps', text: r.stepCount }),
       el('td', { title: fmtTime(r.createdAt), text: ago(r.createdAt) }),
       el('td', { class: 'num', text: fmtDuration(runDuration(r)) }),
       r.errorMessage

@@ -24,6 +24,23 @@ export function openRun(id) {
   liveFollow();
   return loadRun(true);
 }
+/**
+ * A run cancelled with compensation whose every declared undo has run: resuming it would only end it
+ * CANCELLED again (fork it to run the workflow again). False when not all its steps are loaded.
+ * @param {import('./api.js').ApiObject} r
+ */
+export function compensated(r) {
+  if (r.status !== 'CANCELLED' || !r.cancelRequestedAt || r.totals.steps > r.steps.length) return false;
+  /** @type {Record<number, boolean>} */
+  var undone = {};
+  r.steps.forEach(function (/** @type {import('./api.js').ApiObject} */ s) {
+    if (s.compensates != null && s.status === 'SUCCEEDED') undone[s.compensates] = true;
+  });
+  return r.steps.every(function (/** @type {import('./api.js').ApiObject} */ s) {
+    return !s.compensation || s.status !== 'SUCCEEDED' || undone[s.seq];
+  });
+}
+
 export function closeRun() {
   state.runId = null;
   state.run = null;
@@ -60,7 +77,7 @@ export function renderRun(r, first) {
   pane.hidden = false;
   $('main').classList.add('with-detail');
   var canCancel = ACTIVE.indexOf(r.status) >= 0;
-  var canResume = r.status === 'FAILED' || r.status === 'CANCELLED';
+  var canResume = (r.status === 'FAILED' || r.status === 'CANCELLED') && !compensated(r);
   append(pane, [
     el(
       'div',
@@ -79,6 +96,7 @@ export function renderRun(r, first) {
           id: 'btn-cancel',
           class: 'danger',
           disabled: !canCancel,
+          title: canCancel ? null : 'The run has ended: nothing to cancel',
           onclick: function () {
             confirmAction('cancel', r);
           },
@@ -91,6 +109,11 @@ export function renderRun(r, first) {
           type: 'button',
           id: 'btn-resume',
           disabled: !canResume,
+          title: canResume
+            ? 'Continue from its last checkpoint'
+            : compensated(r)
+              ? 'Its compensations are done: resuming would change nothing (fork it to run the workflow again)'
+              : 'Only a FAILED or CANCELLED run can be resumed',
           onclick: function () {
             confirmAction('resume', r);
           },
@@ -189,7 +212,27 @@ export function facts(r) {
       r.parentId,
     );
   if (r.appVersion) f('App version', r.appVersion);
-  if (r.traceId) f('Trace id', el('span', { class: 'mono', text: r.traceId }), r.traceparent);
+  if (r.traceId) {
+    // 32 hex digits: shown whole (it wraps) with a copy button, to paste into the tracing backend.
+    f('Trace id', el('span', { id: 'run-trace', class: 'mono', text: r.traceId }), r.traceparent);
+    var traced = /** @type {HTMLElement} */ (dl.lastElementChild);
+    traced.classList.add('fact-trace');
+    traced.appendChild(
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'copy-trace',
+          class: 'ghost small',
+          title: 'Copy the trace id',
+          onclick: function () {
+            copy(r.traceId);
+          },
+        },
+        'Copy',
+      ),
+    );
+  }
   return dl;
 }
 

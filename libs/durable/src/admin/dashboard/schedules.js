@@ -6,6 +6,7 @@ import { $, dialog, el, clear, qs, badge, toast, fail, fmtTime, ago } from './do
 import { api } from './api.js';
 import { nav } from './nav.js';
 import { whileOpen } from './panels.js';
+import { ask } from './actions.js';
 var PAGE = 50;
 /** @type {{ items: ApiObject[], nextCursor: string | null, open: string | null, detail: ApiObject | null, loaded: boolean }} */
 var state = { items: [], nextCursor: null, open: null, detail: null, loaded: false };
@@ -42,6 +43,31 @@ function act(id, action) {
     else toast((action === 'pause' ? 'Paused ' : 'Resumed ') + id);
     return load(false);
   }, fail);
+}
+
+/**
+ * "Run now" starts a real run (it may cancel orders, send emails): ask first, as Cancel and Fork do.
+ * @param {ApiObject} s
+ */
+function runNow(s) {
+  return ask({
+    title: 'Start a run of this schedule now?',
+    text:
+      'Schedule ' +
+      s.id +
+      ' starts a run of ' +
+      s.workflowName +
+      ' now' +
+      (s.input !== undefined && s.input !== null ? ' with its input' : '') +
+      ', besides its next slot (' +
+      (s.paused ? 'paused' : fmtTime(s.nextFireAt)) +
+      '), under its overlap policy (' +
+      s.overlap +
+      ').',
+    yes: 'Run now',
+  }).then(function (ok) {
+    if (ok) return act(s.id, 'trigger');
+  });
 }
 
 function policy(s) {
@@ -150,7 +176,7 @@ function render() {
               'data-action': 'trigger',
               title: 'Start a run now (under the overlap policy)',
               onclick: function () {
-                act(s.id, 'trigger');
+                runNow(s);
               },
             },
             'Run now',
