@@ -7,7 +7,11 @@ import { ACTIVE } from './constants.js';
 import { nav } from './nav.js';
 
 // ---------------------------------------------------------------- actions
-/** Fork runs every step from `from` on again: name them, so that nobody releases stock or charges a card twice by surprise. */
+/**
+ * Fork runs every step from `from` on again: name them, so that nobody releases stock or charges a card twice by surprise.
+ * @param {import('./api.js').ApiObject} r the run
+ * @param {number} from the step it would run again from
+ */
 function forkWarning(r, from) {
   var again = r.steps.filter(function (s) {
     return s.seq >= from && s.compensates == null;
@@ -28,6 +32,10 @@ function forkWarning(r, from) {
     : 'No recorded step runs again; the workflow continues after step #' + (from - 1) + '.';
 }
 
+/**
+ * @param {'cancel' | 'resume' | 'fork'} kind
+ * @param {import('./api.js').ApiObject} r the open run
+ */
 export function confirmAction(kind, r) {
   var dlg = dialog('confirm');
   var stepInput = input('confirm-step');

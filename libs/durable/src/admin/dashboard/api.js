@@ -16,6 +16,9 @@ export function token() {
     return '';
   }
 }
+/**
+ * @param {string} t empty: forget it
+ */
 export function setToken(t) {
   try {
     if (t) sessionStorage.setItem(TOKEN_KEY, t);
@@ -25,6 +28,10 @@ export function setToken(t) {
   }
 }
 
+/**
+ * @param {number} status
+ * @param {string} message
+ */
 export function ApiError(status, message) {
   this.status = status;
   this.message = message;
@@ -41,7 +48,12 @@ export function authHeaders() {
   return headers;
 }
 
-/** fetch() against the admin API with the page's cookies and, if set, the bearer token. */
+/**
+ * fetch() against the admin API with the page's cookies and, if set, the bearer token.
+ * @param {string} path under the admin path
+ * @param {string} [method] GET when not given
+ * @param {unknown} [body] sent as JSON
+ */
 export function api(path, method, body) {
   var headers = authHeaders();
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -73,6 +85,10 @@ export function api(path, method, body) {
 }
 
 // ---------------------------------------------------------------- auth
+/**
+ * @param {number} status
+ * @param {string | undefined} message
+ */
 export function showAuth(status, message) {
   $('auth-banner').hidden = false;
   $('auth-title').textContent =

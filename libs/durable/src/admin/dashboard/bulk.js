@@ -43,16 +43,21 @@ export function clearSelection() {
   sel.all = false;
 }
 
-/** The checkbox cell of a row of the runs list. */
+/**
+ * The checkbox cell of a row of the runs list.
+ * @param {import('./api.js').ApiObject} r a row of the runs list
+ */
 export function selectCell(r) {
-  var box = el('input', {
-    type: 'checkbox',
-    class: 'sel',
-    'data-select': r.id,
-    'aria-label': 'Select run ' + r.id,
-    checked: sel.all || !!sel.ids[r.id],
-    disabled: sel.all,
-  });
+  var box = /** @type {HTMLInputElement} */ (
+    el('input', {
+      type: 'checkbox',
+      class: 'sel',
+      'data-select': r.id,
+      'aria-label': 'Select run ' + r.id,
+      checked: sel.all || !!sel.ids[r.id],
+      disabled: sel.all,
+    })
+  );
   box.addEventListener('change', function () {
     if (box.checked) sel.ids[r.id] = true;
     else delete sel.ids[r.id];
@@ -181,6 +186,9 @@ function scopeFilter() {
   return { id: selectedIds() };
 }
 
+/**
+ * @param {Record<string, any>} filter
+ */
 function describe(filter) {
   if (filter.id) return filter.id.length + ' selected run(s)';
   var parts = [];
@@ -190,7 +198,10 @@ function describe(filter) {
   return parts.length ? 'runs matching ' + parts.join(', ') : 'all runs';
 }
 
-/** Dry run, then the confirmation dialog with the count; confirmed, the batches with progress. */
+/**
+ * Dry run, then the confirmation dialog with the count; confirmed, the batches with progress.
+ * @param {string} action cancel, resume, retry or delete
+ */
 function start(action) {
   var filter = scopeFilter();
   var body = { action: action, filter: stripEmpty(filter) };
@@ -261,7 +272,11 @@ function start(action) {
   }, fail);
 }
 
-/** Executes batch after batch until the token runs out, showing the progress. */
+/**
+ * Executes batch after batch until the token runs out, showing the progress.
+ * @param {string} token the dry run's token
+ * @param {number} matched
+ */
 function run(token, matched) {
   $('bulk-progress').hidden = false;
   function step(t, last) {
@@ -277,6 +292,9 @@ function run(token, matched) {
   return step(token, { done: 0, skipped: 0 });
 }
 
+/**
+ * @param {Record<string, any>} o
+ */
 function stripEmpty(o) {
   var out = {};
   Object.keys(o).forEach(function (k) {

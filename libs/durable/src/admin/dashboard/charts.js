@@ -8,13 +8,22 @@ import { api } from './api.js';
 var SVG = 'http://www.w3.org/2000/svg';
 var chartState = { range: '24h', loaded: false };
 
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} attrs
+ */
 function svg(tag, attrs) {
   var n = document.createElementNS(SVG, tag);
   for (var k in attrs) n.setAttribute(k, String(attrs[k]));
   return n;
 }
 
-/** Stacked bars: one column per bucket, one band per series (drawn bottom up), with a title per column. */
+/**
+ * Stacked bars: one column per bucket, one band per series (drawn bottom up), with a title per column.
+ * @param {import('./api.js').ApiObject[]} buckets
+ * @param {{ key: string, label: string }[]} series
+ * @param {string} label
+ */
 function bars(buckets, series, label) {
   var w = 600,
     h = 120,
@@ -63,6 +72,10 @@ function bars(buckets, series, label) {
   return s;
 }
 
+/**
+ * @param {{ key: string, label: string }[]} series
+ * @param {Record<string, number>} totals
+ */
 function legend(series, totals) {
   return el(
     'div',
@@ -73,6 +86,9 @@ function legend(series, totals) {
   );
 }
 
+/**
+ * @param {import('./api.js').ApiObject} data GET charts
+ */
 function render(data) {
   var body = clear($('charts-body'));
   var totals = { started: 0, succeeded: 0, failed: 0, cancelled: 0 };
@@ -111,6 +127,9 @@ function render(data) {
   );
 }
 
+/**
+ * @param {number} ms
+ */
 function step(ms) {
   return ms >= 3600000 ? ms / 3600000 + ' h' : ms / 60000 + ' min';
 }

@@ -42,6 +42,10 @@ export function dialog(id) {
 export function details(id) {
   return /** @type {HTMLDetailsElement} */ (document.getElementById(id));
 }
+/**
+ * @param {string} tag
+ * @param {Record<string, any> | null} [attrs] text, class, on<event> handlers, other attributes (null/false: left out)
+ */
 export function el(tag, attrs) {
   var node = document.createElement(tag);
   if (attrs) {
@@ -56,6 +60,10 @@ export function el(tag, attrs) {
   for (var i = 2; i < arguments.length; i++) append(node, arguments[i]);
   return node;
 }
+/**
+ * @param {Node} node
+ * @param {any} child a node, text, or an array of them (null/false: nothing)
+ */
 export function append(node, child) {
   if (child == null || child === false) return;
   if (Array.isArray(child))
@@ -64,10 +72,16 @@ export function append(node, child) {
     });
   else node.appendChild(typeof child === 'object' ? child : document.createTextNode(String(child)));
 }
+/**
+ * @param {HTMLElement} node
+ */
 export function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
   return node;
 }
+/**
+ * @param {Record<string, any>} params empty values are left out; arrays repeat the key
+ */
 export function qs(params) {
   var parts = [];
   Object.keys(params).forEach(function (k) {
@@ -80,6 +94,9 @@ export function qs(params) {
   return parts.length ? '?' + parts.join('&') : '';
 }
 
+/**
+ * @param {number | null | undefined} ms
+ */
 export function fmtDuration(ms) {
   if (ms == null || !isFinite(ms)) return '—';
   if (ms < 1) return ms.toFixed(2) + ' ms';
@@ -90,6 +107,9 @@ export function fmtDuration(ms) {
   if (s < 86400) return Math.floor(s / 3600) + 'h ' + pad(Math.floor(s / 60) % 60) + 'm';
   return Math.floor(s / 86400) + 'd ' + (Math.floor(s / 3600) % 24) + 'h';
 }
+/**
+ * @param {number} n
+ */
 export function pad(n) {
   return (n < 10 ? '0' : '') + n;
 }
@@ -123,6 +143,9 @@ export function fmtTime(iso) {
     pad(d.getSeconds())
   );
 }
+/**
+ * @param {string | null | undefined} iso
+ */
 export function ago(iso) {
   if (!iso) return '—';
   var ms = Date.now() - new Date(iso).getTime();
@@ -130,15 +153,24 @@ export function ago(iso) {
   if (ms < 5000) return 'just now';
   return fmtDuration(ms).replace(/\.\d+ s$/, ' s') + ' ago';
 }
+/**
+ * @param {import('./api.js').ApiObject} r
+ */
 export function runDuration(r) {
   if (!r.startedAt) return null;
   var end = r.finishedAt ? new Date(r.finishedAt).getTime() : Date.now();
   return end - new Date(r.startedAt).getTime();
 }
+/**
+ * @param {string} status
+ */
 export function badge(status) {
   return el('span', { class: 'badge ' + status, 'data-status': status }, el('span', { class: 'dot' }), status);
 }
-/** A run asked to cancel with compensation that has not ended yet: it is undoing its steps. */
+/**
+ * A run asked to cancel with compensation that has not ended yet: it is undoing its steps.
+ * @param {import('./api.js').ApiObject} r
+ */
 export function cancelling(r) {
   return !!r.cancelRequestedAt && ACTIVE.indexOf(r.status) >= 0;
 }
@@ -149,9 +181,16 @@ export function cancellingTag() {
     'cancelling',
   );
 }
+/**
+ * @param {number | null | undefined} n
+ */
 export function nf(n) {
   return Number(n || 0).toLocaleString();
 }
+/**
+ * @param {any} message text or a node
+ * @param {boolean} [isError]
+ */
 export function toast(message, isError) {
   var t = el('div', { class: 'toast' + (isError ? ' error' : '') }, message);
   $('toasts').appendChild(t);
@@ -162,11 +201,17 @@ export function toast(message, isError) {
     isError ? 7000 : 4000,
   );
 }
+/**
+ * @param {any} err
+ */
 export function fail(err) {
   if (err && (err.status === 401 || err.status === 403)) return;
   toast(err && err.message ? err.message : String(err), true);
 }
 
+/**
+ * @param {string} text
+ */
 export function copy(text) {
   if (navigator.clipboard)
     navigator.clipboard.writeText(text).then(
@@ -180,6 +225,10 @@ export function copy(text) {
   else toast(text);
 }
 
+/**
+ * @param {() => void} fn
+ * @param {number} ms
+ */
 export function debounce(fn, ms) {
   var t = null;
   return function () {

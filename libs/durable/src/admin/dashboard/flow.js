@@ -11,9 +11,15 @@ import { runExtras } from './run-detail.js';
 /** @type {{ queues: ApiObject[], debounced: ApiObject[], singletons: ApiObject[], open: string | null, keys: ApiObject[] | null, loaded: boolean, adding: boolean }} */
 var state = { queues: [], debounced: [], singletons: [], open: null, keys: null, loaded: false, adding: false };
 
+/**
+ * @param {string} name a queue
+ */
 function q(name) {
   return 'flow/queues/' + encodeURIComponent(name);
 }
+/**
+ * @param {number | null | undefined} n
+ */
 function limitText(n) {
   return n === null || n === undefined ? '—' : String(n);
 }
@@ -30,23 +36,35 @@ function load() {
     .then(render, fail);
 }
 
+/**
+ * @param {string} queue
+ */
 function loadKeys(queue) {
   return api(q(queue) + '/keys' + qs({ limit: 20 })).then(function (res) {
     state.keys = res.keys;
   });
 }
 
-/** "12/100 per 10 s", and until when a full window holds starts back. */
+/**
+ * "12/100 per 10 s", and until when a full window holds starts back.
+ * @param {number} used
+ * @param {import('./api.js').ApiObject | null} r the rate limit
+ * @param {string | null} until
+ */
 function rateText(used, r, until) {
   if (!r) return '—';
   var text = used + '/' + r.limit + ' per ' + (r.periodMs % 1000 ? r.periodMs + ' ms' : r.periodMs / 1000 + ' s');
   return until ? text + ' · until ' + fmtClock(until) : text;
 }
 
-/** Limits from the form: an empty field is no limit (null); a rate is a limit and a period in seconds. */
+/**
+ * Limits from the form: an empty field is no limit (null); a rate is a limit and a period in seconds.
+ * @param {string} queue
+ * @param {HTMLFormElement} form
+ */
 function save(queue, form) {
   var num = function (name) {
-    var v = form.elements[name].value.trim();
+    var v = /** @type {HTMLInputElement} */ (form.elements.namedItem(name)).value.trim();
     return v === '' ? null : Number(v);
   };
   var rate = function (name) {
@@ -65,6 +83,9 @@ function save(queue, form) {
   }, fail);
 }
 
+/**
+ * @param {string} queue
+ */
 function reset(queue) {
   return api(q(queue) + '/reset', 'POST').then(function (res) {
     toast(res.limits ? 'Limits of ' + queue + ' back to the declared ones' : queue + ' has no limits now');
@@ -72,6 +93,11 @@ function reset(queue) {
   }, fail);
 }
 
+/**
+ * @param {string} name
+ * @param {number | null | undefined} v
+ * @param {string} [placeholder]
+ */
 function field(name, v, placeholder) {
   return el('input', {
     name: name,
@@ -83,7 +109,11 @@ function field(name, v, placeholder) {
   });
 }
 
-/** A form of the limits of `l` (null: none yet); `queue` names the queue when it is submitted (a function: the add form reads an input). */
+/**
+ * A form of the limits of `l` (null: none yet); `queue` names the queue when it is submitted (a function: the add form reads an input).
+ * @param {() => string} queue
+ * @param {import('./api.js').ApiObject | null} l
+ */
 function limitForm(queue, l) {
   l = l || {};
   var r = l.rateLimit || {},
@@ -91,35 +121,37 @@ function limitForm(queue, l) {
   var sec = function (ms) {
     return ms === undefined ? null : ms / 1000;
   };
-  var form = el(
-    'form',
-    {
-      class: 'flow-form',
-      onsubmit: function (e) {
-        e.preventDefault();
-        var name = queue();
-        if (name) save(name, form);
+  var form = /** @type {HTMLFormElement} */ (
+    el(
+      'form',
+      {
+        class: 'flow-form',
+        onsubmit: function (e) {
+          e.preventDefault();
+          var name = queue();
+          if (name) save(name, form);
+        },
       },
-    },
-    el('label', null, 'Queue-wide ', field('globalConcurrency', l.globalConcurrency)),
-    el('label', null, ' Per key ', field('keyConcurrency', l.keyConcurrency)),
-    el(
-      'label',
-      { title: 'At most this many starts of the queue in any window of the period' },
-      ' Rate ',
-      field('rateLimit', r.limit),
-      ' per ',
-      field('rateLimitPeriod', sec(r.periodMs), 's'),
-    ),
-    el(
-      'label',
-      { title: 'At most this many starts of one concurrency key in any window of the period' },
-      ' Per-key rate ',
-      field('keyRateLimit', kr.limit),
-      ' per ',
-      field('keyRateLimitPeriod', sec(kr.periodMs), 's'),
-    ),
-    el('button', { type: 'submit', 'data-action': 'save-limits' }, 'Save'),
+      el('label', null, 'Queue-wide ', field('globalConcurrency', l.globalConcurrency)),
+      el('label', null, ' Per key ', field('keyConcurrency', l.keyConcurrency)),
+      el(
+        'label',
+        { title: 'At most this many starts of the queue in any window of the period' },
+        ' Rate ',
+        field('rateLimit', r.limit),
+        ' per ',
+        field('rateLimitPeriod', sec(r.periodMs), 's'),
+      ),
+      el(
+        'label',
+        { title: 'At most this many starts of one concurrency key in any window of the period' },
+        ' Per-key rate ',
+        field('keyRateLimit', kr.limit),
+        ' per ',
+        field('keyRateLimitPeriod', sec(kr.periodMs), 's'),
+      ),
+      el('button', { type: 'submit', 'data-action': 'save-limits' }, 'Save'),
+    )
   );
   return form;
 }
@@ -216,12 +248,12 @@ function render() {
     );
   }
   keyedRuns(box);
-  var add = el('details', { class: 'flow-add' }, el('summary', null, 'Set limits of a queue'));
+  var add = /** @type {HTMLDetailsElement} */ (el('details', { class: 'flow-add' }, el('summary', null, 'Set limits of a queue')));
   add.open = state.adding;
   add.addEventListener('toggle', function () {
     state.adding = add.open;
   });
-  var name = el('input', { placeholder: 'queue', spellcheck: 'false', id: 'flow-new-queue' });
+  var name = /** @type {HTMLInputElement} */ (el('input', { placeholder: 'queue', spellcheck: 'false', id: 'flow-new-queue' }));
   var form = limitForm(function () {
     return name.value.trim();
   }, null);
@@ -230,6 +262,9 @@ function render() {
   box.appendChild(add);
 }
 
+/**
+ * @param {import('./api.js').ApiObject} l a queue's limits
+ */
 function detailRow(l) {
   var keys =
     state.keys && state.keys.length
@@ -282,7 +317,10 @@ function detailRow(l) {
   );
 }
 
-/** Runs waiting out a debounce, and active runs holding a dedupe key (starts with those keys join them). */
+/**
+ * Runs waiting out a debounce, and active runs holding a dedupe key (starts with those keys join them).
+ * @param {HTMLElement} box
+ */
 function keyedRuns(box) {
   var link = function (id) {
     return el(
@@ -357,6 +395,9 @@ function keyedRuns(box) {
   );
 }
 
+/**
+ * @param {string} queue
+ */
 function toggle(queue) {
   if (state.open === queue) {
     state.open = null;
@@ -368,7 +409,10 @@ function toggle(queue) {
   loadKeys(queue).then(render, fail);
 }
 
-/** In a run's detail: its concurrency key and, while it waits, what holds it back. */
+/**
+ * In a run's detail: its concurrency key and, while it waits, what holds it back.
+ * @param {import('./api.js').ApiObject} r the open run
+ */
 function blockers(r) {
   var b = r.startBlockers;
   if (!b && !r.concurrencyKey) return null;

@@ -62,6 +62,10 @@ export function loadList() {
     renderList(data);
   }, fail);
 }
+/**
+ * @param {Record<string, number> | null} counts
+ * @param {string[] | null} capped
+ */
 export function renderChips(counts, capped) {
   var box = clear($('status-chips'));
   var allOn = state.statuses.length === 0;
@@ -115,6 +119,9 @@ export function renderChips(counts, capped) {
     );
   });
 }
+/**
+ * @param {import('./api.js').ApiObject} data GET runs
+ */
 export function renderList(data) {
   renderChips(data.counts, data.countsCapped);
   var tb = clear($('runs-body'));
@@ -166,6 +173,9 @@ export function readTyped() {
   state.tag = input('f-tag').value.trim();
   state.input = input('f-input').value.trim();
 }
+/**
+ * @param {Record<string, any>} patch fields of the page state
+ */
 export function setFilter(patch) {
   readTyped();
   clearSelection();
@@ -178,7 +188,10 @@ export function setFilter(patch) {
   loadList();
 }
 
-/** What a WAITING run waits for, in a few words: "waits for message shipment, timer". */
+/**
+ * What a WAITING run waits for, in a few words: "waits for message shipment, timer".
+ * @param {import('./api.js').ApiObject[]} waits
+ */
 export function waitsText(waits) {
   return (
     'waits for ' +

@@ -30,6 +30,9 @@ export function liveMode() {
   return live.mode;
 }
 
+/**
+ * @param {string} mode 'sse', 'poll' or 'off'
+ */
 function setMode(mode) {
   live.mode = mode;
   var tag = $('live-mode');
@@ -49,6 +52,10 @@ var reloadList = debounce(function () {
   nav.loadList();
 }, 400);
 
+/**
+ * @param {string} type
+ * @param {any} data
+ */
 function onEvent(type, data) {
   if (type === 'hello') setMode('sse');
   else if (type === 'changes') {

@@ -13,6 +13,9 @@ import { liveFollow } from './live.js';
 import { waitingBox } from './waiting.js';
 
 // ---------------------------------------------------------------- run detail
+/**
+ * @param {string} id
+ */
 export function openRun(id) {
   state.runId = id;
   state.openSteps = {};
@@ -52,6 +55,9 @@ export function closeRun() {
   liveFollow();
   saveHash();
 }
+/**
+ * @param {boolean} first its first render (scrolls to it)
+ */
 export function loadRun(first) {
   var id = state.runId;
   if (!id) return Promise.resolve();
@@ -70,6 +76,10 @@ export function loadRun(first) {
   );
 }
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ * @param {boolean} [first]
+ */
 export function renderRun(r, first) {
   var pane = $('detail-view');
   var scroll = pane.scrollTop;
@@ -173,6 +183,9 @@ export function renderRun(r, first) {
 /** Renderers other panels add to a run's detail (flow.js: why it has not started). */
 export var runExtras = [];
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ */
 export function facts(r) {
   var dl = el('dl', { class: 'facts' });
   function f(label, value, title) {
@@ -236,6 +249,9 @@ export function facts(r) {
   return dl;
 }
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ */
 export function tabs(r) {
   var defs = [
     ['steps', 'Steps', r.totals.steps],
@@ -260,7 +276,7 @@ export function tabs(r) {
           'aria-selected': String(state.tab === d[0]),
           onclick: function () {
             state.tab = d[0];
-            renderRun(state.run);
+            if (state.run) renderRun(state.run);
           },
         },
         d[1] + (d[2] != null ? ' (' + nf(d[2]) + ')' : ''),

@@ -11,6 +11,9 @@ var PAGE = 50;
 /** @type {{ items: ApiObject[], nextCursor: string | null, open: string | null, detail: ApiObject | null, loaded: boolean }} */
 var state = { items: [], nextCursor: null, open: null, detail: null, loaded: false };
 
+/**
+ * @param {boolean} append the next page after the loaded ones
+ */
 function load(append) {
   var after = append ? state.nextCursor : null;
   return api('schedules' + qs({ limit: append ? PAGE : Math.max(PAGE, state.items.length), after: after }))
@@ -23,6 +26,9 @@ function load(append) {
     .then(render, fail);
 }
 
+/**
+ * @param {string} id
+ */
 function loadDetail(id) {
   return api('schedules/' + encodeURIComponent(id)).then(
     function (s) {
@@ -36,6 +42,10 @@ function loadDetail(id) {
   );
 }
 
+/**
+ * @param {string} id
+ * @param {string} action pause, resume or trigger
+ */
 function act(id, action) {
   return api('schedules/' + encodeURIComponent(id) + '/' + action, 'POST').then(function (res) {
     if (action === 'trigger')
@@ -70,6 +80,9 @@ function runNow(s) {
   });
 }
 
+/**
+ * @param {import('./api.js').ApiObject} s
+ */
 function policy(s) {
   var p =
     'missed: ' +
@@ -224,6 +237,9 @@ function render() {
     );
 }
 
+/**
+ * @param {import('./api.js').ApiObject} s
+ */
 function detailRow(s) {
   var runs = s.runs.length
     ? el(
@@ -267,6 +283,9 @@ function detailRow(s) {
   );
 }
 
+/**
+ * @param {string} id
+ */
 function toggle(id) {
   if (state.open === id) {
     state.open = null;

@@ -11,6 +11,9 @@ import { refreshCharts } from './charts.js';
 export function loadStats() {
   return api('stats').then(renderStats, fail);
 }
+/**
+ * @param {import('./api.js').ApiObject} s GET stats, or a stats event
+ */
 export function renderStats(s) {
   refreshCharts();
   var t = s.totals;
@@ -50,7 +53,8 @@ export function renderStats(s) {
     'Age of the oldest run waiting for a worker',
   );
   stat('Lost leases', nf(t.expiredLeases), null, t.expiredLeases > 0, 'RUNNING runs whose worker stopped heartbeating');
-  box.querySelectorAll('.dot[data-color]').forEach(function (d) {
+  box.querySelectorAll('.dot[data-color]').forEach(function (node) {
+    var d = /** @type {HTMLElement} */ (node);
     d.style.background = 'var(--' + d.getAttribute('data-color') + ')';
   });
   renderSpark(t.perMinute);
@@ -58,11 +62,18 @@ export function renderStats(s) {
 }
 
 var SVG = 'http://www.w3.org/2000/svg';
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} attrs
+ */
 export function svg(tag, attrs) {
   var n = document.createElementNS(SVG, tag);
   for (var k in attrs) n.setAttribute(k, String(attrs[k]));
   return n;
 }
+/**
+ * @param {import('./api.js').ApiObject[]} series per minute
+ */
 export function renderSpark(series) {
   var w = 180,
     h = 34,
@@ -96,6 +107,10 @@ export function renderSpark(series) {
     ),
   ]);
 }
+/**
+ * @param {import('./api.js').ApiObject[]} groups
+ * @param {number} windowMinutes
+ */
 export function renderGroups(groups, windowMinutes) {
   var body = clear($('groups-body'));
   var heads = ['Workflow', 'Queue', 'Pending', 'Running', 'Waiting'];

@@ -4,6 +4,11 @@
 import { el, fmtTime, badge, nf } from './dom.js';
 import { nav } from './nav.js';
 
+/**
+ * @param {import('./api.js').ApiObject[]} rows
+ * @param {string[]} cols
+ * @param {number} total
+ */
 export function simpleTable(rows, cols, total) {
   if (!rows.length) return el('p', { class: 'muted', text: 'None.' });
   var table = el(
@@ -44,6 +49,10 @@ export function simpleTable(rows, cols, total) {
   );
 }
 
+/**
+ * @param {import('./api.js').ApiObject[]} rows
+ * @param {number} total
+ */
 export function childrenTable(rows, total) {
   if (!rows.length) return el('p', { class: 'muted', text: 'No child runs.' });
   var tb = el('tbody');
@@ -96,7 +105,11 @@ export function childrenTable(rows, total) {
   );
 }
 
-/** An error as its name and message, and its stack (if any) as preformatted lines; `id` names the box. */
+/**
+ * An error as its name and message, and its stack (if any) as preformatted lines; `id` names the box.
+ * @param {any} error
+ * @param {string | null} [id]
+ */
 export function errorBox(error, id) {
   var msg =
     error && typeof error === 'object' ? (error.name ? error.name + ': ' : '') + (error.message || JSON.stringify(error)) : String(error);
@@ -109,11 +122,20 @@ export function errorBox(error, id) {
 }
 
 // ---------------------------------------------------------------- JSON viewer
+/**
+ * @param {unknown} value
+ * @param {number} [openDepth] levels shown unfolded (2)
+ */
 export function jsonView(value, openDepth) {
   var box = el('div', { class: 'json' });
   box.appendChild(jsonNode(value, openDepth == null ? 2 : openDepth, 0));
   return box;
 }
+/**
+ * @param {any} v
+ * @param {number} openDepth
+ * @param {number} depth
+ */
 export function jsonNode(v, openDepth, depth) {
   if (v === null || v === undefined) return el('span', { class: 'z', text: 'null' });
   if (typeof v === 'string') return el('span', { class: 's', text: JSON.stringify(v) });

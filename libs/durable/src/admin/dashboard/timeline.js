@@ -6,6 +6,9 @@ import { state } from './state.js';
 import { nav } from './nav.js';
 import { jsonView, errorBox } from './tables.js';
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ */
 export function timeline(r) {
   var steps = r.steps;
   var live = r.progress && r.status === 'RUNNING' ? r.progress.steps : [];
@@ -116,6 +119,8 @@ export function timeline(r) {
  * delay: a step that starts inside the previous bar, ends after it and overlaps it by less than
  * half its own length is drawn from the previous end, with its own length. Parallel steps (a
  * Promise.all: overlapping most of their length) keep their recorded times.
+ * @param {import('./api.js').ApiObject[]} steps
+ * @param {number} now
  */
 export function layout(steps, now) {
   var prev = null;
@@ -135,11 +140,18 @@ export function layout(steps, now) {
   });
 }
 
-/** The duration cell of a wait not over yet (its wake time or timeout is in the name cell). */
+/**
+ * The duration cell of a wait not over yet (its wake time or timeout is in the name cell).
+ * @param {import('./api.js').ApiObject} s
+ * @param {number} now
+ */
 function waitingText(s, now) {
   return s.startedAt ? 'waiting ' + fmtDuration(now - new Date(s.startedAt).getTime()) : 'waiting';
 }
 
+/**
+ * @param {import('./api.js').ApiObject} s
+ */
 function stepBody(s) {
   return el(
     'tr',
@@ -182,7 +194,10 @@ function stepBody(s) {
   );
 }
 
-/** What the step name cell says besides the name: what undoes it, or what it undoes. */
+/**
+ * What the step name cell says besides the name: what undoes it, or what it undoes.
+ * @param {import('./api.js').ApiObject} s
+ */
 export function stepNote(s) {
   var w = s.wait;
   if (w && w.kind === 'sleep')
@@ -211,7 +226,11 @@ export function stepNote(s) {
   return null;
 }
 
-/** Steps executing now, with the latest value they passed to Durable.progress(). */
+/**
+ * Steps executing now, with the latest value they passed to Durable.progress().
+ * @param {import('./api.js').ApiObject[]} live
+ * @param {string | null} at
+ */
 export function progressTable(live, at) {
   var tb = el('tbody');
   live.forEach(function (p) {
@@ -239,7 +258,10 @@ export function progressTable(live, at) {
     el('table', { class: 'timeline' }, tb),
   );
 }
-/** 0..1 for a number in [0, 1], { done, total }, or { percent } (0..100); null if the value says no fraction. */
+/**
+ * 0..1 for a number in [0, 1], { done, total }, or { percent } (0..100); null if the value says no fraction.
+ * @param {any} v
+ */
 export function progressFraction(v) {
   if (typeof v === 'number' && isFinite(v) && v >= 0 && v <= 1) return v;
   if (v && typeof v === 'object') {
@@ -248,6 +270,9 @@ export function progressFraction(v) {
   }
   return null;
 }
+/**
+ * @param {any} v
+ */
 export function progressText(v) {
   var frac = progressFraction(v);
   var parts = [];

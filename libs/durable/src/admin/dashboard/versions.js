@@ -16,6 +16,9 @@ function load() {
   }, fail);
 }
 
+/**
+ * @param {string | null} v
+ */
 function label(v) {
   return v === null ? '(no version)' : v;
 }

@@ -5,7 +5,10 @@
 import { el, fmtTime, ago } from './dom.js';
 import { nav } from './nav.js';
 
-/** The latest `suspended` row of the history (the detail lists the latest rows, oldest first). */
+/**
+ * The latest `suspended` row of the history (the detail lists the latest rows, oldest first).
+ * @param {import('./api.js').ApiObject} r
+ */
 function lastSuspension(r) {
   for (var i = r.history.length - 1; i >= 0; i--) {
     var h = r.history[i];
@@ -15,6 +18,11 @@ function lastSuspension(r) {
   return null;
 }
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ * @param {import('./api.js').ApiObject} w
+ * @param {string} until
+ */
 function waitItem(r, w, until) {
   // A recv with a timeout records its deadline as a WAITING step at its position; one without records nothing.
   var timeout = r.steps.some(function (s) {
@@ -54,6 +62,7 @@ function waitItem(r, w, until) {
  * The "Waiting for" box of a PENDING or WAITING run, or null. A WAITING run's available_at is the
  * time it is looked at again: its timer, or (waiting for a message or a child without timeout) a
  * safety re-check; a message or a child finishing wakes it at once.
+ * @param {import('./api.js').ApiObject} r
  */
 export function waitingBox(r) {
   if (r.status === 'PENDING') {
