@@ -194,10 +194,13 @@ describeBrowser('dashboard layout and rough edges in headless Chromium', () => {
       const page = await open(width, `#run=${tracedId}`);
       await page.locator('#run-trace').waitFor();
       expect(await page.locator('#run-trace').innerText()).toBe(TRACEPARENT.split('-')[1]);
-      // Not cut: the text fits its cell, and the cell lies inside the run's pane.
-      const fits = await page.locator('#run-trace').evaluate((e: any) => {
+      // Not cut: the text fits its cell, and the cell lies inside the run's pane. Read in one turn of
+      // the page's event loop: the pane re-renders on live updates (the element may be replaced).
+      const fits = await page.evaluate(() => {
+        const doc = (globalThis as any).document;
+        const e = doc.querySelector('#run-trace');
         const dd = e.closest('dd');
-        const pane = e.closest('#detail-view').getBoundingClientRect();
+        const pane = doc.querySelector('#detail-view').getBoundingClientRect();
         const r = e.getBoundingClientRect();
         return dd.scrollWidth <= dd.clientWidth + 1 && r.right <= pane.right && r.left >= pane.left;
       });

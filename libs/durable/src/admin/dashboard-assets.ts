@@ -22,6 +22,7 @@ export const DASHBOARD_FILES = {
   'constants.js': JS,
   'dom.js': JS,
   'flow.js': JS,
+  'flow-runs.js': JS,
   'hooks.js': JS,
   'list.js': JS,
   'live.js': JS,

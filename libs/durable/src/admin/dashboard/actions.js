@@ -13,13 +13,13 @@ import { nav } from './nav.js';
  * @param {number} from the step it would run again from
  */
 function forkWarning(r, from) {
-  var again = r.steps.filter(function (s) {
+  var again = r.steps.filter(function (/** @type {import('./api.js').ApiObject} */ s) {
     return s.seq >= from && s.compensates == null;
   });
   var names =
     again
       .slice(0, 6)
-      .map(function (s) {
+      .map(function (/** @type {import('./api.js').ApiObject} */ s) {
         return '#' + s.seq + ' ' + s.name;
       })
       .join(', ') + (again.length > 6 ? ', …' : '');
@@ -43,7 +43,7 @@ export function confirmAction(kind, r) {
   $('confirm-step-label').hidden = kind !== 'fork';
   $('confirm-compensate-label').hidden = kind !== 'cancel';
   if (kind === 'cancel') {
-    var undoable = r.steps.filter(function (s) {
+    var undoable = r.steps.filter(function (/** @type {import('./api.js').ApiObject} */ s) {
       return s.compensation;
     }).length;
     compensate.checked = undoable > 0;
@@ -68,7 +68,7 @@ export function confirmAction(kind, r) {
         ') was cancelled with compensation: resuming it finishes its compensations (a failed one runs again) and ends it CANCELLED; it does not run the workflow again (fork it for that).'
       : 'Run ' + r.id + ' (' + r.status + ') continues from its last checkpoint; a failed last step runs again.';
   } else {
-    var failed = r.steps.filter(function (s) {
+    var failed = r.steps.filter(function (/** @type {import('./api.js').ApiObject} */ s) {
       return s.status === 'FAILED';
     })[0];
     stepInput.max = String(r.totals.steps);

@@ -42,6 +42,7 @@ export var BASE_URL = BASE;
 
 /** Headers every request to the admin API carries: JSON, and the bearer token if one is set. */
 export function authHeaders() {
+  /** @type {Record<string, string>} */
   var headers = { Accept: 'application/json' };
   var t = token();
   if (t) headers.Authorization = 'Bearer ' + t;

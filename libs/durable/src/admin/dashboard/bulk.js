@@ -29,6 +29,7 @@ var ACTIONS = [
     acts: ['SUCCEEDED', 'FAILED', 'CANCELLED'],
   },
 ];
+/** @type {Record<string, string>} */
 var VERB = { cancel: 'Cancel', resume: 'Resume', retry: 'Retry', delete: 'Delete' };
 
 /** ids ticked on the current page, or `all`: every run the filter matches (on any page). */
@@ -67,7 +68,7 @@ export function selectCell(r) {
     'td',
     {
       class: 'c-sel',
-      onclick: function (e) {
+      onclick: function (/** @type {Event} */ e) {
         e.stopPropagation();
       },
     },
@@ -191,6 +192,7 @@ function scopeFilter() {
  */
 function describe(filter) {
   if (filter.id) return filter.id.length + ' selected run(s)';
+  /** @type {string[]} */
   var parts = [];
   Object.keys(filter).forEach(function (k) {
     if (filter[k] !== null && filter[k] !== '' && filter[k] !== undefined) parts.push(k + '=' + filter[k]);
@@ -279,6 +281,11 @@ function start(action) {
  */
 function run(token, matched) {
   $('bulk-progress').hidden = false;
+  /**
+   * @param {string | null} t the token of the next batch (null: done)
+   * @param {import('./api.js').ApiObject} last the latest batch's answer
+   * @returns {Promise<import('./api.js').ApiObject>}
+   */
   function step(t, last) {
     if (!t) return Promise.resolve(last);
     return api('runs/bulk/execute', 'POST', { token: t, batchSize: BATCH }).then(function (res) {
@@ -296,6 +303,7 @@ function run(token, matched) {
  * @param {Record<string, any>} o
  */
 function stripEmpty(o) {
+  /** @type {Record<string, any>} */
   var out = {};
   Object.keys(o).forEach(function (k) {
     if (o[k] !== null && o[k] !== '' && o[k] !== undefined) out[k] = o[k];

@@ -91,8 +91,9 @@ function legend(series, totals) {
  */
 function render(data) {
   var body = clear($('charts-body'));
+  /** @type {Record<string, number>} */
   var totals = { started: 0, succeeded: 0, failed: 0, cancelled: 0 };
-  data.buckets.forEach(function (b) {
+  data.buckets.forEach(function (/** @type {import('./api.js').ApiObject} */ b) {
     for (var k in totals) totals[k] += b[k];
   });
   var finished = totals.succeeded + totals.failed + totals.cancelled;

@@ -83,6 +83,7 @@ export function clear(node) {
  * @param {Record<string, any>} params empty values are left out; arrays repeat the key
  */
 export function qs(params) {
+  /** @type {string[]} */
   var parts = [];
   Object.keys(params).forEach(function (k) {
     var v = params[k];
@@ -230,7 +231,8 @@ export function copy(text) {
  * @param {number} ms
  */
 export function debounce(fn, ms) {
-  var t = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  var t;
   return function () {
     clearTimeout(t);
     t = setTimeout(fn, ms);

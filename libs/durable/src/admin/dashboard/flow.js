@@ -2,12 +2,12 @@
 // nestjs-durable dashboard: the flow-control panel (cluster-wide limits per queue with what each
 // queue is doing, its busiest concurrency keys; set or reset a limit) and, in a run's detail, why
 // the run has not started. User data is only ever inserted as text, never as HTML.
-import { $, dialog, el, clear, qs, toast, fail, fmtTime, fmtClock } from './dom.js';
+import { $, dialog, el, clear, qs, toast, fail, fmtClock } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
-import { nav } from './nav.js';
 import { whileOpen } from './panels.js';
 import { runExtras } from './run-detail.js';
+import { keyedRuns, blockers } from './flow-runs.js';
 /** @type {{ queues: ApiObject[], debounced: ApiObject[], singletons: ApiObject[], open: string | null, keys: ApiObject[] | null, loaded: boolean, adding: boolean }} */
 var state = { queues: [], debounced: [], singletons: [], open: null, keys: null, loaded: false, adding: false };
 
@@ -63,11 +63,11 @@ function rateText(used, r, until) {
  * @param {HTMLFormElement} form
  */
 function save(queue, form) {
-  var num = function (name) {
+  var num = function (/** @type {string} */ name) {
     var v = /** @type {HTMLInputElement} */ (form.elements.namedItem(name)).value.trim();
     return v === '' ? null : Number(v);
   };
-  var rate = function (name) {
+  var rate = function (/** @type {string} */ name) {
     var n = num(name),
       s = num(name + 'Period');
     return n === null ? null : { limit: n, periodMs: s === null ? NaN : Math.round(s * 1000) };
@@ -118,7 +118,7 @@ function limitForm(queue, l) {
   l = l || {};
   var r = l.rateLimit || {},
     kr = l.keyRateLimit || {};
-  var sec = function (ms) {
+  var sec = function (/** @type {number | undefined} */ ms) {
     return ms === undefined ? null : ms / 1000;
   };
   var form = /** @type {HTMLFormElement} */ (
@@ -126,7 +126,7 @@ function limitForm(queue, l) {
       'form',
       {
         class: 'flow-form',
-        onsubmit: function (e) {
+        onsubmit: function (/** @type {Event} */ e) {
           e.preventDefault();
           var name = queue();
           if (name) save(name, form);
@@ -168,6 +168,7 @@ function render() {
       ),
     );
   } else {
+    /** @type {HTMLElement[]} */
     var rows = [];
     state.queues.forEach(function (l) {
       var full = l.globalConcurrency !== null && l.running >= l.globalConcurrency;
@@ -201,7 +202,7 @@ function render() {
             'td',
             {
               class: 'actions',
-              onclick: function (e) {
+              onclick: function (/** @type {Event} */ e) {
                 e.stopPropagation();
               },
             },
@@ -247,7 +248,7 @@ function render() {
       ),
     );
   }
-  keyedRuns(box);
+  keyedRuns(box, state.debounced, state.singletons);
   var add = /** @type {HTMLDetailsElement} */ (el('details', { class: 'flow-add' }, el('summary', null, 'Set limits of a queue')));
   add.open = state.adding;
   add.addEventListener('toggle', function () {
@@ -318,84 +319,6 @@ function detailRow(l) {
 }
 
 /**
- * Runs waiting out a debounce, and active runs holding a dedupe key (starts with those keys join them).
- * @param {HTMLElement} box
- */
-function keyedRuns(box) {
-  var link = function (id) {
-    return el(
-      'a',
-      {
-        href: '#',
-        class: 'mono',
-        onclick: function (e) {
-          e.preventDefault();
-          nav.openRun(id);
-        },
-      },
-      id,
-    );
-  };
-  var table = function (id, title, heads, rows) {
-    if (!rows.length) return;
-    box.appendChild(
-      el(
-        'div',
-        { id: id },
-        el('b', null, title),
-        el(
-          'table',
-          { class: 'flow-keys' },
-          el(
-            'thead',
-            null,
-            el(
-              'tr',
-              null,
-              heads.map(function (h) {
-                return el('th', { text: h });
-              }),
-            ),
-          ),
-          el('tbody', null, rows),
-        ),
-      ),
-    );
-  };
-  table(
-    'flow-debounced',
-    'Debounced runs (later starts with the key join them)',
-    ['Workflow', 'Debounce key', 'Run', 'Starts at', 'At the latest'],
-    state.debounced.map(function (r) {
-      return el(
-        'tr',
-        null,
-        el('td', { text: r.workflow }),
-        el('td', { class: 'mono', text: r.key }),
-        el('td', null, link(r.runId)),
-        el('td', { text: fmtTime(r.startsAt) }),
-        el('td', { text: r.latestStart ? fmtTime(r.latestStart) : '—' }),
-      );
-    }),
-  );
-  table(
-    'flow-singletons',
-    'Singleton runs (starts with the dedupe key return them)',
-    ['Workflow', 'Dedupe key', 'Run', 'Status'],
-    state.singletons.map(function (r) {
-      return el(
-        'tr',
-        null,
-        el('td', { text: r.workflow }),
-        el('td', { class: 'mono', text: r.key }),
-        el('td', null, link(r.runId)),
-        el('td', { text: r.status }),
-      );
-    }),
-  );
-}
-
-/**
  * @param {string} queue
  */
 function toggle(queue) {
@@ -407,24 +330,6 @@ function toggle(queue) {
   }
   state.open = queue;
   loadKeys(queue).then(render, fail);
-}
-
-/**
- * In a run's detail: its concurrency key and, while it waits, what holds it back.
- * @param {import('./api.js').ApiObject} r the open run
- */
-function blockers(r) {
-  var b = r.startBlockers;
-  if (!b && !r.concurrencyKey) return null;
-  var lines = [];
-  if (r.concurrencyKey)
-    lines.push(el('div', null, el('b', null, 'Concurrency key: '), el('span', { class: 'mono', text: r.concurrencyKey })));
-  // Its time (a delay, a timer, a safety re-check) is told by the Waiting box: here only the limits that hold it back.
-  var notDue = b && b.availableAt && new Date(b.availableAt).getTime() > new Date(r.now || Date.now()).getTime();
-  var limits = b ? (notDue ? b.reasons.slice(1) : b.reasons) : [];
-  if (limits.length) lines.push(el('div', null, el('b', null, 'Held back by flow control: '), limits.join(' · ')));
-  if (!lines.length) return null;
-  return el('div', { class: 'flow-why', id: 'run-blockers' }, lines);
 }
 
 export function initFlow() {

@@ -32,12 +32,12 @@ export function loadWorkflows() {
     Array.prototype.forEach.call(sel.options, function (o) {
       have[o.value] = true;
     });
-    w.workflows.forEach(function (wf) {
+    w.workflows.forEach(function (/** @type {import('./api.js').ApiObject} */ wf) {
       if (!have[wf.name]) sel.appendChild(el('option', { value: wf.name, text: wf.name }));
     });
     sel.value = state.workflow;
     var dl = clear($('queue-list'));
-    w.queues.forEach(function (q) {
+    w.queues.forEach(function (/** @type {import('./api.js').ApiObject} */ q) {
       dl.appendChild(el('option', { value: q.name }));
     });
   }, fail);
@@ -45,6 +45,7 @@ export function loadWorkflows() {
 
 // ---------------------------------------------------------------- runs list
 export function listParams() {
+  /** @type {Record<string, any>} */
   var p = filterParams();
   p.sort = state.sort;
   p.order = state.order;
@@ -100,7 +101,7 @@ export function renderChips(counts, capped) {
           'aria-pressed': String(on),
           'data-chip': s,
           title: 'Click: only ' + s + '. Shift/Ctrl-click: add or remove.',
-          onclick: function (ev) {
+          onclick: function (/** @type {MouseEvent} */ ev) {
             var next;
             if (ev.shiftKey || ev.ctrlKey || ev.metaKey)
               next = on
@@ -125,7 +126,7 @@ export function renderChips(counts, capped) {
 export function renderList(data) {
   renderChips(data.counts, data.countsCapped);
   var tb = clear($('runs-body'));
-  data.items.forEach(function (r) {
+  data.items.forEach(function (/** @type {import('./api.js').ApiObject} */ r) {
     var tr = el(
       'tr',
       {
@@ -153,7 +154,7 @@ export function renderList(data) {
   });
   $('runs-empty').hidden = data.items.length > 0;
   var page = state.cursors.length + 1;
-  var more = data.countsCapped.some(function (s) {
+  var more = data.countsCapped.some(function (/** @type {string} */ s) {
     return !state.statuses.length || state.statuses.indexOf(s) >= 0;
   })
     ? '+'
@@ -179,7 +180,7 @@ export function readTyped() {
 export function setFilter(patch) {
   readTyped();
   clearSelection();
-  for (var k in patch) state[k] = patch[k];
+  Object.assign(state, patch);
   state.cursor = null;
   state.cursors = [];
   syncForm();

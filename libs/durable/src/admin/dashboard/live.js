@@ -105,6 +105,7 @@ function connect() {
       var reader = res.body.getReader();
       var decoder = new TextDecoder();
       var buf = '';
+      /** @returns {Promise<void>} */
       function pump() {
         return reader.read().then(function (r) {
           if (r.done) throw new Error('stream ended');

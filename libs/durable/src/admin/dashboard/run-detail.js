@@ -181,6 +181,7 @@ export function renderRun(r, first) {
 }
 
 /** Renderers other panels add to a run's detail (flow.js: why it has not started). */
+/** @type {((r: import('./api.js').ApiObject) => HTMLElement | null)[]} */
 export var runExtras = [];
 
 /**
@@ -188,6 +189,11 @@ export var runExtras = [];
  */
 export function facts(r) {
   var dl = el('dl', { class: 'facts' });
+  /**
+   * @param {string} label
+   * @param {any} value text or a node
+   * @param {string | null} [title] the whole value, on hover
+   */
   function f(label, value, title) {
     dl.appendChild(
       el('div', null, el('dt', { text: label }), el('dd', { title: title || (typeof value === 'string' ? value : null) }, value)),

@@ -106,6 +106,7 @@ function render() {
     );
     return;
   }
+  /** @type {HTMLElement[]} */
   var rows = [];
   state.items.forEach(function (s) {
     rows.push(
@@ -153,7 +154,7 @@ function render() {
           'td',
           {
             class: 'actions',
-            onclick: function (e) {
+            onclick: function (/** @type {Event} */ e) {
               e.stopPropagation();
             },
           },
@@ -245,7 +246,7 @@ function detailRow(s) {
     ? el(
         'ul',
         null,
-        s.runs.map(function (r) {
+        s.runs.map(function (/** @type {import('./api.js').ApiObject} */ r) {
           return el(
             'li',
             null,

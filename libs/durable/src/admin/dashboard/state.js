@@ -52,11 +52,18 @@ export var state = {
   list: null,
 };
 
+/**
+ * The filters that are text, kept in the hash under their own names.
+ * @type {('workflow' | 'queue' | 'idPrefix' | 'parentId' | 'tag' | 'input' | 'from' | 'to')[]}
+ */
+var TEXT_FILTERS = ['workflow', 'queue', 'idPrefix', 'parentId', 'tag', 'input', 'from', 'to'];
+
 // ---------------------------------------------------------------- URL state
 export function saveHash() {
+  /** @type {Record<string, string | number>} */
   var p = {};
   if (state.statuses.length) p.status = state.statuses.join(',');
-  ['workflow', 'queue', 'idPrefix', 'parentId', 'tag', 'input', 'from', 'to'].forEach(function (k) {
+  TEXT_FILTERS.forEach(function (k) {
     if (state[k]) p[k] = state[k];
   });
   if (state.sort !== 'created') p.sort = state.sort;
@@ -68,6 +75,7 @@ export function saveHash() {
 }
 export function loadHash() {
   var h = location.hash.replace(/^#/, '');
+  /** @type {Record<string, string>} */
   var p = {};
   h.split('&').forEach(function (kv) {
     if (!kv) return;
@@ -78,10 +86,10 @@ export function loadHash() {
       /* ignore bad pair */
     }
   });
-  state.statuses = (p.status || '').split(',').filter(function (s) {
+  state.statuses = (p.status || '').split(',').filter(function (/** @type {string} */ s) {
     return STATUSES.indexOf(s) >= 0;
   });
-  ['workflow', 'queue', 'idPrefix', 'parentId', 'tag', 'input', 'from', 'to'].forEach(function (k) {
+  TEXT_FILTERS.forEach(function (k) {
     state[k] = p[k] || '';
   });
   state.sort = p.sort === 'updated' ? 'updated' : 'created';

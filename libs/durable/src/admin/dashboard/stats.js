@@ -18,6 +18,13 @@ export function renderStats(s) {
   refreshCharts();
   var t = s.totals;
   var box = clear($('stats'));
+  /**
+   * @param {string} label
+   * @param {string} value
+   * @param {string | null} status the colour of its dot (a status), or none
+   * @param {boolean} [warn] shown in red
+   * @param {string} [title]
+   */
   function stat(label, value, status, warn, title) {
     box.appendChild(
       el(
@@ -85,9 +92,9 @@ export function renderSpark(series) {
     return m.succeeded + m.failed + m.cancelled;
   });
   var max = Math.max.apply(null, started.concat(done).concat([1]));
-  function line(values, color) {
+  function line(/** @type {number[]} */ values, /** @type {string} */ color) {
     var pts = values
-      .map(function (v, i) {
+      .map(function (/** @type {number} */ v, /** @type {number} */ i) {
         return ((i * (w - 4)) / (values.length - 1) + 2).toFixed(1) + ',' + (h - 3 - (v / max) * (h - 6)).toFixed(1);
       })
       .join(' ');
@@ -136,7 +143,7 @@ export function renderGroups(groups, windowMinutes) {
   groups.forEach(function (g) {
     var st = 0,
       fin = 0;
-    g.perMinute.forEach(function (m) {
+    g.perMinute.forEach(function (/** @type {import('./api.js').ApiObject} */ m) {
       st += m.started;
       fin += m.succeeded + m.failed + m.cancelled;
     });

@@ -135,6 +135,7 @@ export function jsonView(value, openDepth) {
  * @param {any} v
  * @param {number} openDepth
  * @param {number} depth
+ * @returns {HTMLElement}
  */
 export function jsonNode(v, openDepth, depth) {
   if (v === null || v === undefined) return el('span', { class: 'z', text: 'null' });
@@ -143,7 +144,7 @@ export function jsonNode(v, openDepth, depth) {
   if (typeof v === 'boolean') return el('span', { class: 'b', text: String(v) });
   var isArr = Array.isArray(v);
   var keys = isArr
-    ? v.map(function (_, i) {
+    ? v.map(function (/** @type {unknown} */ _, /** @type {number} */ i) {
         return i;
       })
     : Object.keys(v);
@@ -157,7 +158,7 @@ export function jsonNode(v, openDepth, depth) {
     el('summary', { text: (isArr ? '[' : '{') + (depth < openDepth ? '' : ' … ' + keys.length + (isArr ? ' items ]' : ' keys }')) }),
   );
   var kids = el('div', { class: 'kids' });
-  keys.slice(0, 1000).forEach(function (k, i) {
+  keys.slice(0, 1000).forEach(function (/** @type {string | number} */ k, /** @type {number} */ i) {
     kids.appendChild(
       el(
         'div',

@@ -25,15 +25,15 @@ export function timeline(r) {
   });
   if (r.startedAt) t0 = Math.min(t0, new Date(r.startedAt).getTime());
   var span = Math.max(1, t1 - t0);
-  var pct = function (t) {
+  var pct = function (/** @type {number} */ t) {
     return (((t - t0) / span) * 100).toFixed(3) + '%';
   };
   // A step stands out when it took at least half as long as the longest and twice the median.
   var durations = steps
-    .map(function (s) {
+    .map(function (/** @type {import('./api.js').ApiObject} */ s) {
       return s.durationMs || 0;
     })
-    .sort(function (x, y) {
+    .sort(function (/** @type {number} */ x, /** @type {number} */ y) {
       return x - y;
     });
   var slowFrom = Math.max(durations[durations.length - 1] * 0.5, durations[Math.floor(durations.length / 2)] * 2, 1);
@@ -56,7 +56,7 @@ export function timeline(r) {
     ),
   );
   var tb = el('tbody');
-  steps.forEach(function (s, i) {
+  steps.forEach(function (/** @type {import('./api.js').ApiObject} */ s, /** @type {number} */ i) {
     var x = spans[i];
     var track = el('div', { class: 'track' });
     var bar = el('div', {
@@ -123,6 +123,7 @@ export function timeline(r) {
  * @param {number} now
  */
 export function layout(steps, now) {
+  /** @type {{ a: number, b: number, until: number | null } | null} */
   var prev = null;
   return steps.map(function (s) {
     var b = s.finishedAt ? new Date(s.finishedAt).getTime() : now;

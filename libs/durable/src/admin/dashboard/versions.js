@@ -61,7 +61,7 @@ function render() {
       el(
         'tbody',
         null,
-        data.versions.map(function (v) {
+        data.versions.map(function (/** @type {import('./api.js').ApiObject} */ v) {
           return el(
             'tr',
             { 'data-version': label(v.appVersion) },
@@ -79,7 +79,7 @@ function render() {
               'td',
               null,
               v.workflows
-                .map(function (w) {
+                .map(function (/** @type {import('./api.js').ApiObject} */ w) {
                   return w.workflow + ' ' + w.inFlight;
                 })
                 .join(' · '),

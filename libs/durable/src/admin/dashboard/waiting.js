@@ -25,7 +25,7 @@ function lastSuspension(r) {
  */
 function waitItem(r, w, until) {
   // A recv with a timeout records its deadline as a WAITING step at its position; one without records nothing.
-  var timeout = r.steps.some(function (s) {
+  var timeout = r.steps.some(function (/** @type {import('./api.js').ApiObject} */ s) {
     return s.seq === w.seq && s.status === 'WAITING' && !!(s.wait && s.wait.until);
   });
   if (w.kind === 'recv')
@@ -84,7 +84,7 @@ export function waitingBox(r) {
   if (r.status !== 'WAITING') return null;
   var s = lastSuspension(r);
   var waits = s && s.detail && Array.isArray(s.detail.waits) ? s.detail.waits : [];
-  var timed = waits.some(function (w) {
+  var timed = waits.some(function (/** @type {import('./api.js').ApiObject} */ w) {
     return w.kind === 'sleep';
   });
   return el(
@@ -94,7 +94,7 @@ export function waitingBox(r) {
       id: 'run-waiting',
       'data-waiting':
         waits
-          .map(function (w) {
+          .map(function (/** @type {import('./api.js').ApiObject} */ w) {
             return w.kind;
           })
           .join(',') || 'unknown',
@@ -106,7 +106,7 @@ export function waitingBox(r) {
       ? el(
           'ul',
           null,
-          waits.map(function (w) {
+          waits.map(function (/** @type {import('./api.js').ApiObject} */ w) {
             return waitItem(r, w, s.detail.until);
           }),
         )
