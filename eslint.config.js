@@ -13,7 +13,7 @@ export default tseslint.config(
   },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly' } } },
   {
-    // The dashboard: browser ES modules (and classic scripts) served to the page as they are.
+    // The dashboard: browser ES modules served to the page as they are (no build step).
     files: ['libs/durable/src/admin/dashboard/**/*.js'],
     languageOptions: {
       globals: Object.fromEntries(

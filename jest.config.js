@@ -12,6 +12,7 @@
 /** Test files that touch no database and start no process (besides libs/**\/*.spec.ts). */
 export const UNIT = [
   'test/admin/admin-params.spec.ts',
+  'test/admin/dashboard-modules.spec.ts',
   'test/architecture/layers.spec.ts',
   'test/architecture/public-api.spec.ts',
   'test/architecture/test-tiers.spec.ts',
@@ -57,6 +58,7 @@ export const PROCESS = [
 /** Test files that drive the dashboard in Chromium (test/support/chromium.ts). */
 export const BROWSER = [
   'test/admin/dashboard-browser.e2e-spec.ts',
+  'test/admin/dashboard-layout-browser.e2e-spec.ts',
   'test/admin/dashboard-operations-browser.e2e-spec.ts',
   'test/example/dashboard-tour.e2e-spec.ts',
   'test/flow/flow-dashboard.e2e-spec.ts',

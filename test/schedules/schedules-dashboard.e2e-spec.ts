@@ -71,6 +71,8 @@ describeBrowser('schedules panel of the dashboard in headless Chromium', () => {
     expect((await client.schedules.get('report:acme'))!.paused).toBe(false);
 
     await page.locator('tr[data-schedule="report:acme"] button[data-action="trigger"]').click();
+    await page.locator('#confirm').waitFor({ state: 'visible' }); // "Run now" asks first
+    await page.click('#confirm-yes');
     await eventually(async () => (await client.schedules.get('report:acme'))!.lastRunStatus === 'SUCCEEDED', 10_000, 'the triggered run');
     await page.locator('tr[data-schedule="report:acme"]').click();
     await page.waitForSelector('tr[data-detail="report:acme"] .badge[data-status="SUCCEEDED"]', { timeout: 10_000 });

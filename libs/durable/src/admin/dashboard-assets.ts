@@ -1,32 +1,40 @@
 import { readFileSync } from 'node:fs';
 
 const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
 
 /**
  * The dashboard's files, shipped next to this module (src/admin/dashboard → dist/admin/dashboard). Only these
  * names are served. dashboard.js is the page's ES module entry; it imports the other modules by relative URL
- * (no build step, no bundle); schedules.js is a classic script on the helpers dashboard.js puts on `window`.
+ * (no build step, no bundle, no global).
  */
 export const DASHBOARD_FILES = {
   'index.html': 'text/html; charset=utf-8',
-  'run-export.js': JS,
-  'versions.js': JS,
-  'flow.js': JS,
-  'hooks.js': JS,
-  'dashboard.css': 'text/css; charset=utf-8',
+  'dashboard.css': CSS,
+  'detail.css': CSS,
+  'list.css': CSS,
+  'panels.css': CSS,
   'dashboard.js': JS,
   'actions.js': JS,
   'api.js': JS,
   'bulk.js': JS,
   'charts.js': JS,
+  'constants.js': JS,
   'dom.js': JS,
+  'flow.js': JS,
+  'flow-runs.js': JS,
+  'hooks.js': JS,
   'list.js': JS,
   'live.js': JS,
+  'nav.js': JS,
+  'panels.js': JS,
+  'run-export.js': JS,
   'run-detail.js': JS,
   'state.js': JS,
   'stats.js': JS,
   'tables.js': JS,
   'timeline.js': JS,
+  'versions.js': JS,
   'waiting.js': JS,
   'schedules.js': JS,
 } as const;

@@ -1,185 +1,343 @@
+// @ts-check
 // nestjs-durable dashboard: the flow-control panel (cluster-wide limits per queue with what each
 // queue is doing, its busiest concurrency keys; set or reset a limit) and, in a run's detail, why
-// the run has not started. Plain browser JavaScript on the helpers dashboard.js exposes.
-// User data is only ever inserted as text, never as HTML.
-(function () {
-  'use strict';
+// the run has not started. User data is only ever inserted as text, never as HTML.
+import { $, dialog, el, clear, qs, toast, fail, fmtClock } from './dom.js';
+/** @typedef {import('./api.js').ApiObject} ApiObject */
+import { api } from './api.js';
+import { whileOpen } from './panels.js';
+import { runExtras } from './run-detail.js';
+import { keyedRuns, blockers } from './flow-runs.js';
+/** @type {{ queues: ApiObject[], debounced: ApiObject[], singletons: ApiObject[], open: string | null, keys: ApiObject[] | null, loaded: boolean, adding: boolean }} */
+var state = { queues: [], debounced: [], singletons: [], open: null, keys: null, loaded: false, adding: false };
 
-  var state = { queues: [], debounced: [], singletons: [], open: null, keys: null, loaded: false, adding: false };
+/**
+ * @param {string} name a queue
+ */
+function q(name) {
+  return 'flow/queues/' + encodeURIComponent(name);
+}
+/**
+ * @param {number | null | undefined} n
+ */
+function limitText(n) {
+  return n === null || n === undefined ? '—' : String(n);
+}
 
-  function d() { return window.DurableDashboard; }
-  function $(id) { return document.getElementById(id); }
-  function q(name) { return 'flow/queues/' + encodeURIComponent(name); }
-  function limitText(n) { return n === null || n === undefined ? '—' : String(n); }
-
-  function load() {
-    var D = d();
-    return D.api('flow').then(function (res) {
+function load() {
+  return api('flow')
+    .then(function (res) {
       state.queues = res.queues;
       state.debounced = res.debounced || [];
       state.singletons = res.singletons || [];
       state.loaded = true;
       if (state.open) return loadKeys(state.open);
-    }).then(render, D.fail);
-  }
+    })
+    .then(render, fail);
+}
 
-  function loadKeys(queue) {
-    return d().api(q(queue) + '/keys' + d().qs({ limit: 20 })).then(function (res) { state.keys = res.keys; });
-  }
+/**
+ * @param {string} queue
+ */
+function loadKeys(queue) {
+  return api(q(queue) + '/keys' + qs({ limit: 20 })).then(function (res) {
+    state.keys = res.keys;
+  });
+}
 
-  /** "12/100 per 10 s", and until when a full window holds starts back. */
-  function rateText(used, r, until) {
-    if (!r) return '—';
-    var text = used + '/' + r.limit + ' per ' + (r.periodMs % 1000 ? r.periodMs + ' ms' : r.periodMs / 1000 + ' s');
-    return until ? text + ' · until ' + new Date(until).toLocaleTimeString() : text;
-  }
+/**
+ * "12/100 per 10 s", and until when a full window holds starts back.
+ * @param {number} used
+ * @param {import('./api.js').ApiObject | null} r the rate limit
+ * @param {string | null} until
+ */
+function rateText(used, r, until) {
+  if (!r) return '—';
+  var text = used + '/' + r.limit + ' per ' + (r.periodMs % 1000 ? r.periodMs + ' ms' : r.periodMs / 1000 + ' s');
+  return until ? text + ' · until ' + fmtClock(until) : text;
+}
 
-  /** Limits from the form: an empty field is no limit (null); a rate is a limit and a period in seconds. */
-  function save(queue, form) {
-    var D = d();
-    var num = function (name) { var v = form.elements[name].value.trim(); return v === '' ? null : Number(v); };
-    var rate = function (name) {
-      var n = num(name), s = num(name + 'Period');
-      return n === null ? null : { limit: n, periodMs: s === null ? NaN : Math.round(s * 1000) };
-    };
-    return D.api(q(queue) + '/limits', 'POST', { globalConcurrency: num('globalConcurrency'), keyConcurrency: num('keyConcurrency'), rateLimit: rate('rateLimit'), keyRateLimit: rate('keyRateLimit') })
-      .then(function () { D.toast('Limits of ' + queue + ' saved; every instance follows at once'); return load(); }, D.fail);
-  }
+/**
+ * Limits from the form: an empty field is no limit (null); a rate is a limit and a period in seconds.
+ * @param {string} queue
+ * @param {HTMLFormElement} form
+ */
+function save(queue, form) {
+  var num = function (/** @type {string} */ name) {
+    var v = /** @type {HTMLInputElement} */ (form.elements.namedItem(name)).value.trim();
+    return v === '' ? null : Number(v);
+  };
+  var rate = function (/** @type {string} */ name) {
+    var n = num(name),
+      s = num(name + 'Period');
+    return n === null ? null : { limit: n, periodMs: s === null ? NaN : Math.round(s * 1000) };
+  };
+  return api(q(queue) + '/limits', 'POST', {
+    globalConcurrency: num('globalConcurrency'),
+    keyConcurrency: num('keyConcurrency'),
+    rateLimit: rate('rateLimit'),
+    keyRateLimit: rate('keyRateLimit'),
+  }).then(function () {
+    toast('Limits of ' + queue + ' saved; every instance follows at once');
+    return load();
+  }, fail);
+}
 
-  function reset(queue) {
-    var D = d();
-    return D.api(q(queue) + '/reset', 'POST').then(function (res) {
-      D.toast(res.limits ? 'Limits of ' + queue + ' back to the declared ones' : queue + ' has no limits now');
-      return load();
-    }, D.fail);
-  }
+/**
+ * @param {string} queue
+ */
+function reset(queue) {
+  return api(q(queue) + '/reset', 'POST').then(function (res) {
+    toast(res.limits ? 'Limits of ' + queue + ' back to the declared ones' : queue + ' has no limits now');
+    return load();
+  }, fail);
+}
 
-  function field(name, v, placeholder) {
-    return d().el('input', { name: name, type: 'number', min: '0', step: 'any', placeholder: placeholder || 'none', value: v === null || v === undefined ? '' : String(v) });
-  }
+/**
+ * @param {string} name
+ * @param {number | null | undefined} v
+ * @param {string} [placeholder]
+ */
+function field(name, v, placeholder) {
+  return el('input', {
+    name: name,
+    type: 'number',
+    min: '0',
+    step: 'any',
+    placeholder: placeholder || 'none',
+    value: v === null || v === undefined ? '' : String(v),
+  });
+}
 
-  /** A form of the limits of `l` (null: none yet); `queue` names the queue when it is submitted (a function: the add form reads an input). */
-  function limitForm(queue, l) {
-    var el = d().el;
-    l = l || {};
-    var r = l.rateLimit || {}, kr = l.keyRateLimit || {};
-    var sec = function (ms) { return ms === undefined ? null : ms / 1000; };
-    var form = el('form', { class: 'flow-form', onsubmit: function (e) { e.preventDefault(); var name = queue(); if (name) save(name, form); } },
+/**
+ * A form of the limits of `l` (null: none yet); `queue` names the queue when it is submitted (a function: the add form reads an input).
+ * @param {() => string} queue
+ * @param {import('./api.js').ApiObject | null} l
+ */
+function limitForm(queue, l) {
+  l = l || {};
+  var r = l.rateLimit || {},
+    kr = l.keyRateLimit || {};
+  var sec = function (/** @type {number | undefined} */ ms) {
+    return ms === undefined ? null : ms / 1000;
+  };
+  var form = /** @type {HTMLFormElement} */ (
+    el(
+      'form',
+      {
+        class: 'flow-form',
+        onsubmit: function (/** @type {Event} */ e) {
+          e.preventDefault();
+          var name = queue();
+          if (name) save(name, form);
+        },
+      },
       el('label', null, 'Queue-wide ', field('globalConcurrency', l.globalConcurrency)),
       el('label', null, ' Per key ', field('keyConcurrency', l.keyConcurrency)),
-      el('label', { title: 'At most this many starts of the queue in any window of the period' }, ' Rate ', field('rateLimit', r.limit), ' per ', field('rateLimitPeriod', sec(r.periodMs), 's')),
-      el('label', { title: 'At most this many starts of one concurrency key in any window of the period' }, ' Per-key rate ', field('keyRateLimit', kr.limit), ' per ', field('keyRateLimitPeriod', sec(kr.periodMs), 's')),
-      el('button', { type: 'submit', 'data-action': 'save-limits' }, 'Save'));
-    return form;
-  }
+      el(
+        'label',
+        { title: 'At most this many starts of the queue in any window of the period' },
+        ' Rate ',
+        field('rateLimit', r.limit),
+        ' per ',
+        field('rateLimitPeriod', sec(r.periodMs), 's'),
+      ),
+      el(
+        'label',
+        { title: 'At most this many starts of one concurrency key in any window of the period' },
+        ' Per-key rate ',
+        field('keyRateLimit', kr.limit),
+        ' per ',
+        field('keyRateLimitPeriod', sec(kr.periodMs), 's'),
+      ),
+      el('button', { type: 'submit', 'data-action': 'save-limits' }, 'Save'),
+    )
+  );
+  return form;
+}
 
-  function render() {
-    var D = d();
-    var el = D.el;
-    $('flow-count').textContent = state.loaded ? '(' + state.queues.length + ')' : '';
-    var box = D.clear($('flow-body'));
-    if (!state.queues.length) {
-      box.appendChild(el('div', { class: 'empty muted' }, 'No queue has cluster-wide limits. Declare them in the queues option ({ globalConcurrency, keyConcurrency }) or set one here.'));
-    } else {
-      var rows = [];
-      state.queues.forEach(function (l) {
-        var full = l.globalConcurrency !== null && l.running >= l.globalConcurrency;
-        rows.push(el('tr', { class: 'flow-row' + (l.queue === state.open ? ' selected' : ''), 'data-queue': l.queue, onclick: function () { toggle(l.queue); } },
-          el('td', { class: 'mono' }, l.queue, l.source === 'declared' ? el('span', { class: 'muted', title: 'Declared in the queues option' }, ' · options') : el('span', { class: 'muted', title: 'Set at runtime; kept until reset' }, ' · runtime')),
+function render() {
+  $('flow-count').textContent = state.loaded ? '(' + state.queues.length + ')' : '';
+  var box = clear($('flow-body'));
+  if (!state.queues.length) {
+    box.appendChild(
+      el(
+        'div',
+        { class: 'empty muted' },
+        'No queue has cluster-wide limits. Declare them in the queues option ({ globalConcurrency, keyConcurrency }) or set one here.',
+      ),
+    );
+  } else {
+    /** @type {HTMLElement[]} */
+    var rows = [];
+    state.queues.forEach(function (l) {
+      var full = l.globalConcurrency !== null && l.running >= l.globalConcurrency;
+      rows.push(
+        el(
+          'tr',
+          {
+            class: 'flow-row' + (l.queue === state.open ? ' selected' : ''),
+            'data-queue': l.queue,
+            onclick: function () {
+              toggle(l.queue);
+            },
+          },
+          el(
+            'td',
+            { class: 'mono' },
+            l.queue,
+            l.source === 'declared'
+              ? el('span', { class: 'muted', title: 'Declared in the queues option' }, ' · options')
+              : el('span', { class: 'muted', title: 'Set at runtime; kept until reset' }, ' · runtime'),
+          ),
           el('td', { class: full ? 'flow-full' : null, text: l.running + ' / ' + limitText(l.globalConcurrency) }),
           el('td', { text: limitText(l.keyConcurrency) }),
-          el('td', { class: l.rateLimitedUntil ? 'flow-full' : null, 'data-rate': l.queue, text: rateText(l.rateUsed, l.rateLimit, l.rateLimitedUntil) }),
+          el('td', {
+            class: l.rateLimitedUntil ? 'flow-full' : null,
+            'data-rate': l.queue,
+            text: rateText(l.rateUsed, l.rateLimit, l.rateLimitedUntil),
+          }),
           el('td', { text: String(l.due) }),
-          el('td', { class: 'actions', onclick: function (e) { e.stopPropagation(); } },
-            el('button', { type: 'button', class: 'ghost', 'data-action': 'reset', title: 'Drop a runtime limit: back to the declared ones', onclick: function () { reset(l.queue); } }, 'Reset'))));
-        if (l.queue === state.open) rows.push(detailRow(l));
-      });
-      box.appendChild(el('table', { class: 'runs flow', id: 'flow-table' },
-        el('thead', null, el('tr', null, ['Queue', 'Running / limit', 'Per key', 'Starts / rate', 'Due, waiting', ''].map(function (h) { return el('th', { text: h }); }))),
-        el('tbody', null, rows)));
-    }
-    keyedRuns(box);
-    var add = el('details', { class: 'flow-add' }, el('summary', null, 'Set limits of a queue'));
-    add.open = state.adding;
-    add.addEventListener('toggle', function () { state.adding = add.open; });
-    var name = el('input', { placeholder: 'queue', spellcheck: 'false', id: 'flow-new-queue' });
-    var form = limitForm(function () { return name.value.trim(); }, null);
-    form.insertBefore(name, form.firstChild);
-    add.appendChild(form);
-    box.appendChild(add);
-  }
-
-  function detailRow(l) {
-    var el = d().el;
-    var keys = state.keys && state.keys.length
-      ? el('table', { class: 'flow-keys' },
-          el('thead', null, el('tr', null, ['Concurrency key', 'Running', 'Starts / rate', 'Due, waiting'].map(function (h) { return el('th', { text: h }); }))),
-          el('tbody', null, state.keys.map(function (k) {
-            var full = l.keyConcurrency !== null && k.running >= l.keyConcurrency;
-            return el('tr', null, el('td', { class: 'mono', text: k.key }), el('td', { class: full ? 'flow-full' : null, text: k.running + ' / ' + limitText(l.keyConcurrency) }),
-              el('td', { class: k.rateLimitedUntil ? 'flow-full' : null, text: rateText(k.rateUsed, l.keyRateLimit, k.rateLimitedUntil) }), el('td', { text: String(k.due) }));
-          })))
-      : el('div', { class: 'muted', text: 'No run of this queue has a concurrency key now.' });
-    return el('tr', { class: 'flow-detail', 'data-detail': l.queue },
-      el('td', { colspan: 6 }, limitForm(function () { return l.queue; }, l), el('div', null, el('b', null, 'Busiest keys')), keys));
-  }
-
-  /** Runs waiting out a debounce, and active runs holding a dedupe key (starts with those keys join them). */
-  function keyedRuns(box) {
-    var D = d(), el = D.el;
-    var link = function (id) { return el('a', { href: '#', class: 'mono', onclick: function (e) { e.preventDefault(); D.openRun(id); } }, id); };
-    var table = function (id, title, heads, rows) {
-      if (!rows.length) return;
-      box.appendChild(el('div', { id: id }, el('b', null, title),
-        el('table', { class: 'flow-keys' }, el('thead', null, el('tr', null, heads.map(function (h) { return el('th', { text: h }); }))), el('tbody', null, rows))));
-    };
-    table('flow-debounced', 'Debounced runs (later starts with the key join them)', ['Workflow', 'Debounce key', 'Run', 'Starts at', 'At the latest'],
-      state.debounced.map(function (r) {
-        return el('tr', null, el('td', { text: r.workflow }), el('td', { class: 'mono', text: r.key }), el('td', null, link(r.runId)),
-          el('td', { text: new Date(r.startsAt).toLocaleTimeString() }), el('td', { text: r.latestStart ? new Date(r.latestStart).toLocaleTimeString() : '—' }));
-      }));
-    table('flow-singletons', 'Singleton runs (starts with the dedupe key return them)', ['Workflow', 'Dedupe key', 'Run', 'Status'],
-      state.singletons.map(function (r) {
-        return el('tr', null, el('td', { text: r.workflow }), el('td', { class: 'mono', text: r.key }), el('td', null, link(r.runId)), el('td', { text: r.status }));
-      }));
-  }
-
-  function toggle(queue) {
-    if (state.open === queue) {
-      state.open = null;
-      state.keys = null;
-      render();
-      return;
-    }
-    state.open = queue;
-    loadKeys(queue).then(render, d().fail);
-  }
-
-  /** In a run's detail: its concurrency key and, while it waits, what holds it back. */
-  function blockers(r) {
-    var el = d().el;
-    var b = r.startBlockers;
-    if (!b && !r.concurrencyKey) return null;
-    var lines = [];
-    if (r.concurrencyKey) lines.push(el('div', null, el('b', null, 'Concurrency key: '), el('span', { class: 'mono', text: r.concurrencyKey })));
-    // Its time (a delay, a timer, a safety re-check) is told by the Waiting box: here only the limits that hold it back.
-    var notDue = b && b.availableAt && new Date(b.availableAt).getTime() > new Date(r.now || Date.now()).getTime();
-    var limits = b ? (notDue ? b.reasons.slice(1) : b.reasons) : [];
-    if (limits.length) lines.push(el('div', null, el('b', null, 'Held back by flow control: '), limits.join(' · ')));
-    if (!lines.length) return null;
-    return el('div', { class: 'flow-why', id: 'run-blockers' }, lines);
-  }
-
-  function init() {
-    if (!$('flow') || !d()) return;
-    d().runExtras.push(blockers);
-    // Not while someone types a limit (a refresh would redraw the form), nor under a confirmation.
-    d().whileOpen('flow', load, function () {
-      var typing = document.activeElement && $('flow-body').contains(document.activeElement);
-      return typing || ($('confirm') && $('confirm').open);
+          el(
+            'td',
+            {
+              class: 'actions',
+              onclick: function (/** @type {Event} */ e) {
+                e.stopPropagation();
+              },
+            },
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'ghost',
+                'data-action': 'reset',
+                // A declared limit has no runtime override to drop: Reset would change nothing.
+                disabled: l.source === 'declared',
+                title:
+                  l.source === 'declared'
+                    ? 'These are the declared limits: nothing set at runtime to reset'
+                    : 'Drop a runtime limit: back to the declared ones',
+                onclick: function () {
+                  reset(l.queue);
+                },
+              },
+              'Reset',
+            ),
+          ),
+        ),
+      );
+      if (l.queue === state.open) rows.push(detailRow(l));
     });
+    box.appendChild(
+      el(
+        'table',
+        { class: 'runs flow', id: 'flow-table' },
+        el(
+          'thead',
+          null,
+          el(
+            'tr',
+            null,
+            ['Queue', 'Running / limit', 'Per key', 'Starts / rate', 'Due, waiting', ''].map(function (h) {
+              return el('th', { text: h });
+            }),
+          ),
+        ),
+        el('tbody', null, rows),
+      ),
+    );
   }
+  keyedRuns(box, state.debounced, state.singletons);
+  var add = /** @type {HTMLDetailsElement} */ (el('details', { class: 'flow-add' }, el('summary', null, 'Set limits of a queue')));
+  add.open = state.adding;
+  add.addEventListener('toggle', function () {
+    state.adding = add.open;
+  });
+  var name = /** @type {HTMLInputElement} */ (el('input', { placeholder: 'queue', spellcheck: 'false', id: 'flow-new-queue' }));
+  var form = limitForm(function () {
+    return name.value.trim();
+  }, null);
+  form.insertBefore(name, form.firstChild);
+  add.appendChild(form);
+  box.appendChild(add);
+}
 
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
-  else init();
-})();
+/**
+ * @param {import('./api.js').ApiObject} l a queue's limits
+ */
+function detailRow(l) {
+  var keys =
+    state.keys && state.keys.length
+      ? el(
+          'table',
+          { class: 'flow-keys' },
+          el(
+            'thead',
+            null,
+            el(
+              'tr',
+              null,
+              ['Concurrency key', 'Running', 'Starts / rate', 'Due, waiting'].map(function (h) {
+                return el('th', { text: h });
+              }),
+            ),
+          ),
+          el(
+            'tbody',
+            null,
+            state.keys.map(function (k) {
+              var full = l.keyConcurrency !== null && k.running >= l.keyConcurrency;
+              return el(
+                'tr',
+                null,
+                el('td', { class: 'mono', text: k.key }),
+                el('td', { class: full ? 'flow-full' : null, text: k.running + ' / ' + limitText(l.keyConcurrency) }),
+                el('td', {
+                  class: k.rateLimitedUntil ? 'flow-full' : null,
+                  text: rateText(k.rateUsed, l.keyRateLimit, k.rateLimitedUntil),
+                }),
+                el('td', { text: String(k.due) }),
+              );
+            }),
+          ),
+        )
+      : el('div', { class: 'muted', text: 'No run of this queue has a concurrency key now.' });
+  return el(
+    'tr',
+    { class: 'flow-detail', 'data-detail': l.queue },
+    el(
+      'td',
+      { colspan: 6 },
+      limitForm(function () {
+        return l.queue;
+      }, l),
+      el('div', null, el('b', null, 'Busiest keys')),
+      keys,
+    ),
+  );
+}
+
+/**
+ * @param {string} queue
+ */
+function toggle(queue) {
+  if (state.open === queue) {
+    state.open = null;
+    state.keys = null;
+    render();
+    return;
+  }
+  state.open = queue;
+  loadKeys(queue).then(render, fail);
+}
+
+export function initFlow() {
+  if (!$('flow')) return;
+  runExtras.push(blockers);
+  // Not while someone types a limit (a refresh would redraw the form), nor under a confirmation.
+  whileOpen('flow', load, function () {
+    var typing = document.activeElement && $('flow-body').contains(document.activeElement);
+    return typing || ($('confirm') && dialog('confirm').open);
+  });
+}

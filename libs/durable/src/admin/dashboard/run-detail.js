@@ -1,48 +1,85 @@
+// @ts-check
 // nestjs-durable dashboard: One run: header, actions, facts, error, tabs.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
 import { $, el, append, clear, fmtDuration, fmtTime, runDuration, badge, cancelling, cancellingTag, nf, toast, fail, copy } from './dom.js';
 import { api } from './api.js';
-import { ACTIVE, state, saveHash } from './state.js';
+import { ACTIVE } from './constants.js';
+import { state, saveHash } from './state.js';
+import { downloadRun } from './run-export.js';
 import { timeline } from './timeline.js';
-import { simpleTable, childrenTable, jsonView } from './tables.js';
+import { simpleTable, childrenTable, jsonView, errorBox } from './tables.js';
 import { confirmAction } from './actions.js';
 import { liveFollow } from './live.js';
 import { waitingBox } from './waiting.js';
 
 // ---------------------------------------------------------------- run detail
+/**
+ * @param {string} id
+ */
 export function openRun(id) {
   state.runId = id;
   state.openSteps = {};
   state.tab = 'steps';
   saveHash();
-  document.querySelectorAll('#runs-body tr').forEach(function (tr) { tr.classList.toggle('selected', tr.getAttribute('data-run') === id); });
+  document.querySelectorAll('#runs-body tr').forEach(function (tr) {
+    tr.classList.toggle('selected', tr.getAttribute('data-run') === id);
+  });
   liveFollow();
   return loadRun(true);
 }
+/**
+ * A run cancelled with compensation whose every declared undo has run: resuming it would only end it
+ * CANCELLED again (fork it to run the workflow again). False when not all its steps are loaded.
+ * @param {import('./api.js').ApiObject} r
+ */
+export function compensated(r) {
+  if (r.status !== 'CANCELLED' || !r.cancelRequestedAt || r.totals.steps > r.steps.length) return false;
+  /** @type {Record<number, boolean>} */
+  var undone = {};
+  r.steps.forEach(function (/** @type {import('./api.js').ApiObject} */ s) {
+    if (s.compensates != null && s.status === 'SUCCEEDED') undone[s.compensates] = true;
+  });
+  return r.steps.every(function (/** @type {import('./api.js').ApiObject} */ s) {
+    return !s.compensation || s.status !== 'SUCCEEDED' || undone[s.seq];
+  });
+}
+
 export function closeRun() {
   state.runId = null;
   state.run = null;
   $('detail-view').hidden = true;
   $('main').classList.remove('with-detail');
-  document.querySelectorAll('#runs-body tr.selected').forEach(function (tr) { tr.classList.remove('selected'); });
+  document.querySelectorAll('#runs-body tr.selected').forEach(function (tr) {
+    tr.classList.remove('selected');
+  });
   liveFollow();
   saveHash();
 }
+/**
+ * @param {boolean} first its first render (scrolls to it)
+ */
 export function loadRun(first) {
   var id = state.runId;
   if (!id) return Promise.resolve();
-  return api('runs/' + encodeURIComponent(id)).then(function (run) {
-    if (state.runId !== id) return;
-    state.run = run;
-    renderRun(run, first);
-  }, function (err) {
-    if (err && err.status === 404 && state.runId === id) {
-      closeRun();
-      toast('Run ' + id + ' does not exist (any more).', true);
-    } else fail(err);
-  });
+  return api('runs/' + encodeURIComponent(id)).then(
+    function (run) {
+      if (state.runId !== id) return;
+      state.run = run;
+      renderRun(run, first);
+    },
+    function (err) {
+      if (err && err.status === 404 && state.runId === id) {
+        closeRun();
+        toast('Run ' + id + ' does not exist (any more).', true);
+      } else fail(err);
+    },
+  );
 }
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ * @param {boolean} [first]
+ */
 export function renderRun(r, first) {
   var pane = $('detail-view');
   var scroll = pane.scrollTop;
@@ -50,35 +87,118 @@ export function renderRun(r, first) {
   pane.hidden = false;
   $('main').classList.add('with-detail');
   var canCancel = ACTIVE.indexOf(r.status) >= 0;
-  var canResume = r.status === 'FAILED' || r.status === 'CANCELLED';
+  var canResume = (r.status === 'FAILED' || r.status === 'CANCELLED') && !compensated(r);
   append(pane, [
-    el('div', { class: 'detail-head' },
+    el(
+      'div',
+      { class: 'detail-head' },
       el('button', { type: 'button', class: 'ghost', onclick: closeRun, title: 'Close' }, '✕'),
       el('h2', { id: 'run-id', text: r.id }),
-      el('span', { id: 'run-status' }, badge(r.status), cancelling(r) ? cancellingTag() : null)),
-    el('div', { class: 'detail-actions' },
-      el('button', { type: 'button', id: 'btn-cancel', class: 'danger', disabled: !canCancel, onclick: function () { confirmAction('cancel', r); } }, 'Cancel run'),
-      el('button', { type: 'button', id: 'btn-resume', disabled: !canResume, onclick: function () { confirmAction('resume', r); } }, 'Resume'),
-      el('button', { type: 'button', id: 'btn-fork', class: 'ghost', onclick: function () { confirmAction('fork', r); } }, 'Fork…'),
-      el('button', { type: 'button', id: 'btn-export', class: 'ghost', title: 'Download the run and its checkpoints, to replay in a test',
-        onclick: function () { window.DurableRunExport.download(r.id); } }, 'Export JSON'),
-      el('button', { type: 'button', class: 'ghost', onclick: function () { copy(r.id); } }, 'Copy id')),
+      el('span', { id: 'run-status' }, badge(r.status), cancelling(r) ? cancellingTag() : null),
+    ),
+    el(
+      'div',
+      { class: 'detail-actions' },
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-cancel',
+          class: 'danger',
+          disabled: !canCancel,
+          title: canCancel ? null : 'The run has ended: nothing to cancel',
+          onclick: function () {
+            confirmAction('cancel', r);
+          },
+        },
+        'Cancel run',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-resume',
+          disabled: !canResume,
+          title: canResume
+            ? 'Continue from its last checkpoint'
+            : compensated(r)
+              ? 'Its compensations are done: resuming would change nothing (fork it to run the workflow again)'
+              : 'Only a FAILED or CANCELLED run can be resumed',
+          onclick: function () {
+            confirmAction('resume', r);
+          },
+        },
+        'Resume',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-fork',
+          class: 'ghost',
+          onclick: function () {
+            confirmAction('fork', r);
+          },
+        },
+        'Fork…',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'btn-export',
+          class: 'ghost',
+          title: 'Download the run and its checkpoints, to replay in a test',
+          onclick: function () {
+            downloadRun(r.id);
+          },
+        },
+        'Export JSON',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'ghost',
+          onclick: function () {
+            copy(r.id);
+          },
+        },
+        'Copy id',
+      ),
+    ),
     facts(r),
-    runExtras.map(function (render) { return render(r); }),
+    runExtras.map(function (render) {
+      return render(r);
+    }),
     waitingBox(r),
     r.error ? errorBox(r.error) : null,
     tabs(r),
   ]);
   if (!first) pane.scrollTop = scroll;
-  else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches) pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
+  else if (window.matchMedia && window.matchMedia('(max-width: 1100px)').matches)
+    pane.scrollIntoView({ behavior: 'smooth', block: 'start' });
 }
 
 /** Renderers other panels add to a run's detail (flow.js: why it has not started). */
+/** @type {((r: import('./api.js').ApiObject) => HTMLElement | null)[]} */
 export var runExtras = [];
 
+/**
+ * @param {import('./api.js').ApiObject} r
+ */
 export function facts(r) {
   var dl = el('dl', { class: 'facts' });
-  function f(label, value, title) { dl.appendChild(el('div', null, el('dt', { text: label }), el('dd', { title: title || (typeof value === 'string' ? value : null) }, value))); }
+  /**
+   * @param {string} label
+   * @param {any} value text or a node
+   * @param {string | null} [title] the whole value, on hover
+   */
+  function f(label, value, title) {
+    dl.appendChild(
+      el('div', null, el('dt', { text: label }), el('dd', { title: title || (typeof value === 'string' ? value : null) }, value)),
+    );
+  }
   f('Workflow', r.workflowName);
   f('Queue', r.queue);
   f('Created', fmtTime(r.createdAt), r.createdAt);
@@ -92,20 +212,52 @@ export function facts(r) {
   if (r.deadlineAt) f('Deadline', fmtTime(r.deadlineAt), r.deadlineAt);
   if (r.cancelRequestedAt) f('Cancelled with compensation', fmtTime(r.cancelRequestedAt), r.cancelRequestedAt);
   if (r.status === 'PENDING') f('Due at', fmtTime(r.availableAt), r.availableAt);
-  if (r.status === 'WAITING') f('Next look', fmtTime(r.availableAt), 'Its timer, or a safety re-check: a message or a child finishing wakes it at once');
+  if (r.status === 'WAITING')
+    f('Next look', fmtTime(r.availableAt), 'Its timer, or a safety re-check: a message or a child finishing wakes it at once');
   if (r.tags && r.tags.length) f('Tags', r.tags.join(', '));
-  if (r.parentId) f('Parent', el('a', { class: 'mono', onclick: function () { openRun(r.parentId); } }, r.parentId), r.parentId);
+  if (r.parentId)
+    f(
+      'Parent',
+      el(
+        'a',
+        {
+          class: 'mono',
+          onclick: function () {
+            openRun(r.parentId);
+          },
+        },
+        r.parentId,
+      ),
+      r.parentId,
+    );
   if (r.appVersion) f('App version', r.appVersion);
-  if (r.traceId) f('Trace id', el('span', { class: 'mono', text: r.traceId }), r.traceparent);
+  if (r.traceId) {
+    // 32 hex digits: shown whole (it wraps) with a copy button, to paste into the tracing backend.
+    f('Trace id', el('span', { id: 'run-trace', class: 'mono', text: r.traceId }), r.traceparent);
+    var traced = /** @type {HTMLElement} */ (dl.lastElementChild);
+    traced.classList.add('fact-trace');
+    traced.appendChild(
+      el(
+        'button',
+        {
+          type: 'button',
+          id: 'copy-trace',
+          class: 'ghost small',
+          title: 'Copy the trace id',
+          onclick: function () {
+            copy(r.traceId);
+          },
+        },
+        'Copy',
+      ),
+    );
+  }
   return dl;
 }
 
-/** An error as its name and message, and its stack (if any) as preformatted lines; `id` names the box. */
-export function errorBox(error, id) {
-  var msg = error && typeof error === 'object' ? (error.name ? error.name + ': ' : '') + (error.message || JSON.stringify(error)) : String(error);
-  return el('div', { class: 'error-box', id: id === undefined ? 'run-error' : id }, el('strong', { text: msg }), error && error.stack ? el('pre', { class: 'mono', text: error.stack }) : null);
-}
-
+/**
+ * @param {import('./api.js').ApiObject} r
+ */
 export function tabs(r) {
   var defs = [
     ['steps', 'Steps', r.totals.steps],
@@ -119,16 +271,30 @@ export function tabs(r) {
   var bar = el('div', { class: 'tabs', role: 'tablist' });
   var body = el('div', { class: 'section', id: 'tab-body' });
   defs.forEach(function (d) {
-    bar.appendChild(el('button', {
-      type: 'button', class: 'tab', role: 'tab', 'data-tab': d[0], 'aria-selected': String(state.tab === d[0]),
-      onclick: function () { state.tab = d[0]; renderRun(state.run); },
-    }, d[1] + (d[2] != null ? ' (' + nf(d[2]) + ')' : '')));
+    bar.appendChild(
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'tab',
+          role: 'tab',
+          'data-tab': d[0],
+          'aria-selected': String(state.tab === d[0]),
+          onclick: function () {
+            state.tab = d[0];
+            if (state.run) renderRun(state.run);
+          },
+        },
+        d[1] + (d[2] != null ? ' (' + nf(d[2]) + ')' : ''),
+      ),
+    );
   });
   var t = state.tab;
   if (t === 'steps') body.appendChild(timeline(r));
   else if (t === 'input') body.appendChild(jsonView(r.input));
   else if (t === 'output') body.appendChild(jsonView(r.output));
-  else if (t === 'messages') body.appendChild(simpleTable(r.messages, ['id', 'topic', 'payload', 'createdAt', 'consumedSeq'], r.totals.messages));
+  else if (t === 'messages')
+    body.appendChild(simpleTable(r.messages, ['id', 'topic', 'payload', 'createdAt', 'consumedSeq'], r.totals.messages));
   else if (t === 'events') body.appendChild(simpleTable(r.events, ['key', 'value', 'updatedAt'], r.totals.events));
   else if (t === 'history') body.appendChild(simpleTable(r.history, ['at', 'kind', 'detail'], r.totals.history));
   else if (t === 'children') body.appendChild(childrenTable(r.children, r.totals.children));
