@@ -4,12 +4,16 @@ import { rel, repoRoot, type CodeBlock } from './markdown.js';
 
 /** Compiles the samples as one program with the repository's compiler options; returns the errors, by sample. */
 export function compileSamples(samples: CodeBlock[]): string[] {
-  const config = ts.getParsedCommandLineOfConfigFile(join(repoRoot, 'tsconfig.json'), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(repoRoot, 'tsconfig.json'),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!config) throw new Error('tsconfig.json could not be read');
   const options: ts.CompilerOptions = { ...config.options, noEmit: true, declaration: false, sourceMap: false, incremental: false };
   // Virtual files beside the example app's sources: src/__doc_sample_<n>.ts.

@@ -15,7 +15,7 @@ export class ServerLease {
 
   static async acquire(url: string): Promise<ServerLease> {
     const client = new pg.Client({ connectionString: url, application_name: `durable-example pid ${process.pid}` });
-    // A server stopped under us (by hand) ends this session: nothing to do about it here.
+    // A server stopped under us (by hand) ends this connection: nothing to do about it here.
     client.on('error', () => {});
     await client.connect();
     await client.query('SELECT pg_advisory_lock_shared($1, $2)', KEY);
