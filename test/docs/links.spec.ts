@@ -39,7 +39,7 @@ describe('links of the documentation', () => {
     expect(githubSlug('Compensation (sagas)')).toBe('compensation-sagas');
     expect(githubSlug('`DurableModule.forRoot(options)`')).toBe('durablemoduleforrootoptions');
     expect(githubSlug('Telemetry: traces, metrics, lifecycle hooks, logs')).toBe('telemetry-traces-metrics-lifecycle-hooks-logs');
-    expect([...headingSlugs('# A\n## A\n```\n# not a heading\n```\n')]).toEqual(['a', 'a-1']);
+    expect([...headingSlugs('# A\n## A\n```\n# not a heading\n```\n## 3. `verify` before\n')]).toEqual(['a', 'a-1', '3-verify-before']);
   });
 
   it('every relative link and anchor of README.md, libs/durable/README.md and docs/ resolves', () => {

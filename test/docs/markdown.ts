@@ -72,7 +72,7 @@ export function typeScriptSamples(file: string): CodeBlock[] {
 }
 
 /** The text outside code blocks and inline code, where links are read. */
-export function proseOf(text: string): string {
+export function proseOf(text: string, { keepInlineCode = false } = {}): string {
   const lines = text.split('\n');
   const out: string[] = [];
   let fence: string | null = null;
@@ -88,7 +88,7 @@ export function proseOf(text: string): string {
       out.push('');
       continue;
     }
-    out.push(line.replace(/(`+)[^`]*?\1/g, ''));
+    out.push(keepInlineCode ? line : line.replace(/(`+)[^`]*?\1/g, ''));
   }
   return out.join('\n');
 }
@@ -97,7 +97,7 @@ export function proseOf(text: string): string {
 export function headingSlugs(text: string): Set<string> {
   const slugs = new Set<string>();
   const seen = new Map<string, number>();
-  for (const line of proseOf(text).split('\n')) {
+  for (const line of proseOf(text, { keepInlineCode: true }).split('\n')) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
     const base = githubSlug(m[1]);
