@@ -1,7 +1,7 @@
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { createAdminApp, type AdminApp } from './support/admin-app.js';
 
-/** The admin API in the app's OpenAPI document (@nestjs/swagger present, as in this workspace). */
+/** The admin API in the app's OpenAPI document (@nestjs/swagger present, as in this repository). */
 describe('admin API OpenAPI description', () => {
   let a: AdminApp;
   beforeAll(async () => {
