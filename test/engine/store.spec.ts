@@ -238,7 +238,7 @@ describe('store: claim, fencing, sweeper', () => {
     await h.query(`INSERT INTO durable_runs (id, workflow_name, status, deadline_at, lease_owner, lease_expires_at, available_at) VALUES
       ('undo', 'wf', 'RUNNING', now() - interval '1 second', 'w1', now() + interval '1 minute', now() - interval '1 minute')`);
     await h.query(
-      `INSERT INTO durable_steps (run_id, seq, name, status, compensation) VALUES ('undo', 0, 'book', 'SUCCEEDED', '{"step":"unbook"}')`,
+      `INSERT INTO durable_steps (run_id, seq, name, status, compensation) VALUES ('undo', 0, 'book', 'SUCCEEDED', '{"by":"unbook"}')`,
     );
     expect(await sweepDeadlines(sql, 10)).toEqual({ failed: ['overdue'], compensating: ['undo'] });
     const [r] = await h.query(`SELECT status, error FROM durable_runs WHERE id = 'overdue'`);

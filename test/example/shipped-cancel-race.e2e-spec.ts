@@ -7,7 +7,7 @@ import { PrismaService } from '../../src/prisma/prisma.service.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { eventually, sleep } from '../support/engine-harness.js';
 import { rng as seeded } from '../support/rng.js';
-import { startExampleApp } from './support/example-app.js';
+import { shipmentHeaders, startExampleApp } from './support/example-app.js';
 
 /** The real gateway, recording which orders were refunded. */
 class RecordingGateway extends PaymentGateway {
@@ -71,9 +71,8 @@ describe('example shop: a shipment and a cancel racing', () => {
           await paidAndWaiting(id);
           // Half the tries within the first 25 ms (where the race is), the others up to 600 ms.
           const delay = Math.floor(rng() * (i % 2 ? 600 : 25));
-          const shipment = api()
-            .post(`/orders/${id}/shipment`)
-            .send({ trackingNumber: `T-${batch}-${i}` });
+          const body = { trackingNumber: `T-${batch}-${i}` };
+          const shipment = api().post(`/orders/${id}/shipment`).set(shipmentHeaders(id, body)).send(JSON.stringify(body));
           const shipped = shipment.then((r) => r.status);
           await sleep(delay);
           const cancel = await api().post(`/orders/${id}/cancel`).send({});

@@ -82,7 +82,8 @@ export function withWaits(run: { status: string; finishedAt: string | null }, st
     const startedAt = listed && (s.startedAt == null || ms(listed) < ms(s.startedAt)) ? listed : (s.startedAt as string | null);
     let { status, finishedAt } = s as { status: string; finishedAt: string | null };
     const ends = w.kind === 'sleep' ? w.until : null;
-    const pending = status === 'WAITING' || (ends !== null && ms(ends) > ms(now));
+    // A wait its run's cancel ended (the row is CANCELLED with the run) ended when the run did.
+    const pending = status === 'WAITING' || status === 'CANCELLED' || (ends !== null && ms(ends) > ms(now));
     if (pending && open) {
       status = 'WAITING';
       finishedAt = null;
