@@ -2,6 +2,7 @@ import {
   Durable,
   DurableEngine,
   DurableError,
+  InvalidArgumentError,
   InvalidOptionsError,
   verifyRuns,
   WorkflowRegistry,
@@ -143,6 +144,72 @@ describe('bad input: the catalogue', () => {
       await expect(engine().cancel('no-such-run')).rejects.toBeInstanceOf(RunNotFoundError);
       await expect(engine().resume('no-such-run')).rejects.toBeInstanceOf(RunNotFoundError);
       await expect(engine().handle('no-such-run').result()).rejects.toThrow(/No run with id "no-such-run"/);
+    });
+  });
+
+  describe('identifiers with control characters (printed by the CLI and logs, matched in SQL)', () => {
+    const controls: [string, string][] = [
+      ['ESC (a terminal escape)', 'run-\u001b[2J'],
+      ['a newline', 'a\nb'],
+      ['NUL', 'a\u0000b'],
+      ['DEL', 'a\u007fb'],
+      ['a C1 control', 'a\u009bb'],
+      ['U+2028', 'a\u2028b'],
+      ['a bidi override', 'a\u202eb'],
+      ['a bidi isolate', 'a\u2066b'],
+      ['a lone surrogate', 'a\ud800b'],
+    ];
+    const refused = async (call: () => Promise<unknown>, field: string) => {
+      const err = await call().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(InvalidArgumentError);
+      expect(err).toMatchObject({ parameter: field, message: expect.stringContaining(`the ${field} `) });
+      expect((err as Error).message).toContain('printable characters only: no control characters');
+      // eslint-disable-next-line no-control-regex -- the raw characters must not reach the message
+      expect((err as Error).message).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u202e\u2066]/); // escaped in the message
+    };
+
+    it.each(controls)(
+      '%s: refused in run ids, tags, queues, keys and topics at start, startMany and send; nothing written',
+      async (_what, bad) => {
+        const before = await runs();
+        await refused(() => engine().startRun('echo', 1, { id: bad }), 'id');
+        await refused(() => engine().startRun('echo', 1, { queue: bad }), 'queue');
+        await refused(() => engine().startRun('echo', 1, { dedupeKey: bad }), 'dedupeKey');
+        await refused(() => engine().startRun(bad, 1), 'workflow name');
+        await refused(
+          () =>
+            engine().startMany([
+              { workflow: 'echo', input: 1 },
+              { workflow: 'echo', input: 2, options: { id: bad } },
+            ]),
+          'id',
+        );
+        const tagErr = await engine()
+          .startRun('echo', 1, { tags: ['ok', bad] })
+          .catch((e: unknown) => e);
+        expect(tagErr).toBeInstanceOf(InvalidArgumentError);
+        expect((tagErr as Error).message).toMatch(/tags has an entry with a (control|NUL) character \(U\+[0-9A-F]{4} at position \d+/);
+        expect(await runs()).toBe(before);
+        await refused(() => engine().send(bad, 'topic', 1), 'runId');
+        const handle = await engine().startRun('echo', 1);
+        await refused(() => engine().send(handle.id, bad, 1), 'topic');
+        await refused(() => engine().send(handle.id, 't', 1, { idempotencyKey: bad }), 'idempotencyKey');
+        await refused(() => engine().flowControl.setQueueLimits(bad, { globalConcurrency: 1 }), 'queue');
+        await refused(() => engine().flowControl.resetQueueLimits(bad), 'queue');
+        expect(await h.query(`SELECT count(*)::int AS n FROM durable_messages`)).toEqual([{ n: 0 }]);
+        await handle.result({ timeoutMs: 10_000 });
+      },
+    );
+
+    it('printable Unicode is fine (accents, CJK, emoji); a queue name at start has a length limit', async () => {
+      const handle = await engine().startRun('echo', 1, { id: 'commande-é-注文-📦', tags: ['客户:é'] });
+      expect(await handle.result({ timeoutMs: 10_000 })).toBe(1);
+      await expect(engine().startRun('echo', 1, { queue: 'q'.repeat(201) })).rejects.toThrow(
+        /queue must be a non-empty string of at most 200/,
+      );
     });
   });
 

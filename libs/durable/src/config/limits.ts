@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js';
+import { checkIdentifierCharacters } from './identifiers.js';
 
 /** Limits the library enforces, in one place. */
 export const DAY_MS = 24 * 3600_000;
@@ -24,7 +25,7 @@ export function checkKey(api: string, what: string, v: unknown): string {
       what,
     );
   }
-  return v;
+  return checkIdentifierCharacters(api, what, v);
 }
 
 /** A duration in ms: finite, ≥ 0, at most a century; InvalidArgumentError otherwise. */

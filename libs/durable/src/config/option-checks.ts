@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../errors/index.js';
+import { forbiddenCharacter } from './identifiers.js';
 import { CENTURY_MS, DAY_MS, MAX_NAME_LENGTH, MAX_PRIORITY, MAX_STEP_TIMEOUT_MS } from './limits.js';
 
 /**
@@ -10,7 +11,7 @@ import { CENTURY_MS, DAY_MS, MAX_NAME_LENGTH, MAX_PRIORITY, MAX_STEP_TIMEOUT_MS 
 const show = (v: unknown) => (typeof v === 'function' ? 'a function' : (JSON.stringify(v) ?? String(v)));
 const isInt = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const isNum = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
-const isName = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_NAME_LENGTH;
+const isName = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= MAX_NAME_LENGTH && !forbiddenCharacter(v);
 
 const POLICY_KEYS = ['maxAttempts', 'initialDelayMs', 'backoffFactor', 'maxDelayMs', 'retryIf'];
 const STEP_KEYS = ['name', 'retries', 'transactional', 'transaction', 'timeoutMs', 'compensate', 'pivot'];

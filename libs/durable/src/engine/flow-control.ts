@@ -1,3 +1,4 @@
+import { checkIdentifierCharacters } from '../config/identifiers.js';
 import { MAX_NAME_LENGTH } from '../config/limits.js';
 import { FLOW_LIMIT_KEYS, flowLimitProblems } from '../config/option-checks.js';
 import type { RateLimit } from '../config/options.js';
@@ -66,7 +67,7 @@ function checkQueue(api: string, queue: unknown): string {
       'queue',
     );
   }
-  return queue;
+  return checkIdentifierCharacters(api, 'queue', queue);
 }
 
 /** The limits of a QueueLimits (or queue options), absent ones null. */

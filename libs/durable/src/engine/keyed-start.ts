@@ -1,3 +1,4 @@
+import { checkIdentifierCharacters } from '../config/identifiers.js';
 import { DAY_MS, MAX_ID_LENGTH } from '../config/limits.js';
 import { IdempotencyConflictError, InvalidArgumentError } from '../errors/index.js';
 import { debounceStart, dedupeHolder, insertDeduped } from '../store/keyed-starts.js';
@@ -51,6 +52,8 @@ export function keyedStart(opts: StartOptions): { dedupeKey?: string; debounce?:
   }
   if (problems.length)
     throw new InvalidArgumentError(`start(): ${problems.join('; ')}.`, opts.debounce !== undefined ? 'debounce' : 'dedupeKey');
+  if (opts.dedupeKey !== undefined) checkIdentifierCharacters('start()', 'dedupeKey', opts.dedupeKey);
+  if (debounce) checkIdentifierCharacters('start()', 'debounce.key', debounce.key);
   return { ...(opts.dedupeKey !== undefined && { dedupeKey: opts.dedupeKey }), ...(debounce && { debounce }) };
 }
 

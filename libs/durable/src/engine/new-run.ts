@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../errors/index.js';
-import { CENTURY_MS, MAX_ID_LENGTH, MAX_PRIORITY, MAX_TAG_LENGTH, MAX_TAGS } from '../config/limits.js';
+import { checkIdentifierCharacters, forbiddenCharacter, IDENTIFIER_CHARACTERS, showIdentifier } from '../config/identifiers.js';
+import { CENTURY_MS, MAX_ID_LENGTH, MAX_NAME_LENGTH, MAX_PRIORITY, MAX_TAG_LENGTH, MAX_TAGS } from '../config/limits.js';
 import { errorText } from '../errors/error-text.js';
 import type { NewRun } from '../store/rows.js';
 import { encode } from '../codec/codec.js';
@@ -25,13 +26,16 @@ export function buildNewRun(
   opts: StartOptions,
 ): NewRun {
   if (typeof workflowName !== 'string') throw new InvalidArgumentError('The workflow name must be a string.');
+  checkIdentifierCharacters('start()', 'workflow name', workflowName);
   const def = registry.get(workflowName);
   const id = opts.id ?? randomUUID();
   if (typeof id !== 'string' || !id.length || id.length > MAX_ID_LENGTH) {
     throw new InvalidArgumentError(
-      `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(id)?.slice(0, 80)}).`,
+      `Run id must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${showIdentifier(id)}).`,
+      'id',
     );
   }
+  checkIdentifierCharacters('start()', 'id', id);
   const timeoutMs = opts.timeoutMs === undefined ? (def.options.timeoutMs ?? null) : opts.timeoutMs;
   // Beyond a century the database cannot store some of the times (or they make no sense).
   checkNumber('timeoutMs', timeoutMs, 1, CENTURY_MS);
@@ -45,8 +49,14 @@ export function buildNewRun(
   if (opts.runAt !== undefined && !(opts.runAt instanceof Date && Math.abs(opts.runAt.getTime() - Date.now()) <= CENTURY_MS)) {
     throw new InvalidArgumentError(`runAt must be a valid Date within a century of now (got ${String(opts.runAt)}).`);
   }
-  if (opts.queue !== undefined && (typeof opts.queue !== 'string' || !opts.queue)) {
-    throw new InvalidArgumentError('queue must be a non-empty string.');
+  if (opts.queue !== undefined) {
+    if (typeof opts.queue !== 'string' || !opts.queue || opts.queue.length > MAX_NAME_LENGTH) {
+      throw new InvalidArgumentError(
+        `queue must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${showIdentifier(opts.queue)}).`,
+        'queue',
+      );
+    }
+    checkIdentifierCharacters('start()', 'queue', opts.queue);
   }
   return {
     id,
@@ -93,14 +103,15 @@ export function checkTags(tags: unknown): string[] {
   if (tags === undefined || tags === null) return [];
   const bad = (why: string) =>
     new InvalidArgumentError(
-      `tags ${why}: pass an array of at most ${MAX_TAGS} strings of 1 to ${MAX_TAG_LENGTH} characters, e.g. { tags: ['customer:acme'] } (got ${JSON.stringify(tags)?.slice(0, 80)}).`,
+      `tags ${why}: pass an array of at most ${MAX_TAGS} strings of 1 to ${MAX_TAG_LENGTH} characters, e.g. { tags: ['customer:acme'] } (got ${showIdentifier(tags)}).`,
       'tags',
     );
   if (!Array.isArray(tags)) throw bad('must be an array');
   if (tags.length > MAX_TAGS) throw bad(`has ${tags.length} entries`);
   for (const t of tags) {
     if (typeof t !== 'string' || !t.length || t.length > MAX_TAG_LENGTH) throw bad('has an entry that is not a string of the right length');
-    if (t.includes('\u0000')) throw bad('has an entry with a NUL character');
+    const c = forbiddenCharacter(t);
+    if (c) throw bad(`has an entry with a ${c.startsWith('U+0000 ') ? 'NUL' : 'control'} character (${c}; use ${IDENTIFIER_CHARACTERS})`);
   }
   return [...new Set(tags as string[])];
 }
