@@ -1,3 +1,4 @@
+import { describeThrown } from '../errors/describe-thrown.js';
 import { InvalidArgumentError } from '../errors/index.js';
 
 /**
@@ -23,13 +24,13 @@ export function forbiddenCharacter(v: string): string | null {
   return m ? `${hex(m[0])} at position ${m.index}` : null;
 }
 
-/** A value for an error message: JSON, with every forbidden character escaped as \uXXXX, clipped to 80 characters. */
+/** A value for an error message (never throws): JSON, with every forbidden character escaped as \uXXXX, clipped to 80 characters. */
 export function showIdentifier(v: unknown): string {
   let text: string;
   try {
-    text = JSON.stringify(v) ?? String(v);
+    text = JSON.stringify(v) ?? describeThrown(v);
   } catch {
-    text = typeof v;
+    text = describeThrown(v); // a BigInt, a circular object, a throwing toJSON
   }
   text = text.replace(FORBIDDEN_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js';
-import { checkIdentifierCharacters } from './identifiers.js';
+import { checkIdentifierCharacters, showIdentifier } from './identifiers.js';
 
 /** Limits the library enforces, in one place. */
 export const DAY_MS = 24 * 3600_000;
@@ -21,7 +21,7 @@ export const MAX_HISTORY_ROWS = 10_000;
 export function checkKey(api: string, what: string, v: unknown): string {
   if (typeof v !== 'string' || !v || v.length > MAX_ID_LENGTH) {
     throw new InvalidArgumentError(
-      `${api}: the ${what} must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${JSON.stringify(v)?.slice(0, 80)}).`,
+      `${api}: the ${what} must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${showIdentifier(v)}).`,
       what,
     );
   }
@@ -32,7 +32,7 @@ export function checkKey(api: string, what: string, v: unknown): string {
 export function checkMs(api: string, name: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > CENTURY_MS) {
     throw new InvalidArgumentError(
-      `${api}: ${name} must be a finite number of milliseconds ≥ 0 and at most ${CENTURY_MS} (a century; got ${JSON.stringify(v)}).`,
+      `${api}: ${name} must be a finite number of milliseconds ≥ 0 and at most ${CENTURY_MS} (a century; got ${showIdentifier(v)}).`,
       name,
     );
   }

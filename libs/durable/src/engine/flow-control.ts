@@ -1,4 +1,4 @@
-import { checkIdentifierCharacters } from '../config/identifiers.js';
+import { checkIdentifierCharacters, showIdentifier } from '../config/identifiers.js';
 import { MAX_NAME_LENGTH } from '../config/limits.js';
 import { FLOW_LIMIT_KEYS, flowLimitProblems } from '../config/option-checks.js';
 import type { RateLimit } from '../config/options.js';
@@ -63,7 +63,7 @@ const API = 'setQueueLimits';
 function checkQueue(api: string, queue: unknown): string {
   if (typeof queue !== 'string' || !queue || queue.length > MAX_NAME_LENGTH) {
     throw new InvalidArgumentError(
-      `${api}: the queue must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${JSON.stringify(queue)?.slice(0, 80)}).`,
+      `${api}: the queue must be a non-empty string of at most ${MAX_NAME_LENGTH} characters (got ${showIdentifier(queue)}).`,
       'queue',
     );
   }

@@ -1,4 +1,4 @@
-import { checkIdentifierCharacters } from '../config/identifiers.js';
+import { checkIdentifierCharacters, showIdentifier } from '../config/identifiers.js';
 import { DAY_MS, MAX_ID_LENGTH } from '../config/limits.js';
 import { IdempotencyConflictError, InvalidArgumentError } from '../errors/index.js';
 import { debounceStart, dedupeHolder, insertDeduped } from '../store/keyed-starts.js';
@@ -7,7 +7,7 @@ import type { Store } from '../store/store.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
 
 const DEBOUNCE_KEYS = ['key', 'periodMs', 'maxDelayMs', 'input'];
-const show = (v: unknown) => JSON.stringify(v)?.slice(0, 80) ?? String(v);
+const show = showIdentifier;
 const isKey = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_ID_LENGTH;
 const isMs = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= DAY_MS;
 

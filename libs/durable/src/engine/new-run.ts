@@ -43,11 +43,11 @@ export function buildNewRun(
   const priority = opts.priority ?? def.options.priority ?? 0;
   if (typeof priority !== 'number' || !Number.isInteger(priority) || priority < -MAX_PRIORITY || priority > MAX_PRIORITY) {
     throw new InvalidArgumentError(
-      `priority must be an integer between -${MAX_PRIORITY} and ${MAX_PRIORITY} (lower runs first; got ${JSON.stringify(priority)}).`,
+      `priority must be an integer between -${MAX_PRIORITY} and ${MAX_PRIORITY} (lower runs first; got ${showIdentifier(priority)}).`,
     );
   }
   if (opts.runAt !== undefined && !(opts.runAt instanceof Date && Math.abs(opts.runAt.getTime() - Date.now()) <= CENTURY_MS)) {
-    throw new InvalidArgumentError(`runAt must be a valid Date within a century of now (got ${String(opts.runAt)}).`);
+    throw new InvalidArgumentError(`runAt must be a valid Date within a century of now (got ${showIdentifier(opts.runAt)}).`);
   }
   if (opts.queue !== undefined) {
     if (typeof opts.queue !== 'string' || !opts.queue || opts.queue.length > MAX_NAME_LENGTH) {
@@ -89,7 +89,7 @@ function concurrencyKeyOf(def: WorkflowDefinition, input: unknown, opts: StartOp
   if (key === undefined || key === null) return null;
   if (typeof key !== 'string' || !key || key.length > MAX_ID_LENGTH) {
     throw new InvalidArgumentError(
-      `${from} must be a non-empty string of at most ${MAX_ID_LENGTH} characters, or null for no key (got ${JSON.stringify(key)?.slice(0, 80) ?? String(key)}).`,
+      `${from} must be a non-empty string of at most ${MAX_ID_LENGTH} characters, or null for no key (got ${showIdentifier(key)}).`,
       'concurrencyKey',
     );
   }
@@ -118,6 +118,6 @@ export function checkTags(tags: unknown): string[] {
 function checkNumber(name: string, v: number | null, min: number, max = Number.MAX_SAFE_INTEGER): void {
   if (v === null) return;
   if (typeof v !== 'number' || !Number.isFinite(v) || v < min || v > max) {
-    throw new InvalidArgumentError(`${name} must be a number between ${min} and ${max} (got ${JSON.stringify(v)}).`);
+    throw new InvalidArgumentError(`${name} must be a number between ${min} and ${max} (got ${showIdentifier(v)}).`);
   }
 }

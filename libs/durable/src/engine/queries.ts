@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidArgumentError, RunNotFoundError } from '../errors/index.js';
 import { checkKey, MAX_HISTORY_ROWS, MAX_ID_LENGTH } from '../config/limits.js';
 import { checkIdentifierCharacters } from '../config/identifiers.js';
+import { describeThrown } from '../errors/describe-thrown.js';
 import { decode, encode } from '../codec/codec.js';
 import { BACKOFF, backoffMs } from '../retry/backoff.js';
 import { getEvent as readEvent } from '../store/events.js';
@@ -37,7 +38,7 @@ export async function getRun(e: EngineContext, id: string): Promise<RunView | nu
  * for the same run is ignored; a waiting run wakes at once. Unknown run → RunNotFoundError.
  */
 export async function send(e: EngineContext, runId: string, topic: string, payload: unknown, opts: SendOptions): Promise<void> {
-  if (!isRunId(runId)) throw new RunNotFoundError(String(runId));
+  if (!isRunId(runId)) throw new RunNotFoundError(describeThrown(runId));
   checkIdentifierCharacters('send()', 'runId', runId); // no run has such an id: start() refuses it
   checkKey('send()', 'topic', topic);
   const key = opts.idempotencyKey ?? null;

@@ -1,5 +1,6 @@
 import { RunNotFoundError } from '../errors/index.js';
 import { checkIdentifierCharacters } from '../config/identifiers.js';
+import { describeThrown } from '../errors/describe-thrown.js';
 import { checkKey, MAX_ID_LENGTH } from '../config/limits.js';
 import { encode } from '../codec/codec.js';
 import { sendFromRun } from '../store/messages.js';
@@ -8,7 +9,7 @@ import { durableOperation, fencedWrite } from './durable-operation.js';
 /** Durable.send — see durable-api.ts. */
 export function durableSend(runId: string, topic: string, payload: unknown): Promise<void> {
   try {
-    if (typeof runId !== 'string' || !runId || runId.length > MAX_ID_LENGTH) throw new RunNotFoundError(String(runId));
+    if (typeof runId !== 'string' || !runId || runId.length > MAX_ID_LENGTH) throw new RunNotFoundError(describeThrown(runId));
     checkIdentifierCharacters('Durable.send()', 'runId', runId);
     checkKey('Durable.send()', 'topic', topic);
   } catch (err) {
