@@ -2,7 +2,7 @@ import { Controller, Get, Header, NotFoundException, Param, Req, Res } from '@ne
 import { exampleTelemetry, traceTree } from './otel.js';
 
 /**
- * GET /metrics: every metric in Prometheus' text format (scrape it: see the README); GET
+ * GET /metrics: every metric in Prometheus' text format (scrape it: see docs/telemetry.md, "Metrics"); GET
  * /traces/:traceId: the spans of one trace kept in memory, as a tree (the run detail of the admin
  * API gives a run's trace id).
  */

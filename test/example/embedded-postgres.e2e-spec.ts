@@ -5,7 +5,7 @@ import { eventually } from '../support/engine-harness.js';
 import { AppProcess, http } from './support/app-process.js';
 
 /**
- * The example's embedded Postgres shared by several example processes (README, Embedded mode):
+ * The example's embedded Postgres shared by several example processes (docs/operations.md, "Embedded Postgres for development"):
  * two started at once on a new folder create one server (the other waits and joins it); the
  * first to stop leaves it to the other; a process killed with SIGKILL leaves the server running,
  * a later process joins it, and the last to stop gracefully stops it.

@@ -7,7 +7,7 @@ import { http } from './support/app-process.js';
 import { shipmentHeaders } from './support/example-app.js';
 
 /**
- * README "Quick start", followed literally on a fresh clone of this repository (its committed
+ * README "Try the example", followed literally on a fresh clone of this repository (its committed
  * HEAD, not the working tree):
  *
  *   git clone … && cd …        (a temp folder)
@@ -130,7 +130,7 @@ describe('README quick start on a fresh clone (embedded Postgres, no DATABASE_UR
     const t0 = Date.now();
     dir = mkdtempSync(join(tmpdir(), 'durable-quickstart-'));
     // mkdtemp makes the folder 0700, a clone is 0755: run as root, the embedded Postgres runs as
-    // the OS user "postgres", which has to get in (README, Embedded mode).
+    // the OS user "postgres", which has to get in (docs/operations.md, "Embedded Postgres for development").
     chmodSync(dir, 0o755);
     run('git', ['clone', '--quiet', repo, dir], tmpdir(), env);
     if (reuse) linkNodeModules(dir);

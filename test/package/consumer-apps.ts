@@ -1,6 +1,6 @@
 /**
  * The source files the consumer matrix adds to each fixture app (test/package/apps/<name>): what a
- * user writes when following the README's "Add it to your app" steps, in the app's own module
+ * user writes when following the steps of docs/getting-started.md (and libs/durable/README.md), in the app's own module
  * system. They live here as text because they import the app's generated Prisma client, which
  * exists only once the test has run `prisma generate` in the app's folder.
  */

@@ -14,7 +14,7 @@ export class PrismaService extends PrismaClient implements OnApplicationShutdown
   constructor() {
     super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: 4, connectionTimeoutMillis: 10_000 }) });
   }
-  // Disconnect after nestjs-durable drained its steps (see the README's shutdown note).
+  // Disconnect after nestjs-durable drained its steps (see docs/getting-started.md, "Register the module").
   async onApplicationShutdown() {
     await this.$disconnect();
   }

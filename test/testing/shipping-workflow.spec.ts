@@ -1,4 +1,4 @@
-// The test a new user writes from the README ("Testing your workflows"): a workflow that books a
+// The test a new user writes from docs/testing.md ("A complete test file"): a workflow that books a
 // courier (a flaky call, retried) and then waits up to 7 days for the delivery, on the embedded
 // Postgres. The last test proves the same assertions fail when the workflow's logic is broken.
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';

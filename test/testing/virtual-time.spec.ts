@@ -1,4 +1,4 @@
-// Virtual time of nestjs-durable/testing beyond the README example: timers fire in time order (each
+// Virtual time of nestjs-durable/testing beyond the example of docs/testing.md: timers fire in time order (each
 // sleep starts from the virtual time the previous one ended), Durable.now() and the database's
 // timestamps follow, deadlines and delayed starts come due, and real time keeps working.
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';

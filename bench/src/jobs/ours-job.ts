@@ -15,7 +15,7 @@ import type { JobHooks, JobPeer } from './peer.js';
 /**
  * Runs at once in the jobs comparison: as many jobs in hand as pg-boss holds there (4 workers ×
  * batches of 50). A job does no work, so what a run costs is its claim and its end; more runs in
- * hand make those statements larger and fewer (the README's advice for queues of short runs).
+ * hand make those statements larger and fewer (docs/operations.md's advice for queues of short runs, "Tuning").
  */
 export const OURS_JOB_CONCURRENCY = 200;
 

