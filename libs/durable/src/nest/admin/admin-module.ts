@@ -1,7 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.js';
-import { createAdminController } from './admin.controller.js';
-import { createOperationsController } from './operations.controller.js';
+import { AdminBootLog, createAdminControllers } from './admin.controller.js';
 import { AdminService } from '../../admin/admin-service.js';
 import { DurableRuntime } from '../durable-runtime.js';
 import { StatementGate } from './statement-gate.js';
@@ -18,8 +17,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
   const settings = resolveAdminOptions(admin);
   void loadSwagger();
   const controllers = [
-    createAdminController(settings),
-    createOperationsController(settings),
+    ...createAdminControllers(settings),
     ...(settings.dashboard ? [createDashboardController(settings.path)] : []),
     createNotFoundController(settings), // last: it answers what none of the others does
   ];
@@ -28,6 +26,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
     controllers: [...(definition.controllers ?? []), ...controllers],
     providers: [
       ...(definition.providers ?? []),
+      { provide: AdminBootLog, useFactory: () => new AdminBootLog(settings) },
       {
         provide: AdminService,
         inject: [DurableRuntime],
