@@ -2,11 +2,17 @@ import type { DurableEngine } from '../engine/durable-engine.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { AdminContext } from './admin-context.js';
 import { BulkAdmin } from './bulk-admin.js';
+import { BulkTokens } from './bulk-token.js';
 import { FlowAdmin } from './flow-admin.js';
 import { InsightsAdmin } from './insights-admin.js';
 import { LiveFeed } from './live-feed.js';
 import { RunsAdmin } from './runs-admin.js';
 import { SchedulesAdmin } from './schedules-admin.js';
+
+export interface AdminServiceOptions {
+  /** Key of the bulk tokens' HMAC; default: a random key made now (tokens then live in this process only). */
+  bulkTokenSecret?: string;
+}
 
 /**
  * What the admin API does, on top of the engine: no HTTP here (nest/admin serves it), no Prisma
@@ -24,10 +30,10 @@ export class AdminService {
   /** The live feed every live connection of this admin API shares (one statement per interval in all). */
   readonly live: LiveFeed;
 
-  constructor(engineRef: () => DurableEngine, limit?: (sql: SqlClient) => SqlClient) {
+  constructor(engineRef: () => DurableEngine, limit?: (sql: SqlClient) => SqlClient, options: AdminServiceOptions = {}) {
     const c = new AdminContext(engineRef, limit);
     this.runs = new RunsAdmin(c);
-    this.bulk = new BulkAdmin(c);
+    this.bulk = new BulkAdmin(c, new BulkTokens(options.bulkTokenSecret));
     this.schedules = new SchedulesAdmin(c);
     this.flow = new FlowAdmin(c);
     this.insights = new InsightsAdmin(c);
@@ -43,7 +49,7 @@ export class AdminService {
   cancel: RunsAdmin['cancel'] = (id, opts, actor) => this.runs.cancel(id, opts, actor);
   resume: RunsAdmin['resume'] = (id, actor) => this.runs.resume(id, actor);
   bulkPreview: BulkAdmin['preview'] = (p) => this.bulk.preview(p);
-  bulkExecute: BulkAdmin['execute'] = (t, batchSize, actor) => this.bulk.execute(t, batchSize, actor);
+  bulkExecute: BulkAdmin['execute'] = (token, batchSize, actor, action) => this.bulk.execute(token, batchSize, actor, action);
   stats: InsightsAdmin['stats'] = (windowMinutes) => this.insights.stats(windowMinutes);
   charts: InsightsAdmin['charts'] = (range) => this.insights.charts(range);
   versions: InsightsAdmin['versions'] = () => this.insights.versions();

@@ -1,6 +1,7 @@
 import { Catch, HttpException, Inject, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { DurableError, InvalidArgumentError } from '../../errors/index.js';
+import { BulkTokenError } from '../../admin/bulk-token.js';
 import { applyAdminHeaders } from './request-policy.js';
 
 /** HTTP status of each DurableError code the admin API can meet. */
@@ -55,7 +56,7 @@ export class AdminExceptionFilter implements ExceptionFilter {
     const parameter = err instanceof InvalidArgumentError ? err.parameter : undefined;
     if (err instanceof DurableError) {
       code = err.code;
-      status = STATUS_OF_CODE[err.code] ?? 500;
+      status = err instanceof BulkTokenError ? err.status : (STATUS_OF_CODE[err.code] ?? 500);
       message = err.message;
     } else {
       const pgCode = (err as { code?: unknown } | null)?.code;
@@ -75,7 +76,14 @@ export class AdminExceptionFilter implements ExceptionFilter {
     if (status >= 500) this.logger.error(`${message} ${(err as Error)?.stack ?? String(err)}`);
     httpAdapter.reply(
       res,
-      { statusCode: status, error: REASON[status] ?? 'Error', message, ...(code ? { code } : {}), ...(parameter ? { parameter } : {}) },
+      {
+        statusCode: status,
+        error: REASON[status] ?? 'Error',
+        message,
+        ...(code ? { code } : {}),
+        ...(parameter ? { parameter } : {}),
+        ...(err instanceof BulkTokenError ? { reason: err.reason } : {}),
+      },
       status,
     );
   }

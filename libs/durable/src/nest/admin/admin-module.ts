@@ -36,6 +36,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
           return new AdminService(
             () => runtime.engine,
             (sql) => gate.wrap(sql),
+            { bulkTokenSecret: settings.bulkTokenSecret },
           );
         },
       },

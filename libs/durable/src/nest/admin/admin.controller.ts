@@ -31,5 +31,11 @@ export class AdminBootLog implements OnModuleInit {
         `admin API at /${path}, guarded by ${guards.map((g) => (typeof g === 'function' ? g.name : g.constructor?.name) || 'guard').join(', ')}`,
       );
     }
+    if (this.settings.bulkTokenSecret === undefined) {
+      logger.log(
+        'bulk-action tokens are signed with a key made at boot: they do not survive a restart or work on another instance; ' +
+          'set admin.bulkTokenSecret (the same on every instance) to change that.',
+      );
+    }
   }
 }

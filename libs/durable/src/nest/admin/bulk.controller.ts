@@ -31,14 +31,18 @@ export class BulkController {
     description:
       'Send the preview token; each answer carries the token of the next batch (null when complete) and the progress. ' +
       'Each run gets the single-run operation (cancel, resume; retry = resume of a FAILED run; delete of a finished run); ' +
-      "a run whose status changed meanwhile is skipped. Each run's history records the actor of this request, as a single action does.",
+      "a run whose status changed meanwhile is skipped. Each run's history records the actor of this request, as a single action does. " +
+      "The tokens are signed (HMAC-SHA256 with the admin module's key) over the action, the filter, the preview time and the matched " +
+      'count; the action never changes more runs than the preview matched (unless its count was capped). Each token is valid 15 minutes ' +
+      'and once: an altered, expired or wrong-action token is refused with 400, a token already executed with 409, and nothing changes. ' +
+      'complete is true on the batch that reaches the end.',
   })
   @ApiBody({ type: BulkExecuteBodyDto })
   @ApiOkResponse({ type: BulkExecuteDto })
   @errors(400)
   bulkExecute(@Body() body: unknown, @Query() query: unknown, @Req() req: unknown) {
     onlyKnown(query, []);
-    const { token, batchSize } = parseBulkExecute(body);
-    return this.admin.bulk.execute(token, batchSize, actorOf(this, req));
+    const { token, batchSize, action } = parseBulkExecute(body);
+    return this.admin.bulk.execute(token, batchSize, actorOf(this, req), action);
   }
 }
