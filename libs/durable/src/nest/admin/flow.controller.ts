@@ -1,6 +1,6 @@
 import { Body, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { AdminService } from '../../admin/admin-service.js';
-import { onlyKnown, parseFlowKeysQuery, parseLimitsBody, queueName } from '../../admin/params.js';
+import { onlyKnown, parseFlowKeysQuery, parseLimitsBody, parseLimitsQuery, queueName } from '../../admin/params.js';
 import { FlowDto, FlowKeysDto, QueueLimitsBodyDto, QueueLimitsDto, QueueLimitsResetDto } from './flow-dto.js';
 import { errors, queueParam } from './mount.js';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
@@ -31,15 +31,20 @@ export class FlowController {
   @Post('flow/queues/:queue/limits')
   @HttpCode(200)
   @ApiOperation({
-    summary: "Set a queue's cluster-wide limits at runtime (kept across restarts until reset); every instance follows at once",
+    summary: "Change a queue's cluster-wide limits at runtime (kept across restarts until reset); every instance follows at once",
+    description:
+      'A partial update: only the limits in the body change; a limit given as null is removed; absent ones stay as they are. ' +
+      'A queue that no registered workflow uses (and that the queues option does not name) is refused with 400 listing the ' +
+      'known queues, unless force=true. Queue names: 1..256 characters, no control characters.',
   })
   @queueParam
+  @ApiQuery({ name: 'force', required: false, enum: ['true', 'false'], description: 'Set limits for a queue no workflow uses' })
   @ApiBody({ type: QueueLimitsBodyDto })
   @ApiOkResponse({ type: QueueLimitsDto })
   @errors(400)
   setQueueLimits(@Param('queue') queue: unknown, @Body() body: unknown, @Query() query: unknown) {
-    onlyKnown(query, []);
-    return this.admin.flow.setLimits(queueName(queue), parseLimitsBody(body));
+    const { force } = parseLimitsQuery(query);
+    return this.admin.flow.setLimits(queueName(queue), parseLimitsBody(body), force);
   }
 
   @Post('flow/queues/:queue/reset')
