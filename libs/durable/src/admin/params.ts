@@ -321,8 +321,8 @@ export function parseLimitsBody(body: unknown): QueueLimits {
   return Object.fromEntries(FLOW_LIMIT_KEYS.filter((k) => k in b).map((k) => [k, b[k]])) as QueueLimits;
 }
 
-/** Query of POST flow/queues/:queue/limits: `force=true` sets limits for a queue no registered workflow uses. */
-export function parseLimitsQuery(raw: unknown): { force: boolean } {
+/** A query with only `force` (true/false, default false): e.g. limits for a queue no registered workflow uses. */
+export function parseForceQuery(raw: unknown): { force: boolean } {
   const force = single(onlyKnown(raw, ['force']), 'force', 8);
   if (force !== null && force !== 'true' && force !== 'false') throw new AdminParamError('force', 'must be true or false');
   return { force: force === 'true' };

@@ -1,10 +1,12 @@
 import { CronClock } from '../definitions/schedule.js';
-import { ScheduleNotFoundError } from '../errors/index.js';
+import type { ScheduleChanges, ScheduleDefinition } from '../engine/schedules.js';
+import { InvalidScheduleError, ScheduleConflictError, ScheduleNotFoundError, UnknownWorkflowError } from '../errors/index.js';
 import { getSchedule, listSchedules, scheduleRuns, type ScheduleRow } from '../store/schedules.js';
 import { iso, type AdminContext } from './admin-context.js';
+import { AdminParamError } from './param-error.js';
 import type { ScheduleListQuery } from './params.js';
 
-/** Schedules: the list, one schedule with its runs and next slots, pause, resume and trigger. */
+/** Schedules: the list, one schedule with its runs and next slots; create, update, delete, pause, resume and trigger. */
 export class SchedulesAdmin {
   constructor(private readonly c: AdminContext) {}
 
@@ -36,6 +38,39 @@ export class SchedulesAdmin {
   async resume(id: string) {
     await this.c.engine.schedules.resume(id);
     return this.json(await this.row(id));
+  }
+
+  /**
+   * Creates a runtime schedule of a workflow registered in this instance (idempotent for the same
+   * definition; another definition under the same id is a ScheduleConflictError). A bad cron, time
+   * zone or policy, or an unknown workflow, is an AdminParamError naming the field.
+   */
+  async create(definition: ScheduleDefinition) {
+    const view = await asParamError(() => this.c.engine.schedules.create(definition));
+    return this.json(await this.row(view.id));
+  }
+
+  /** Changes a runtime schedule (only the fields given); a new cron or time zone starts from the first slot after now. */
+  async update(id: string, changes: ScheduleChanges) {
+    await asParamError(() => this.c.engine.schedules.update(id, changes));
+    return this.json(await this.row(id));
+  }
+
+  /**
+   * Deletes a schedule (its runs stay). A schedule declared in code is refused unless `force`:
+   * the instances that declare it would create it again at their next boot.
+   */
+  async delete(id: string, force = false) {
+    const row = await this.row(id);
+    if (row.source === 'declared' && !force) {
+      throw new ScheduleConflictError(
+        id,
+        `Schedule "${id}" is declared on workflow "${row.workflowName}" in code: remove it there, or pause it; ` +
+          'add ?force=true to delete it anyway (an instance that still declares it creates it again at its next boot).',
+      );
+    }
+    if (!(await this.c.engine.schedules.delete(id))) throw new ScheduleNotFoundError(id);
+    return { id, deleted: true as const };
   }
 
   /** Starts a run now under the schedule's overlap policy. */
@@ -85,5 +120,16 @@ function upcoming(r: ScheduleRow, n: number): string[] {
     return out.map((t) => new Date(t).toISOString());
   } catch {
     return [];
+  }
+}
+
+/** The engine's refusals of a definition, as a 400 naming the field (the engine's own words). */
+async function asParamError<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof InvalidScheduleError) throw new AdminParamError(err.field === 'option' ? 'body' : err.field, err.message);
+    if (err instanceof UnknownWorkflowError) throw new AdminParamError('workflow', err.message);
+    throw err;
   }
 }

@@ -1,6 +1,6 @@
 import { Body, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { AdminService } from '../../admin/admin-service.js';
-import { onlyKnown, parseFlowKeysQuery, parseLimitsBody, parseLimitsQuery, queueName } from '../../admin/params.js';
+import { onlyKnown, parseFlowKeysQuery, parseLimitsBody, parseForceQuery, queueName } from '../../admin/params.js';
 import { FlowDto, FlowKeysDto, QueueLimitsBodyDto, QueueLimitsDto, QueueLimitsResetDto } from './flow-dto.js';
 import { errors, queueParam } from './mount.js';
 import { ApiBody, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
@@ -43,7 +43,7 @@ export class FlowController {
   @ApiOkResponse({ type: QueueLimitsDto })
   @errors(400)
   setQueueLimits(@Param('queue') queue: unknown, @Body() body: unknown, @Query() query: unknown) {
-    const { force } = parseLimitsQuery(query);
+    const { force } = parseForceQuery(query);
     return this.admin.flow.setLimits(queueName(queue), parseLimitsBody(body), force);
   }
 

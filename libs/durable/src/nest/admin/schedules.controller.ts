@@ -1,11 +1,13 @@
-import { Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query } from '@nestjs/common';
 import { AdminService } from '../../admin/admin-service.js';
-import { onlyKnown, parseScheduleDetailQuery, parseScheduleListQuery, scheduleId } from '../../admin/params.js';
+import { onlyKnown, parseForceQuery, parseScheduleDetailQuery, parseScheduleListQuery, scheduleId } from '../../admin/params.js';
+import { parseScheduleCreateBody, parseScheduleUpdateBody } from '../../admin/schedule-params.js';
 import { ScheduleDetailDto, ScheduleDto, ScheduleListDto, TriggerResultDto } from './dto.js';
 import { errors, scheduleParam } from './mount.js';
-import { ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
+import { ScheduleCreateBodyDto, ScheduleDeletedDto, ScheduleUpdateBodyDto } from './schedule-dto.js';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiQuery } from './swagger.js';
 
-/** Schedules: list, detail, pause, resume and trigger. */
+/** Schedules: list, detail, create, update, delete, pause, resume and trigger. */
 export class SchedulesController {
   constructor(@Inject(AdminService) private readonly admin: AdminService) {}
 
@@ -33,6 +35,54 @@ export class SchedulesController {
   getSchedule(@Param('id') id: unknown, @Query() query: unknown) {
     const { runs } = parseScheduleDetailQuery(query);
     return this.admin.schedules.get(scheduleId(id), runs);
+  }
+
+  @Post('schedules')
+  @HttpCode(201)
+  @ApiOperation({
+    summary: 'Create a runtime schedule of a registered workflow (idempotent for the same definition)',
+    description:
+      'Its first slot is the first after now. A bad cron, time zone or policy, or a workflow this instance does not register, ' +
+      'is a 400 naming the field; the same id with another definition is a 409.',
+  })
+  @ApiBody({ type: ScheduleCreateBodyDto })
+  @ApiCreatedResponse({ type: ScheduleDto })
+  @errors(400, 409)
+  createSchedule(@Body() body: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.schedules.create(parseScheduleCreateBody(body));
+  }
+
+  @Patch('schedules/:id')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Change a runtime schedule: only the fields given',
+    description:
+      'A new cron or time zone starts from the first slot after now; other changes keep the next fire. A schedule declared ' +
+      'in code changes in code (409). Pause and resume have their own routes.',
+  })
+  @scheduleParam
+  @ApiBody({ type: ScheduleUpdateBodyDto })
+  @ApiOkResponse({ type: ScheduleDto })
+  @errors(400, 404, 409)
+  updateSchedule(@Param('id') id: unknown, @Body() body: unknown, @Query() query: unknown) {
+    onlyKnown(query, []);
+    return this.admin.schedules.update(scheduleId(id), parseScheduleUpdateBody(body));
+  }
+
+  @Delete('schedules/:id')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Delete a schedule (its runs stay)',
+    description:
+      'A schedule declared in code is refused (409) unless force=true: an instance that still declares it creates it again at its next boot.',
+  })
+  @scheduleParam
+  @ApiQuery({ name: 'force', required: false, enum: ['true', 'false'], description: 'Delete a schedule declared in code' })
+  @ApiOkResponse({ type: ScheduleDeletedDto })
+  @errors(400, 404, 409)
+  deleteSchedule(@Param('id') id: unknown, @Query() query: unknown) {
+    return this.admin.schedules.delete(scheduleId(id), parseForceQuery(query).force);
   }
 
   @Post('schedules/:id/pause')
