@@ -20,6 +20,9 @@ const STATUS_OF_CODE: Record<string, number> = {
   KEY_CONFLICT: 409,
 };
 
+/** Seconds a client should wait before retrying a 429 (busy) or a 503 (database away, live connections full). */
+const RETRY_AFTER: Record<number, string> = { 429: '1', 503: '5' };
+
 const REASON: Record<number, string> = {
   400: 'Bad Request',
   404: 'Not Found',
@@ -47,6 +50,7 @@ export class AdminExceptionFilter implements ExceptionFilter {
     applyAdminHeaders(res);
     if (err instanceof HttpException) {
       const body = err.getResponse();
+      retryAfter(res, err.getStatus());
       httpAdapter.reply(res, typeof body === 'string' ? { statusCode: err.getStatus(), message: body } : body, err.getStatus());
       return;
     }
@@ -73,6 +77,7 @@ export class AdminExceptionFilter implements ExceptionFilter {
         message = 'The database is unreachable; try again.';
       }
     }
+    retryAfter(res, status);
     if (status >= 500) this.logger.error(`${message} ${(err as Error)?.stack ?? String(err)}`);
     httpAdapter.reply(
       res,
@@ -87,4 +92,13 @@ export class AdminExceptionFilter implements ExceptionFilter {
       status,
     );
   }
+}
+
+/** Retry-After on every 429 and 503 (unless whoever refused set one already). */
+function retryAfter(res: unknown, status: number): void {
+  const value = RETRY_AFTER[status];
+  const r = res as { getHeader?(n: string): unknown; setHeader?(n: string, v: string): unknown; header?(n: string, v: string): unknown };
+  if (!value || r.getHeader?.('Retry-After') !== undefined) return;
+  if (typeof r.setHeader === 'function') r.setHeader('Retry-After', value);
+  else r.header?.('Retry-After', value);
 }

@@ -45,7 +45,7 @@ export function mountAdminController<T extends Type<unknown>>(cls: T, settings: 
   Controller(settings.path)(cls);
   if (settings.guards.length) UseGuards(...settings.guards)(cls);
   UseFilters(AdminExceptionFilter)(cls);
-  UseInterceptors(AdminRequestPolicy)(cls);
+  UseInterceptors(new AdminRequestPolicy({ trustProxy: settings.trustProxy }))(cls);
   ApiTags('durable')(cls);
   ApiExtraModels(ErrorDto)(cls);
   return cls;
