@@ -7,6 +7,7 @@ import { StatementGate } from './statement-gate.js';
 import { createDashboardController } from './dashboard.controller.js';
 import { createNotFoundController } from './not-found.controller.js';
 import { loadSwagger } from './swagger.js';
+import { createMalformedPathModule } from './malformed-path.middleware.js';
 
 /**
  * Adds the admin API (and dashboard) to DurableModule's definition when `admin` is set.
@@ -23,6 +24,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
   ];
   return {
     ...definition,
+    imports: [...(definition.imports ?? []), createMalformedPathModule(settings.path)],
     controllers: [...(definition.controllers ?? []), ...controllers],
     providers: [
       ...(definition.providers ?? []),

@@ -25,10 +25,14 @@ interface HttpResponse {
   removeHeader?(name: string): unknown;
 }
 
-/** Sets the admin headers on an Express or Fastify response and drops Express's X-Powered-By. */
+/**
+ * Sets the admin headers on an Express or Fastify response (or a raw Node one) and drops Express's
+ * X-Powered-By. `extra` adds headers (a content type, a page's CSP) but never weakens the admin
+ * ones: every admin answer is no-store and nosniff, whatever the caller passes.
+ */
 export function applyAdminHeaders(res: unknown, extra: Record<string, string> = {}): void {
   const r = res as HttpResponse;
-  for (const [k, v] of Object.entries({ ...ADMIN_RESPONSE_HEADERS, ...extra })) {
+  for (const [k, v] of Object.entries({ ...extra, ...ADMIN_RESPONSE_HEADERS })) {
     if (typeof r.setHeader === 'function') r.setHeader(k, v);
     else r.header?.(k, v);
   }
