@@ -11,6 +11,8 @@
 
 /** Test files that touch no database and start no process (besides libs/**\/*.spec.ts). */
 export const UNIT = [
+  'test/admin/admin-bulk-token.spec.ts',
+  'test/admin/admin-files.spec.ts',
   'test/admin/admin-params.spec.ts',
   'test/admin/dashboard-modules.spec.ts',
   'test/architecture/layers.spec.ts',

@@ -3,8 +3,8 @@ import { Inject, Injectable, UnauthorizedException, type CanActivate, type Execu
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 
 /**
- * Guards the nestjs-durable admin API (/durable): `Authorization: Bearer <ADMIN_TOKEN>` (the scheme in
- * any case, as HTTP allows). A missing or wrong token is 401 with `WWW-Authenticate: Bearer`.
+ * Guards the nestjs-durable admin API (/durable): `Authorization: Bearer <ADMIN_TOKEN>` (the scheme
+ * in any case). Without it, or with another token: 401 with `WWW-Authenticate: Bearer`.
  * A stand-in for the app's real auth (session, JWT, roles); the dashboard page asks for the token.
  */
 @Injectable()
@@ -18,10 +18,10 @@ export class AdminTokenGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const http = context.switchToHttp();
     const header = http.getRequest<{ headers: Record<string, string | undefined> }>().headers.authorization ?? '';
-    const [, token = ''] = /^bearer\s+(.*)$/i.exec(header.trim()) ?? [];
-    const given = Buffer.from(token);
+    const m = /^bearer[ \t]+(\S+)\s*$/i.exec(header);
+    const given = Buffer.from(m?.[1] ?? '');
     if (given.length === this.expected.length && timingSafeEqual(given, this.expected)) return true;
-    http.getResponse<{ setHeader(name: string, value: string): void }>().setHeader('WWW-Authenticate', 'Bearer realm="durable"');
-    throw new UnauthorizedException('missing or wrong admin token: send Authorization: Bearer <ADMIN_TOKEN>');
+    http.getResponse<{ setHeader(name: string, value: string): void }>().setHeader('WWW-Authenticate', 'Bearer realm="durable admin"');
+    throw new UnauthorizedException(m ? 'Wrong admin token.' : 'Admin token required: send Authorization: Bearer <ADMIN_TOKEN>.');
   }
 }

@@ -31,7 +31,7 @@ describe('admin API: flow control', () => {
   afterAll(() => a.close());
 
   it('sets limits at runtime, lists them with what the queue is doing, and its busiest keys', async () => {
-    const set = await post('flow/queues/seed-f/limits', { globalConcurrency: 3, keyConcurrency: 1 }).expect(200);
+    const set = await post('flow/queues/seed-f/limits?force=true', { globalConcurrency: 3, keyConcurrency: 1 }).expect(200);
     expect(set.body).toMatchObject({ queue: 'seed-f', globalConcurrency: 3, keyConcurrency: 1, source: 'runtime' });
     const flow = await get('flow').expect(200);
     expect(flow.body.queues).toEqual([
@@ -39,7 +39,7 @@ describe('admin API: flow control', () => {
     ]);
     expect(flow.body).toMatchObject({ debounced: [], singletons: [] });
     // a rate limit through the API: shown with its window
-    await post('flow/queues/seed-f/limits', {
+    await post('flow/queues/seed-f/limits?force=true', {
       globalConcurrency: 3,
       keyConcurrency: 1,
       rateLimit: { limit: 100, periodMs: 60_000 },
@@ -49,9 +49,9 @@ describe('admin API: flow control', () => {
       rateUsed: 0,
       rateLimitedUntil: null,
     });
-    const bad = await post('flow/queues/seed-f/limits', { rateLimit: { limit: 100 } }).expect(400);
+    const bad = await post('flow/queues/seed-f/limits?force=true', { rateLimit: { limit: 100 } }).expect(400);
     expect(JSON.stringify(bad.body)).toMatch(/rateLimit\.periodMs must be a whole number of ms/);
-    await post('flow/queues/seed-f/limits', { globalConcurrency: 3, keyConcurrency: 1 }).expect(200);
+    await post('flow/queues/seed-f/limits?force=true', { globalConcurrency: 3, keyConcurrency: 1 }).expect(200);
     const keys = await get('flow/queues/seed-f/keys?limit=2').expect(200);
     expect(keys.body).toEqual({
       queue: 'seed-f',
@@ -71,23 +71,51 @@ describe('admin API: flow control', () => {
     const later = await get('runs/F-later/blockers').expect(200);
     expect(later.body.reasons[0]).toMatch(/^not due until .*Z \(in \d+ s\)$/);
     expect((await get('runs/F-run-1').expect(200)).body.startBlockers).toBeNull();
-    await post('flow/queues/seed-f/limits', { globalConcurrency: 2, keyConcurrency: 1 }).expect(200);
+    await post('flow/queues/seed-f/limits?force=true', { globalConcurrency: 2, keyConcurrency: 1 }).expect(200);
     expect((await get('runs/F-due-3/blockers').expect(200)).body.reasons).toEqual(['queue seed-f: 2/2 running across all instances']);
     await get('runs/no-such-run/blockers').expect(404);
   });
 
   it('rejects bad limits and parameters with 400 saying what to send', async () => {
-    const zero = await post('flow/queues/seed-f/limits', { globalConcurrency: 0 }).expect(400);
+    const zero = await post('flow/queues/seed-f/limits?force=true', { globalConcurrency: 0 }).expect(400);
     expect(zero.body.message).toMatch(/globalConcurrency must be an integer between 1 and 1000000 .*or null for no limit/);
-    const unknown = await post('flow/queues/seed-f/limits', { rate: 5 }).expect(400);
+    const unknown = await post('flow/queues/seed-f/limits?force=true', { rate: 5 }).expect(400);
     expect(unknown.body.message).toMatch(/rate.*unknown field; the body is \{ "globalConcurrency"/);
-    const text = await post('flow/queues/seed-f/limits', { keyConcurrency: 'two' }).expect(400);
+    const text = await post('flow/queues/seed-f/limits?force=true', { keyConcurrency: 'two' }).expect(400);
     expect(text.body.message).toMatch(/keyConcurrency must be an integer/);
     await get('flow/queues/seed-f/keys?limit=0').expect(400);
     await get('flow/queues/seed-f/keys?top=3').expect(400);
     await get('flow?x=1').expect(400);
     // nothing changed by the refused requests
     expect((await get('flow').expect(200)).body.queues[0]).toMatchObject({ globalConcurrency: 2, keyConcurrency: 1 });
+  });
+
+  it('changes only the limits given: absent ones stay, null removes one', async () => {
+    const limits = 'flow/queues/seed-f/limits?force=true';
+    await post(limits, { globalConcurrency: 4, keyConcurrency: 2, rateLimit: { limit: 50, periodMs: 1000 } }).expect(200);
+    const rate = await post(limits, { rateLimit: { limit: 10, periodMs: 1000 } }).expect(200);
+    expect(rate.body).toMatchObject({ globalConcurrency: 4, keyConcurrency: 2, rateLimit: { limit: 10, periodMs: 1000 } });
+    const removed = await post(limits, { keyConcurrency: null }).expect(200);
+    expect(removed.body).toMatchObject({ globalConcurrency: 4, keyConcurrency: null, rateLimit: { limit: 10, periodMs: 1000 } });
+    expect((await post(limits, {}).expect(400)).body.message).toMatch(/names no limit/);
+    expect((await get('flow').expect(200)).body.queues[0]).toMatchObject({ globalConcurrency: 4, keyConcurrency: null });
+    await post(limits, { globalConcurrency: 2, keyConcurrency: 1, rateLimit: null }).expect(200);
+  });
+
+  it('refuses limits for a queue no workflow uses (naming the known ones) unless forced, and bad queue names', async () => {
+    const typo = await post('flow/queues/admin-qq/limits', { globalConcurrency: 1 }).expect(400);
+    expect(typo.body).toMatchObject({ parameter: 'queue' });
+    expect(typo.body.message).toMatch(
+      /no workflow of this instance uses queue "admin-qq" \(known queues: admin-q, admin-slow\).*force=true/,
+    );
+    expect((await get('flow').expect(200)).body.queues.map((q: { queue: string }) => q.queue)).toEqual(['seed-f']);
+    await post('flow/queues/admin-q/limits', { globalConcurrency: 5 }).expect(200);
+    await post('flow/queues/admin-q/reset').expect(200);
+    for (const name of ['bad%0D%0Aname', 'esc%1B%5B2J', 'x'.repeat(257)]) {
+      const res = await post(`flow/queues/${name}/limits?force=true`, { globalConcurrency: 1 });
+      expect({ name, status: res.status }).toEqual({ name, status: 400 });
+    }
+    await post('flow/queues/seed-f/limits?force=maybe', { globalConcurrency: 1 }).expect(400);
   });
 
   it('resets a runtime limit: no declared limit, so the queue has none', async () => {

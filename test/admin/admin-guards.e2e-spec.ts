@@ -54,16 +54,22 @@ describe('admin API guards and enabling', () => {
     });
     afterAll(() => a.close());
 
-    it('answers 403 on every endpoint when the guard denies, and lets the right token through', async () => {
+    it('answers 401 with a Bearer challenge on every endpoint without the right token, and lets it through in any case of the scheme', async () => {
       for (const [method, path] of ENDPOINTS) {
         const denied = await request(a.server)[method](`/durable/${path}`).send({ fromStep: 0 });
-        expect({ path, status: denied.status }).toEqual({ path, status: 403 });
-        await request(a.server)[method](`/durable/${path}`).set('Authorization', 'Bearer wrong').expect(403);
-        const agent = request(a.server);
-        const ok = await agent[method](`/durable/${path}`)
-          .set('Authorization', 'Bearer t0ken')
-          .send(path.endsWith('fork') ? { fromStep: 0 } : {});
-        expect([200, 201, 404]).toContain(ok.status);
+        expect({ path, status: denied.status, challenge: denied.headers['www-authenticate'] }).toEqual({
+          path,
+          status: 401,
+          challenge: 'Bearer realm="durable admin"',
+        });
+        expect(denied.headers['cache-control']).toBe('no-store');
+        const wrong = await request(a.server)[method](`/durable/${path}`).set('Authorization', 'Bearer wrong').expect(401);
+        expect(wrong.headers['www-authenticate']).toMatch(/^Bearer/);
+        for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+          const call = request(a.server)[method](`/durable/${path}`);
+          const ok = await call.set('Authorization', `${scheme} t0ken`).send(path.endsWith('fork') ? { fromStep: 0 } : {});
+          expect({ path, scheme, ok: [200, 201, 404].includes(ok.status) }).toEqual({ path, scheme, ok: true });
+        }
       }
     });
 
@@ -78,8 +84,8 @@ describe('admin API guards and enabling', () => {
       expect(js.headers['content-type']).toContain('javascript');
       const css = await request(a.server).get('/durable/assets/dashboard.css').expect(200);
       expect(css.headers['content-type']).toContain('text/css');
-      // not a dashboard file: under the admin path, so the guarded not-found answers (no credentials: 403)
-      expect((await request(a.server).get('/durable/assets/../../package.json').expect(403)).text).not.toContain('nestjs-durable');
+      // not a dashboard file: under the admin path, so the guarded not-found answers (no credentials: 401)
+      expect((await request(a.server).get('/durable/assets/../../package.json').expect(401)).text).not.toContain('nestjs-durable');
       await request(a.server).get('/durable/assets/other.js').expect(404);
       for (const name of ['index.html', 'constructor', '__proto__', 'hasOwnProperty', '..%2Fdashboard.js'])
         await request(a.server).get(`/durable/assets/${name}`).expect(404);

@@ -44,6 +44,12 @@ describe('admin API OpenAPI description', () => {
     expect(JSON.stringify(paths['/ops/durable/runs/bulk/preview'].post!.responses['200'])).toContain('BulkPreviewDto');
     expect(JSON.stringify(paths['/ops/durable/runs/bulk/execute'].post!.requestBody)).toContain('BulkExecuteBodyDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
+    // runtime schedules: create, update, delete
+    expect(JSON.stringify(paths['/ops/durable/schedules'].post!.requestBody)).toContain('ScheduleCreateBodyDto');
+    expect(Object.keys(paths['/ops/durable/schedules'].post!.responses).sort()).toEqual(['201', '400', '409']);
+    expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].patch!.requestBody)).toContain('ScheduleUpdateBodyDto');
+    expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].delete!.responses['200'])).toContain('ScheduleDeletedDto');
+    expect(paths['/ops/durable/flow/queues/{queue}/limits'].post!.description).toMatch(/partial update.*null.*absent ones stay/);
     const list = paths['/ops/durable/runs'].get!;
     expect(list.tags).toEqual(['durable']);
     expect((list.parameters as Array<{ name: string }>).map((p) => p.name)).toEqual(

@@ -1,5 +1,6 @@
 import {
   Injectable,
+  UnauthorizedException,
   Module,
   type CanActivate,
   type LoggerService,
@@ -118,12 +119,19 @@ export class AdminTestWorkflows {
   }
 }
 
-/** Guard that lets a request through with `Authorization: Bearer <token>`. */
+/**
+ * Guard that lets a request through with `Authorization: Bearer <token>` (the scheme in any case);
+ * otherwise 401 with `WWW-Authenticate: Bearer`, as an app's token guard should answer.
+ */
 export function bearerGuard(token: string): CanActivate {
   return {
     canActivate(ctx: ExecutionContext) {
-      const req = ctx.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
-      return req.headers.authorization === `Bearer ${token}`;
+      const http = ctx.switchToHttp();
+      const req = http.getRequest<{ headers: Record<string, string | undefined> }>();
+      const m = /^bearer[ \t]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+      if (m?.[1] === token) return true;
+      http.getResponse<{ setHeader(name: string, value: string): void }>().setHeader('WWW-Authenticate', 'Bearer realm="durable admin"');
+      throw new UnauthorizedException(m ? 'Wrong admin token.' : 'Admin token required: send Authorization: Bearer <token>.');
     },
   };
 }

@@ -289,7 +289,13 @@ export function parseScheduleDetailQuery(raw: unknown): { runs: number } {
 }
 
 /** A queue name in a path (flow control routes). */
-export const queueName = (v: unknown) => text('queue', v);
+/** A queue name from the URL: also without control characters (they would be stored and shown as they are). */
+export function queueName(v: unknown): string {
+  const name = text('queue', v);
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) throw new AdminParamError('queue', 'must not contain control characters (CR, LF, ESC, …)');
+  return name;
+}
 
 /** Query of GET flow/queues/:queue/keys: `limit` 1..1000 (default 50). */
 export function parseFlowKeysQuery(raw: unknown): { limit: number } {
@@ -298,12 +304,12 @@ export function parseFlowKeysQuery(raw: unknown): { limit: number } {
 }
 
 /**
- * Body of POST flow/queues/:queue/limits: `{ "globalConcurrency": n | null, "keyConcurrency": n | null,
- * "rateLimit": { "limit": n, "periodMs": ms } | null, "keyRateLimit": … }` (an absent limit is null: no
- * such limit). The engine checks the values (400 with what to send).
+ * Body of POST flow/queues/:queue/limits, a partial update: `{ "globalConcurrency"?: n | null,
+ * "keyConcurrency"?: n | null, "rateLimit"?: { "limit": n, "periodMs": ms } | null, "keyRateLimit"?: … }`.
+ * Only the fields given change (null removes that limit); the engine checks the values (400 with what to send).
  */
 export function parseLimitsBody(body: unknown): QueueLimits {
-  const shape = `{ ${FLOW_LIMIT_KEYS.map((k) => `"${k}": …`).join(', ')} } (concurrency: <n or null>; rate limits: { "limit": <n>, "periodMs": <ms> } or null)`;
+  const shape = `{ ${FLOW_LIMIT_KEYS.map((k) => `"${k}"?: …`).join(', ')} } (concurrency: <n or null>; rate limits: { "limit": <n>, "periodMs": <ms> } or null; absent: unchanged)`;
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new AdminParamError('body', `required: send a JSON object ${shape} with Content-Type: application/json`);
   }
@@ -311,5 +317,13 @@ export function parseLimitsBody(body: unknown): QueueLimits {
   for (const key of Object.keys(b)) {
     if (!FLOW_LIMIT_KEYS.includes(key)) throw new AdminParamError(key.slice(0, 64), `unknown field; the body is ${shape}`);
   }
-  return Object.fromEntries(FLOW_LIMIT_KEYS.map((k) => [k, b[k] ?? null])) as QueueLimits;
+  if (!Object.keys(b).length) throw new AdminParamError('body', `names no limit; send ${shape}`);
+  return Object.fromEntries(FLOW_LIMIT_KEYS.filter((k) => k in b).map((k) => [k, b[k]])) as QueueLimits;
+}
+
+/** A query with only `force` (true/false, default false): e.g. limits for a queue no registered workflow uses. */
+export function parseForceQuery(raw: unknown): { force: boolean } {
+  const force = single(onlyKnown(raw, ['force']), 'force', 8);
+  if (force !== null && force !== 'true' && force !== 'false') throw new AdminParamError('force', 'must be true or false');
+  return { force: force === 'true' };
 }

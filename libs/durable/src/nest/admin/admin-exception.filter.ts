@@ -1,6 +1,7 @@
 import { Catch, HttpException, Inject, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { DurableError, InvalidArgumentError } from '../../errors/index.js';
+import { BulkTokenError } from '../../admin/bulk-token.js';
 import { applyAdminHeaders } from './request-policy.js';
 
 /** HTTP status of each DurableError code the admin API can meet. */
@@ -20,6 +21,9 @@ const STATUS_OF_CODE: Record<string, number> = {
   PIVOT_PASSED: 409,
   UNDONE_STEPS: 409,
 };
+
+/** Seconds a client should wait before retrying a 429 (busy) or a 503 (database away, live connections full). */
+const RETRY_AFTER: Record<number, string> = { 429: '1', 503: '5' };
 
 const REASON: Record<number, string> = {
   400: 'Bad Request',
@@ -48,6 +52,7 @@ export class AdminExceptionFilter implements ExceptionFilter {
     applyAdminHeaders(res);
     if (err instanceof HttpException) {
       const body = err.getResponse();
+      retryAfter(res, err.getStatus());
       httpAdapter.reply(res, typeof body === 'string' ? { statusCode: err.getStatus(), message: body } : body, err.getStatus());
       return;
     }
@@ -57,7 +62,7 @@ export class AdminExceptionFilter implements ExceptionFilter {
     const parameter = err instanceof InvalidArgumentError ? err.parameter : undefined;
     if (err instanceof DurableError) {
       code = err.code;
-      status = STATUS_OF_CODE[err.code] ?? 500;
+      status = err instanceof BulkTokenError ? err.status : (STATUS_OF_CODE[err.code] ?? 500);
       message = err.message;
     } else {
       const pgCode = (err as { code?: unknown } | null)?.code;
@@ -74,11 +79,28 @@ export class AdminExceptionFilter implements ExceptionFilter {
         message = 'The database is unreachable; try again.';
       }
     }
+    retryAfter(res, status);
     if (status >= 500) this.logger.error(`${message} ${(err as Error)?.stack ?? String(err)}`);
     httpAdapter.reply(
       res,
-      { statusCode: status, error: REASON[status] ?? 'Error', message, ...(code ? { code } : {}), ...(parameter ? { parameter } : {}) },
+      {
+        statusCode: status,
+        error: REASON[status] ?? 'Error',
+        message,
+        ...(code ? { code } : {}),
+        ...(parameter ? { parameter } : {}),
+        ...(err instanceof BulkTokenError ? { reason: err.reason } : {}),
+      },
       status,
     );
   }
+}
+
+/** Retry-After on every 429 and 503 (unless whoever refused set one already). */
+function retryAfter(res: unknown, status: number): void {
+  const value = RETRY_AFTER[status];
+  const r = res as { getHeader?(n: string): unknown; setHeader?(n: string, v: string): unknown; header?(n: string, v: string): unknown };
+  if (!value || r.getHeader?.('Retry-After') !== undefined) return;
+  if (typeof r.setHeader === 'function') r.setHeader('Retry-After', value);
+  else r.header?.('Retry-After', value);
 }

@@ -1,13 +1,13 @@
 import type { DynamicModule } from '@nestjs/common';
 import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.js';
-import { createAdminController } from './admin.controller.js';
-import { createOperationsController } from './operations.controller.js';
+import { AdminBootLog, createAdminControllers } from './admin.controller.js';
 import { AdminService } from '../../admin/admin-service.js';
 import { DurableRuntime } from '../durable-runtime.js';
 import { StatementGate } from './statement-gate.js';
 import { createDashboardController } from './dashboard.controller.js';
 import { createNotFoundController } from './not-found.controller.js';
 import { loadSwagger } from './swagger.js';
+import { createMalformedPathModule } from './malformed-path.middleware.js';
 
 /**
  * Adds the admin API (and dashboard) to DurableModule's definition when `admin` is set.
@@ -18,16 +18,17 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
   const settings = resolveAdminOptions(admin);
   void loadSwagger();
   const controllers = [
-    createAdminController(settings),
-    createOperationsController(settings),
+    ...createAdminControllers(settings),
     ...(settings.dashboard ? [createDashboardController(settings.path)] : []),
     createNotFoundController(settings), // last: it answers what none of the others does
   ];
   return {
     ...definition,
+    imports: [...(definition.imports ?? []), createMalformedPathModule(settings.path)],
     controllers: [...(definition.controllers ?? []), ...controllers],
     providers: [
       ...(definition.providers ?? []),
+      { provide: AdminBootLog, useFactory: () => new AdminBootLog(settings) },
       {
         provide: AdminService,
         inject: [DurableRuntime],
@@ -37,6 +38,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
           return new AdminService(
             () => runtime.engine,
             (sql) => gate.wrap(sql),
+            { bulkTokenSecret: settings.bulkTokenSecret },
           );
         },
       },

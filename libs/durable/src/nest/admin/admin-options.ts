@@ -21,6 +21,19 @@ export interface DurableAdminOptions {
    * username, email or name), else "admin API".
    */
   actor?: ActorResolver;
+  /**
+   * Key (at least 32 characters) of the HMAC that signs bulk-action tokens. Default: a random key
+   * made at boot, so tokens do not survive a restart and are refused by another instance behind
+   * the same load balancer: set the same secret on every instance to confirm a bulk action anywhere.
+   */
+  bulkTokenSecret?: string;
+  /**
+   * The app is behind a reverse proxy that sets X-Forwarded-Host: the same-origin check of admin
+   * actions then also accepts an Origin equal to that header (default false: only Host counts).
+   */
+  trustProxy?: boolean;
+  /** Live-update (SSE) connections this instance serves at once; past it, 503 with Retry-After (default 100). */
+  maxLiveConnections?: number;
 }
 
 export interface ResolvedAdminOptions {
@@ -29,6 +42,9 @@ export interface ResolvedAdminOptions {
   unsafeNoGuard: boolean;
   dashboard: boolean;
   actor: ActorResolver;
+  bulkTokenSecret: string | undefined;
+  trustProxy: boolean;
+  maxLiveConnections: number;
 }
 
 const PATH_RE = /^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/;
@@ -67,5 +83,26 @@ export function resolveAdminOptions(o: DurableAdminOptions): ResolvedAdminOption
       'DurableModule option admin.actor must be a function (request) => string naming who acts, e.g. (req) => req.user?.email.',
     );
   }
-  return { path, guards: [...guards], unsafeNoGuard: !guards.length, dashboard: o.dashboard !== false, actor: o.actor ?? defaultActor };
+  if (o.bulkTokenSecret !== undefined && (typeof o.bulkTokenSecret !== 'string' || o.bulkTokenSecret.length < 32)) {
+    throw new InvalidOptionsError(
+      'DurableModule option admin.bulkTokenSecret must be a string of at least 32 characters (e.g. 32 random bytes in hex, from your secret store).',
+    );
+  }
+  if (o.trustProxy !== undefined && typeof o.trustProxy !== 'boolean') {
+    throw new InvalidOptionsError('DurableModule option admin.trustProxy must be true or false.');
+  }
+  const maxLive = o.maxLiveConnections ?? 100;
+  if (!Number.isInteger(maxLive) || maxLive < 0 || maxLive > 100_000) {
+    throw new InvalidOptionsError('DurableModule option admin.maxLiveConnections must be an integer between 0 and 100000 (default 100).');
+  }
+  return {
+    path,
+    guards: [...guards],
+    unsafeNoGuard: !guards.length,
+    dashboard: o.dashboard !== false,
+    actor: o.actor ?? defaultActor,
+    bulkTokenSecret: o.bulkTokenSecret,
+    trustProxy: o.trustProxy === true,
+    maxLiveConnections: maxLive,
+  };
 }

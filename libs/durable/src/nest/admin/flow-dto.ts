@@ -104,13 +104,24 @@ export class StartBlockersDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) debounceUntil!: string | null;
 }
 
+/** A partial update: absent fields stay as they are, null removes that limit. */
 export class QueueLimitsBodyDto {
-  @ApiProperty({ type: Number, nullable: true, required: false, description: '1..1000000, or null for no limit' })
+  @ApiProperty({ type: Number, nullable: true, required: false, description: '1..1000000, or null for no limit; absent: unchanged' })
   globalConcurrency?: number | null;
-  @ApiProperty({ type: Number, nullable: true, required: false, description: '1..1000000, or null for no limit' })
+  @ApiProperty({ type: Number, nullable: true, required: false, description: '1..1000000, or null for no limit; absent: unchanged' })
   keyConcurrency?: number | null;
-  @ApiProperty({ type: RateLimitDto, nullable: true, required: false, description: '{ limit, periodMs }, or null for no rate limit' })
+  @ApiProperty({
+    type: RateLimitDto,
+    nullable: true,
+    required: false,
+    description: '{ limit, periodMs }, or null for no rate limit; absent: unchanged',
+  })
   rateLimit?: RateLimitDto | null;
-  @ApiProperty({ type: RateLimitDto, nullable: true, required: false, description: 'Per concurrency key; null for none' })
+  @ApiProperty({
+    type: RateLimitDto,
+    nullable: true,
+    required: false,
+    description: 'Per concurrency key; null for none; absent: unchanged',
+  })
   keyRateLimit?: RateLimitDto | null;
 }

@@ -1,6 +1,6 @@
 import { All, NotFoundException, Req, type Type } from '@nestjs/common';
 import type { ResolvedAdminOptions } from './admin-options.js';
-import { mountAdminController } from './admin.controller.js';
+import { mountAdminController } from './mount.js';
 import { ApiExcludeController } from './swagger.js';
 
 /**

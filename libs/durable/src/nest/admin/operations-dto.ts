@@ -30,6 +30,7 @@ export class BulkPreviewDto {
 export class BulkExecuteBodyDto {
   @ApiProperty({ type: String, description: 'The preview token, then the token of the previous batch' }) token!: string;
   @ApiPropertyOptional({ type: Number, description: 'Runs in this batch, 1..1000, default 200' }) batchSize?: number;
+  @ApiPropertyOptional({ enum: actions, description: 'Refuse the token unless it confirms this action' }) action?: string;
 }
 
 export class BulkSkippedDto {

@@ -25,10 +25,14 @@ interface HttpResponse {
   removeHeader?(name: string): unknown;
 }
 
-/** Sets the admin headers on an Express or Fastify response and drops Express's X-Powered-By. */
+/**
+ * Sets the admin headers on an Express or Fastify response (or a raw Node one) and drops Express's
+ * X-Powered-By. `extra` adds headers (a content type, a page's CSP) but never weakens the admin
+ * ones: every admin answer is no-store and nosniff, whatever the caller passes.
+ */
 export function applyAdminHeaders(res: unknown, extra: Record<string, string> = {}): void {
   const r = res as HttpResponse;
-  for (const [k, v] of Object.entries({ ...ADMIN_RESPONSE_HEADERS, ...extra })) {
+  for (const [k, v] of Object.entries({ ...extra, ...ADMIN_RESPONSE_HEADERS })) {
     if (typeof r.setHeader === 'function') r.setHeader(k, v);
     else r.header?.(k, v);
   }
@@ -45,10 +49,11 @@ const header = (req: HttpRequest, name: string): string | undefined => {
  * `fetch` without a preflight only with a "simple" content type (form-encoded, multipart,
  * text/plain), so a body must be JSON; and a request a browser marks as cross-site
  * (`Sec-Fetch-Site`), or without it whose `Origin` is not this host, is refused, so a cookie-authenticated
- * dashboard session cannot be used by another site. Requests from scripts and curl (no Origin,
- * no Sec-Fetch-Site) pass; a body-less POST may omit Content-Type.
+ * dashboard session cannot be used by another site (with `trustProxy`, an Origin equal to the
+ * X-Forwarded-Host the proxy set counts as this host too). Requests from scripts and curl (no
+ * Origin, no Sec-Fetch-Site) pass; a body-less POST may omit Content-Type.
  */
-export function crossSiteRefusal(req: HttpRequest): { status: 403 | 415; message: string } | null {
+export function crossSiteRefusal(req: HttpRequest, opts: { trustProxy?: boolean } = {}): { status: 403 | 415; message: string } | null {
   // A browser that sends Sec-Fetch-Site says where the request comes from: trust it (a proxy may
   // rewrite Host, not this); older browsers are judged by Origin against the host.
   const site = header(req, 'sec-fetch-site');
@@ -66,7 +71,8 @@ export function crossSiteRefusal(req: HttpRequest): { status: 403 | 415; message
     } catch {
       host = null;
     }
-    const forwarded = header(req, 'x-forwarded-host')?.split(',')[0]?.trim();
+    // X-Forwarded-Host is any client's to set: it names this host only behind a proxy the app trusts (admin.trustProxy).
+    const forwarded = opts.trustProxy ? header(req, 'x-forwarded-host')?.split(',')[0]?.trim() : undefined;
     if (!host || (host !== header(req, 'host') && host !== forwarded)) {
       return {
         status: 403,
@@ -91,13 +97,15 @@ export function crossSiteRefusal(req: HttpRequest): { status: 403 | 415; message
  * admin exception filter.
  */
 export class AdminRequestPolicy implements NestInterceptor {
+  constructor(private readonly opts: { trustProxy?: boolean } = {}) {}
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const http = context.switchToHttp();
     applyAdminHeaders(http.getResponse());
     const req = http.getRequest<HttpRequest>();
     const method = (req.method ?? 'GET').toUpperCase();
     if (method !== 'GET' && method !== 'HEAD') {
-      const refusal = crossSiteRefusal(req);
+      const refusal = crossSiteRefusal(req, this.opts);
       if (refusal)
         throw refusal.status === 403 ? new ForbiddenException(refusal.message) : new UnsupportedMediaTypeException(refusal.message);
     }
