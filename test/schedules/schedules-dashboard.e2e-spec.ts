@@ -82,4 +82,46 @@ describeBrowser('schedules panel of the dashboard in headless Chromium', () => {
     await page.screenshot({ path: join(ARTIFACTS, 'dashboard-schedules.png'), fullPage: false });
     expect((page as unknown as { errors: string[] }).errors).toEqual([]);
   }, 60_000);
+
+  it('creates, changes and deletes a runtime schedule from the page; a refused cron shows in the form', async () => {
+    const url = (await a.app.getUrl()).replace('[::1]', '127.0.0.1');
+    await page.goto(`${url}/durable/`);
+    await page.click('#schedules summary');
+    await page.click('button[data-action="new-schedule"]');
+    await page.locator('#schedule-editor').waitFor({ state: 'visible' });
+    await page.fill('#sched-id', 'report:initech');
+    await page.fill('#sched-workflow', 'admin.sum');
+    await page.fill('#sched-cron', 'not a cron');
+    await page.fill('#sched-input', '{"n": 5}');
+    await page.click('#schedule-editor-save');
+    await page.locator('#schedule-editor-error').waitFor({ state: 'visible' });
+    expect(await page.locator('#schedule-editor-error').textContent()).toMatch(/cron/i);
+    expect(await client.schedules.get('report:initech')).toBeNull();
+
+    await page.fill('#sched-cron', '0 30 7 * * *');
+    await page.click('#schedule-editor-save');
+    await page.waitForSelector('tr[data-schedule="report:initech"]');
+    expect(await client.schedules.get('report:initech')).toMatchObject({
+      workflowName: 'admin.sum',
+      cron: '0 30 7 * * *',
+      input: { n: 5 },
+    });
+
+    await page.waitForSelector('tr[data-detail="report:initech"] button[data-action="edit-schedule"]');
+    await page.click('tr[data-detail="report:initech"] button[data-action="edit-schedule"]');
+    await page.locator('#schedule-editor').waitFor({ state: 'visible' });
+    expect(await page.inputValue('#sched-cron')).toBe('0 30 7 * * *');
+    await page.fill('#sched-cron', '0 45 7 * * *');
+    await page.click('#schedule-editor-save');
+    await eventually(async () => (await client.schedules.get('report:initech'))?.cron === '0 45 7 * * *', 10_000, 'the changed cron');
+
+    await page.waitForSelector('tr[data-detail="report:initech"] button[data-action="delete-schedule"]');
+    await page.click('tr[data-detail="report:initech"] button[data-action="delete-schedule"]');
+    await page.locator('#confirm').waitFor({ state: 'visible' });
+    await page.click('#confirm-yes');
+    await page.waitForSelector('tr[data-schedule="report:initech"]', { state: 'detached' });
+    expect(await client.schedules.get('report:initech')).toBeNull();
+    const errors = (page as unknown as { errors: string[] }).errors.filter((e) => !e.startsWith('400 '));
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

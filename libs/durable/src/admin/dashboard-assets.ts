@@ -36,6 +36,7 @@ export const DASHBOARD_FILES = {
   'timeline.js': JS,
   'versions.js': JS,
   'waiting.js': JS,
+  'schedule-editor.js': JS,
   'schedules.js': JS,
 } as const;
 

@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { nav } from './nav.js';
 import { whileOpen } from './panels.js';
 import { ask } from './actions.js';
+import { deleteSchedule, editSchedule } from './schedule-editor.js';
 var PAGE = 50;
 /** @type {{ items: ApiObject[], nextCursor: string | null, open: string | null, detail: ApiObject | null, loaded: boolean }} */
 var state = { items: [], nextCursor: null, open: null, detail: null, loaded: false };
@@ -93,9 +94,60 @@ function policy(s) {
   return s.jitterMs ? p + ' · jitter ' + s.jitterMs + ' ms' : p;
 }
 
+/**
+ * Creates a runtime schedule, or changes one, in the form of schedule-editor.js.
+ * @param {ApiObject | null} existing
+ */
+function edit(existing) {
+  return api('workflows')
+    .then(function (w) {
+      return editSchedule(
+        existing,
+        w.workflows.map(function (/** @type {ApiObject} */ wf) {
+          return wf.name;
+        }),
+      );
+    })
+    .then(function (saved) {
+      if (!saved) return;
+      toast((existing ? 'Changed ' : 'Created ') + saved.id);
+      state.open = saved.id;
+      return load(false);
+    }, fail);
+}
+
+/**
+ * @param {ApiObject} s
+ */
+function remove(s) {
+  return deleteSchedule(s).then(function (deleted) {
+    if (!deleted) return;
+    if (state.open === s.id) state.open = null;
+    return load(false);
+  }, fail);
+}
+
 function render() {
   $('schedules-count').textContent = state.loaded ? '(' + state.items.length + (state.nextCursor ? '+' : '') + ')' : '';
   var box = clear($('schedules-body'));
+  box.appendChild(
+    el(
+      'div',
+      { class: 'more' },
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'ghost',
+          'data-action': 'new-schedule',
+          onclick: function () {
+            edit(null);
+          },
+        },
+        'New schedule',
+      ),
+    ),
+  );
   if (!state.items.length) {
     box.appendChild(
       el(
@@ -280,6 +332,36 @@ function detailRow(s) {
         : null,
       el('div', null, el('b', null, 'Latest runs')),
       runs,
+      s.source === 'runtime'
+        ? el(
+            'div',
+            { class: 'more' },
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'ghost',
+                'data-action': 'edit-schedule',
+                onclick: function () {
+                  edit(s);
+                },
+              },
+              'Change',
+            ),
+            el(
+              'button',
+              {
+                type: 'button',
+                class: 'ghost danger',
+                'data-action': 'delete-schedule',
+                onclick: function () {
+                  remove(s);
+                },
+              },
+              'Delete',
+            ),
+          )
+        : el('div', { class: 'muted', text: 'Declared in code: change or remove it in the code.' }),
     ),
   );
 }
@@ -305,7 +387,7 @@ export function initSchedules() {
       load(false);
     },
     function () {
-      return $('confirm') && dialog('confirm').open;
+      return ($('confirm') && dialog('confirm').open) || ($('schedule-editor') && dialog('schedule-editor').open);
     },
   );
 }
