@@ -61,7 +61,7 @@ export function packLibrary(into: string): { tarball: string; files: string[] } 
     ROOT,
   );
   cpSync(join(lib, 'src/admin/dashboard'), join(pkg, 'dist/admin/dashboard'), { recursive: true });
-  for (const f of ['package.json', 'README.md', 'prisma']) cpSync(join(lib, f), join(pkg, f), { recursive: true });
+  for (const f of ['package.json', 'README.md', 'LICENSE', 'prisma']) cpSync(join(lib, f), join(pkg, f), { recursive: true });
   const [packed] = JSON.parse(sh('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', into], pkg)) as Array<{
     filename: string;
     files: Array<{ path: string }>;
