@@ -4,7 +4,7 @@
 import { $, dialog, input, toast, debounce } from './dom.js';
 import { token, setToken, hideAuth } from './api.js';
 import { ACTIVE, REFRESH_MS, RUN_REFRESH_MS } from './constants.js';
-import { state, loadHash, syncForm } from './state.js';
+import { state, loadHash, syncForm, defaultFilter } from './state.js';
 import { registerNavigation } from './nav.js';
 import { loadStats } from './stats.js';
 import { loadWorkflows, loadList, renderChips, setFilter } from './list.js';
@@ -86,20 +86,7 @@ function init() {
     e.preventDefault();
   });
   $('f-reset').addEventListener('click', function () {
-    setFilter({
-      statuses: [],
-      workflow: '',
-      queue: '',
-      idPrefix: '',
-      parentId: '',
-      tag: '',
-      input: '',
-      from: '',
-      to: '',
-      sort: 'created',
-      order: 'desc',
-      limit: 50,
-    });
+    setFilter(defaultFilter());
   });
   $('next').addEventListener('click', function () {
     if (!state.nextCursor) return;

@@ -28,20 +28,28 @@ import { STATUSES } from './constants.js';
  * @property {import('./api.js').ApiObject | null} list The runs list's page, as loaded.
  */
 
+/** The list's filter when nothing is chosen (the page's start, and Reset). */
+export function defaultFilter() {
+  return {
+    /** @type {string[]} */
+    statuses: [],
+    workflow: '',
+    queue: '',
+    idPrefix: '',
+    parentId: '',
+    tag: '',
+    input: '',
+    from: '',
+    to: '',
+    sort: 'created',
+    order: 'desc',
+    limit: 50,
+  };
+}
+
 /** @type {PageState} */
 export var state = {
-  statuses: [],
-  workflow: '',
-  queue: '',
-  idPrefix: '',
-  parentId: '',
-  tag: '',
-  input: '',
-  from: '',
-  to: '',
-  sort: 'created',
-  order: 'desc',
-  limit: 50,
+  ...defaultFilter(),
   cursor: null,
   cursors: [],
   nextCursor: null,
