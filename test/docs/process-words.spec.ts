@@ -6,8 +6,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, trackedFiles } from './markdown.js';
 
-const patterns: RegExp[] = [/session [0-9]/i, /this session/i, /\bsitting\b/i, /this box/i, /this workspace/i, /\.\.\/shared\b/];
-const allowed = new Set(['.ci/run', 'test/docs/process-words.spec.ts']);
+// Written in pieces, so that this file itself passes the same search run with grep over the tree.
+const words = (...parts: string[]) => parts.join('');
+const patterns: RegExp[] = [
+  new RegExp(words('sess', 'ion [0-9]'), 'i'),
+  new RegExp(words('this ', 'session'), 'i'),
+  new RegExp(words('\\b', 'sit', 'ting\\b'), 'i'),
+  new RegExp(words('this ', 'box'), 'i'),
+  new RegExp(words('this ', 'workspace'), 'i'),
+  new RegExp(words('\\.\\.', '\\/sha', 'red\\b')),
+];
+const allowed = new Set(['.ci/run']);
 
 export function processWords(files: string[], textOf = (f: string) => readFileSync(join(repoRoot, f), 'utf8')): string[] {
   const hits: string[] = [];
@@ -24,7 +33,14 @@ export function processWords(files: string[], textOf = (f: string) => readFileSy
 
 describe('no process words in the repository', () => {
   it('finds each pattern', () => {
-    const probe = ['Figures of session 12', 'done in this session', 'one sitting', 'on this box', 'in this workspace', '../shared/x'];
+    const probe = [
+      words('Figures of sess', 'ion 12'),
+      words('done in this ', 'session'),
+      words('one sit', 'ting'),
+      words('on this ', 'box'),
+      words('in this ', 'workspace'),
+      words('../sha', 'red/x'),
+    ];
     expect(processWords(['probe.md'], () => probe.join('\n'))).toHaveLength(6);
     expect(processWords(['probe.md'], () => 'a database session, an HTTP session, shared/x')).toEqual([]);
   });
