@@ -43,7 +43,11 @@ describe('worker processes', () => {
   });
 
   it('3 processes share 500 runs: every step of every run executes exactly once', async () => {
-    await Promise.all([spawnWorker(), spawnWorker(), spawnWorker()]);
+    // Sharing, not recovery, is under test: a lease long enough that a worker slowed down by a busy
+    // machine (the package test installs and compiles beside it) does not lose runs it still holds,
+    // which would re-execute their steps, as at-least-once allows (the recovery tests below).
+    const patient = { DURABLE_LEASE_MS: '15000', DURABLE_HEARTBEAT_MS: '1000' };
+    await Promise.all([spawnWorker(patient), spawnWorker(patient), spawnWorker(patient)]);
     const started = Date.now();
     await client.startMany(
       Array.from({ length: 500 }, (_, i) => ({ workflow: 'counted', input: { steps: 3 }, options: { id: `run-${i}` } })),

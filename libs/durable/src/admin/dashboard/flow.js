@@ -6,6 +6,7 @@ import { $, dialog, el, clear, qs, toast, fail, fmtClock } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
 import { whileOpen } from './panels.js';
+import { ask } from './actions.js';
 import { runExtras } from './run-detail.js';
 import { keyedRuns, blockers } from './flow-runs.js';
 /** @type {{ queues: ApiObject[], debounced: ApiObject[], singletons: ApiObject[], open: string | null, keys: ApiObject[] | null, loaded: boolean, adding: boolean }} */
@@ -72,15 +73,29 @@ function save(queue, form) {
       s = num(name + 'Period');
     return n === null ? null : { limit: n, periodMs: s === null ? NaN : Math.round(s * 1000) };
   };
-  return api(q(queue) + '/limits', 'POST', {
+  var limits = {
     globalConcurrency: num('globalConcurrency'),
     keyConcurrency: num('keyConcurrency'),
     rateLimit: rate('rateLimit'),
     keyRateLimit: rate('keyRateLimit'),
-  }).then(function () {
-    toast('Limits of ' + queue + ' saved; every instance follows at once');
-    return load();
-  }, fail);
+  };
+  /** @param {boolean} force */
+  var send = function (force) {
+    return api(q(queue) + '/limits' + (force ? '?force=true' : ''), 'POST', limits);
+  };
+  return send(false)
+    .catch(function (/** @type {{ status?: number, message?: string }} */ err) {
+      // A queue no workflow of this instance uses (a typo, or another app's queue): say so, and set it only if asked.
+      if (!(err && err.status === 400 && /no workflow of this instance uses queue/.test(err.message || ''))) throw err;
+      return ask({ title: 'Set limits of an unknown queue?', text: err.message || '', yes: 'Set anyway' }).then(function (ok) {
+        return ok ? send(true) : null;
+      });
+    })
+    .then(function (res) {
+      if (res === null) return;
+      toast('Limits of ' + queue + ' saved; every instance follows at once');
+      return load();
+    }, fail);
 }
 
 /**
