@@ -1,5 +1,6 @@
 import { Catch, HttpException, Inject, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { describeThrown, normalizeThrown } from '../../errors/describe-thrown.js';
 import { DurableError, InvalidArgumentError } from '../../errors/index.js';
 import { BulkTokenError } from '../../admin/bulk-token.js';
 import { applyAdminHeaders } from './request-policy.js';
@@ -46,7 +47,9 @@ export class AdminExceptionFilter implements ExceptionFilter {
 
   constructor(@Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost) {}
 
-  catch(err: unknown, host: ArgumentsHost): void {
+  catch(thrown: unknown, host: ArgumentsHost): void {
+    // A guard or pipe of the app may throw anything (a revoked Proxy, on which even instanceof throws).
+    const err = normalizeThrown(thrown);
     const { httpAdapter } = this.adapterHost;
     const res = host.switchToHttp().getResponse();
     applyAdminHeaders(res);
@@ -80,7 +83,10 @@ export class AdminExceptionFilter implements ExceptionFilter {
       }
     }
     retryAfter(res, status);
-    if (status >= 500) this.logger.error(`${message} ${(err as Error)?.stack ?? String(err)}`);
+    if (status >= 500) {
+      const stack = (err as { stack?: unknown } | null)?.stack;
+      this.logger.error(`${message} ${typeof stack === 'string' ? stack : describeThrown(err)}`);
+    }
     httpAdapter.reply(
       res,
       {
