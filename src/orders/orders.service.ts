@@ -93,14 +93,15 @@ export class OrdersService {
   async view(id: string) {
     const order = await this.prisma.order.findUnique({ where: { id } });
     if (!order) throw new NotFoundException(`no order ${id}`);
-    const [run, emails] = await Promise.all([
-      this.workflows.getRun(id),
-      this.prisma.outboxEmail.findMany({
-        where: { orderId: id },
-        orderBy: { createdAt: 'asc' },
-        select: { kind: true, subject: true, sentAt: true },
-      }),
-    ]);
+    // The run first, then the emails: an email a step wrote commits before the run can end, so a run
+    // read as finished always comes with every email it wrote (read side by side, the emails could be
+    // read from before the last step and the run from after its end).
+    const run = await this.workflows.getRun(id);
+    const emails = await this.prisma.outboxEmail.findMany({
+      where: { orderId: id },
+      orderBy: { createdAt: 'asc' },
+      select: { kind: true, subject: true, sentAt: true },
+    });
     return {
       ...order,
       emails,
