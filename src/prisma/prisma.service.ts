@@ -1,14 +1,19 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import { postgresPoolConfig } from 'nestjs-durable';
 import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
-/** The app's PrismaClient, as a provider. DurableModule.forRoot({ prisma: PrismaService }) uses it too. */
+/**
+ * The app's PrismaClient, as a provider. DurableModule.forRoot({ prisma: PrismaService }) uses it too.
+ * Its pool comes from postgresPoolConfig(): a dropped connection never crashes the app, and a
+ * DATABASE_URL with several hosts follows the primary through a failover.
+ */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     super({
-      adapter: new PrismaPg({ connectionString: config.databaseUrl, max: config.prismaPoolSize, connectionTimeoutMillis: 10_000 }),
+      adapter: new PrismaPg(postgresPoolConfig(config.databaseUrl, { max: config.prismaPoolSize })),
     });
   }
 

@@ -3,6 +3,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import {
   Durable,
   DurableCron,
+  postgresPoolConfig,
   DurableModule,
   DurableRuntime,
   NonRetryableError,
@@ -41,11 +42,7 @@ export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
     // One connection per run slot (plus some) unless the driver sized it to fit the server
     // (DURABLE_PRISMA_POOL): transactional steps hold theirs while they work, others wait.
     super({
-      adapter: new PrismaPg({
-        connectionString: process.env.DATABASE_URL!,
-        max: env('DURABLE_PRISMA_POOL', concurrency + 2),
-        connectionTimeoutMillis: 10_000,
-      }),
+      adapter: new PrismaPg(postgresPoolConfig(process.env.DATABASE_URL!, { max: env('DURABLE_PRISMA_POOL', concurrency + 2) })),
     });
   }
   /** After nestjs-durable has drained its in-flight steps (they use this client). */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableModule, OnDurableEvent, Step, Workflow, type DurableLifecycleEvent } from 'nestjs-durable';
+import { Durable, DurableModule, OnDurableEvent, postgresPoolConfig, Step, Workflow, type DurableLifecycleEvent } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
 
 /**
@@ -12,7 +12,7 @@ const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) :
 @Injectable()
 export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   constructor() {
-    super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL!, max: 4, connectionTimeoutMillis: 10_000 }) });
+    super({ adapter: new PrismaPg(postgresPoolConfig(process.env.DATABASE_URL!, { max: 4 })) });
   }
   // Disconnect after nestjs-durable drained its steps (see docs/getting-started.md, "Register the module").
   async onApplicationShutdown() {

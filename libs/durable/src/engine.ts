@@ -90,5 +90,6 @@ export type { PrismaLike, SqlClient } from './store/sql-client.js';
 export type { Store } from './store/store.js';
 export type { Statement } from './store/statement.js';
 export { engineStatements } from './store/statement.js';
+export { createPostgresPool, postgresPoolConfig, type PostgresPoolOptions } from './store/pool.js';
 export { encode as encodeValue, decode as decodeValue, type EncodeOptions } from './codec/codec.js';
 export * from './errors/index.js';

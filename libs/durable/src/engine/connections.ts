@@ -1,4 +1,4 @@
-import type { Client, ClientConfig, Pool, PoolConfig } from 'pg';
+import type { Client, Pool, PoolConfig } from 'pg';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
@@ -32,12 +32,14 @@ export function connect(
   const prepared = cfg.preparedStatements !== false;
   const history = options.history;
   let pool: Pool | null = null;
-  let listenConfig: ClientConfig | null = null;
+  let listenConfig: PoolConfig | null = null;
   if (typeof cfg.connection === 'string') {
-    listenConfig = pgConfigFromUrl(cfg.connection);
-    pool = createPool(listenConfig, cfg.poolSize ?? 10, options.logger);
+    const config = pgConfigFromUrl(cfg.connection, options.logger);
+    listenConfig = config;
+    pool = createPool(config, cfg.poolSize ?? 10, options.logger);
   } else if (cfg.connection) {
     pool = cfg.connection;
+    // Its settings, Client class included: a pool from createPostgresPool() gives the LISTEN session its primary-finding.
     listenConfig = { ...(cfg.connection.options as PoolConfig) };
   }
   let store: Store;

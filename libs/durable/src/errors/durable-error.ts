@@ -31,7 +31,8 @@ export type DurableErrorCode =
   | 'TEST_WAIT_TIMEOUT'
   | 'KEY_CONFLICT'
   | 'PIVOT_PASSED'
-  | 'UNDONE_STEPS';
+  | 'UNDONE_STEPS'
+  | 'NO_PRIMARY';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

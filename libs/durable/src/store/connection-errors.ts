@@ -15,6 +15,11 @@ const CONNECTION_CODES = new Set([
   '57P02',
   '57P03',
   '53300',
+  // read_only_sql_transaction: the server is (now) a standby — a failover demoted it, or the URL names
+  // a standby. The next connection looks for the primary again.
+  '25006',
+  // nestjs-durable's NoPrimaryError: none of a multi-host URL's hosts is a primary yet (mid-failover)
+  'NO_PRIMARY',
   // Prisma: can't reach, timed out reaching, server closed the connection
   'P1001',
   'P1002',
@@ -22,7 +27,16 @@ const CONNECTION_CODES = new Set([
 ]);
 
 const CONNECTION_MESSAGE =
-  /Connection terminated|connection ended|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|server closed the connection|the database system is (?:shutting down|starting up|in recovery mode)|terminating connection due to administrator command|too many clients already|remaining connection slots are reserved|Code: `(?:08\w{3}|57P0[123]|53300)`/i;
+  /Connection terminated|connection ended|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|server closed the connection|the database system is (?:shutting down|starting up|in recovery mode)|terminating connection due to administrator command|too many clients already|remaining connection slots are reserved|cannot execute \w+ in a read-only transaction|Code: `(?:08\w{3}|57P0[123]|53300|25006)`/i;
+
+/**
+ * SQLSTATEs a server sends when a connection must not be used again: the server is a standby now
+ * (25006), is shutting down or restarting (57P01–57P03), or the connection failed (class 08). A
+ * pooled connection that met one is closed instead of being handed to the next statement.
+ */
+export function meansServerGone(sqlState: unknown): boolean {
+  return typeof sqlState === 'string' && (/^57P0[123]$/.test(sqlState) || sqlState === '25006' || /^08[0-9A-Z]{3}$/.test(sqlState));
+}
 
 /**
  * True when `err` (or one of its causes) says the database was unreachable or dropped the

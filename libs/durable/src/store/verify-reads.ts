@@ -62,8 +62,8 @@ export async function verifyRunsPage(
  * or a pg Pool (a client checked out and returned).
  */
 export async function withReadOnlyTransaction<T>(connection: string | pg.Pool, fn: (store: Store) => Promise<T>): Promise<T> {
-  const own =
-    typeof connection === 'string' ? new pg.Client({ ...pgConfigFromUrl(connection), application_name: 'nestjs-durable verify' }) : null;
+  const config = typeof connection === 'string' ? pgConfigFromUrl(connection) : null;
+  const own = config ? new config.Client({ ...config, application_name: 'nestjs-durable verify' }) : null;
   const client = own ?? (await (connection as pg.Pool).connect());
   // A connection lost between two reads emits 'error' on the client: handled here (the next read fails).
   let broken: Error | undefined;

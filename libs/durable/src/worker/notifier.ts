@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, FLOW_LIMITS_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
+import { checkListening, LISTEN_CHANNELS } from '../store/listen-check.js';
 import type { DurableLogger } from '../config/options.js';
 import { OutageLog } from '../retry/outage-log.js';
 
@@ -16,15 +16,24 @@ export interface NotifierHandlers {
   reconnected(): void;
 }
 
+/** How often the LISTEN session checks that it still listens, on the primary. */
+const LISTEN_CHECK_MS = 10_000;
+
 /**
  * One dedicated connection LISTENing for wake-up and cancel hints. Hints only make things
  * faster: if the connection drops, polling keeps everything correct while it reconnects
  * with back-off. While it is up, the lease heartbeat also runs on it (see session()).
+ *
+ * A connection can stay open and yet hear nothing: its server became a standby (a failover
+ * demoted it; NOTIFY is never sent there), or a pooler lost its LISTENs. Every LISTEN_CHECK_MS
+ * the session asks its server whether it is the primary and listens on every channel; if not, or
+ * if the check fails or hangs, the session is replaced (on the primary, for a multi-host URL).
  */
 export class Notifier {
   private client: pg.Client | null = null;
   private stopped = false;
   private retryTimer?: NodeJS.Timeout;
+  private checkTimer?: NodeJS.Timeout;
   private readonly outage: OutageLog;
 
   constructor(
@@ -41,20 +50,24 @@ export class Notifier {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client(this.config);
+    const Client: typeof pg.Client = ((this.config as pg.PoolConfig).Client as typeof pg.Client | undefined) ?? pg.Client;
+    const client = new Client(this.config);
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
     client.on('notification', (msg) => {
-      if (msg.channel === WAKEUP_CHANNEL && msg.payload) this.handlers.wake(msg.payload);
-      else if (msg.channel === CANCEL_CHANNEL && msg.payload) this.handlers.cancelled(msg.payload);
-      else if (msg.channel === SIGNAL_CHANNEL && msg.payload) this.handlers.signal?.(msg.payload);
-      else if (msg.channel === COMPENSATE_CHANNEL && msg.payload) this.handlers.cancelRequested?.(msg.payload);
-      else if (msg.channel === FLOW_LIMITS_CHANNEL && msg.payload) this.handlers.limitsChanged?.(msg.payload);
+      if (!msg.payload) return;
+      if (msg.channel === LISTEN_CHANNELS.wakeup) this.handlers.wake(msg.payload);
+      else if (msg.channel === LISTEN_CHANNELS.cancel) this.handlers.cancelled(msg.payload);
+      else if (msg.channel === LISTEN_CHANNELS.signal) this.handlers.signal?.(msg.payload);
+      else if (msg.channel === LISTEN_CHANNELS.compensate) this.handlers.cancelRequested?.(msg.payload);
+      else if (msg.channel === LISTEN_CHANNELS.flowLimits) this.handlers.limitsChanged?.(msg.payload);
     });
     try {
       await client.connect();
       await client.query(
-        `LISTEN ${WAKEUP_CHANNEL}; LISTEN ${CANCEL_CHANNEL}; LISTEN ${SIGNAL_CHANNEL}; LISTEN ${COMPENSATE_CHANNEL}; LISTEN ${FLOW_LIMITS_CHANNEL}`,
+        Object.values(LISTEN_CHANNELS)
+          .map((c) => `LISTEN ${c}`)
+          .join('; '),
       );
       if (this.stopped) {
         await client.end().catch(() => {});
@@ -62,6 +75,7 @@ export class Notifier {
       }
       this.client = client;
       this.outage.ok();
+      this.scheduleCheck(client);
       this.handlers.reconnected();
     } catch (err) {
       client.removeAllListeners('end');
@@ -70,8 +84,39 @@ export class Notifier {
     }
   }
 
+  /** The periodic check of a session (see the class comment); a session that fails it is ended and replaced. */
+  private scheduleCheck(client: pg.Client): void {
+    clearTimeout(this.checkTimer);
+    this.checkTimer = setTimeout(async () => {
+      if (this.client !== client) return;
+      const hung = setTimeout(
+        () => this.drop(client, new Error(`the LISTEN session did not answer its check within ${LISTEN_CHECK_MS} ms`)),
+        LISTEN_CHECK_MS,
+      );
+      hung.unref?.();
+      try {
+        const problem = await checkListening(client);
+        if (problem) this.drop(client, new Error(problem));
+        else this.scheduleCheck(client);
+      } catch (err) {
+        this.drop(client, err);
+      } finally {
+        clearTimeout(hung);
+      }
+    }, LISTEN_CHECK_MS);
+    this.checkTimer.unref?.();
+  }
+
+  /** Ends a session that no longer hears notifications; lost() then reconnects. */
+  private drop(client: pg.Client, reason: unknown): void {
+    if (this.client !== client) return;
+    this.lost(client, reason);
+    void client.end().catch(() => {});
+  }
+
   private lost(client: pg.Client, err: unknown): void {
     if (this.stopped || (this.client && this.client !== client)) return;
+    clearTimeout(this.checkTimer);
     this.client = null;
     this.outage.failed(err);
     clearTimeout(this.retryTimer);
@@ -91,6 +136,7 @@ export class Notifier {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.checkTimer);
     const c = this.client;
     this.client = null;
     if (c) await c.end().catch(() => {});
