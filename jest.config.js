@@ -39,6 +39,8 @@ export const PROCESS = [
   'test/example/crash-restart.e2e-spec.ts',
   'test/example/embedded-postgres.e2e-spec.ts',
   'test/example/quickstart.e2e-spec.ts',
+  'test/failover/chaos-failover.e2e-spec.ts',
+  'test/failover/follow-primary.e2e-spec.ts',
   'test/flow/flow-keys-processes.e2e-spec.ts',
   'test/flow/flow-processes.e2e-spec.ts',
   'test/init/init-cli.e2e-spec.ts',

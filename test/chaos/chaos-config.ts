@@ -65,7 +65,14 @@ export interface ChaosSettings {
    * session on the server is cut), "proxy" cuts only the workers' connections for outageMs (a
    * TCP proxy between them and Postgres: safe while other tests share the server), "none".
    */
-  outage: 'restart' | 'proxy' | 'none';
+  outage: 'restart' | 'proxy' | 'failover' | 'none';
+  /**
+   * "failover": the run gets its own primary and streaming standby (test/support/pg-cluster.ts); the
+   * outage SIGKILLs the primary's postmaster and promotes the standby promoteAfterMs later.
+   * Replication sync (nothing committed may be lost) or async (what was lost is reported).
+   */
+  replication: 'sync' | 'async';
+  promoteAfterMs: number;
   /** Length of a "proxy" outage. */
   outageMs: number;
   /** Runs executed at once per worker. */
@@ -119,6 +126,8 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
     zombies: 1,
     outage: 'restart',
     outageMs: 3_000,
+    replication: 'sync',
+    promoteAfterMs: 1_000,
     concurrency: 10,
     leaseMs,
     heartbeatMs: Math.round(leaseMs / 5),
@@ -141,7 +150,8 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   if (!(s.runs >= 1)) bad.push('runs must be ≥ 1');
   if (s.zombieStopMs <= s.leaseMs) bad.push('zombieStopMs must exceed leaseMs (a zombie is frozen past its lease)');
   if (s.heartbeatMs >= s.leaseMs) bad.push('heartbeatMs must be below leaseMs');
-  if (!['restart', 'proxy', 'none'].includes(s.outage)) bad.push('outage must be restart, proxy or none');
+  if (!['restart', 'proxy', 'failover', 'none'].includes(s.outage)) bad.push('outage must be restart, proxy, failover or none');
+  if (!['sync', 'async'].includes(s.replication)) bad.push('replication must be sync or async');
   if (bad.length) throw new Error(`chaos settings: ${bad.join('; ')}`);
   return s;
 }

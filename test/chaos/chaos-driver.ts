@@ -47,7 +47,7 @@ export class ChaosDriver {
     private readonly fleet: Fleet,
     private readonly s: ChaosSettings,
     private readonly progress: () => Progress,
-    /** Cuts the workers off the database (restart or proxy outage); resolves once it answers again. */
+    /** Cuts the workers off the database (restart, proxy or failover outage); resolves once it answers again. */
     private readonly outage: () => Promise<void>,
     private readonly log: (line: string) => void,
   ) {
@@ -151,7 +151,9 @@ export class ChaosDriver {
     this.log(
       this.s.outage === 'restart'
         ? 'restarting Postgres (pg_ctlcluster restart)…'
-        : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`,
+        : this.s.outage === 'failover'
+          ? `failing over: killing the primary, promoting its standby (${this.s.replication} replication)…`
+          : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`,
     );
     await this.outage();
     e.end = Date.now();

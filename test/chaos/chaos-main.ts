@@ -2,8 +2,16 @@
 import { parseArgs } from 'node:util';
 import { chaosSettings, type ChaosSettings } from './chaos-config.js';
 import { runChaos } from './chaos-run.js';
+import type { ChaosReport } from './chaos-report.js';
 
-const HELP = `npm run chaos -- [flags]
+const HELP = `npm run chaos -- [failover] [flags]
+  failover                 a failover instead of a restart: the run gets its own primary and streaming
+                           standby (PostgreSQL binaries of this machine, free ports, removed afterwards),
+                           the workers connect with a two-host URL, and mid-run the primary's postmaster
+                           is SIGKILLed and the standby promoted; 1200 runs unless -M says otherwise
+  --async                  failover with asynchronous replication (default synchronous): what the
+                           failover lost is reported, not a violation
+  --promote-after <ms>     failover: time between the kill and the promotion (default 1000)
   -P, --workers <n>        worker processes (default 3)
   -M, --runs <n>           runs of 5 steps + a child (default 2000)
   --duration <s>           the driver makes trouble for at most this long (default 60)
@@ -11,7 +19,8 @@ const HELP = `npm run chaos -- [flags]
   --zombies <n>            workers frozen past their lease, then continued (default 1)
   --no-pg-restart          no database outage mid-run
   --outage <kind>          restart (default: pg_ctlcluster restart), proxy (cut only the workers'
-                           connections for --outage-ms, default 3000, through a TCP proxy), none
+                           connections for --outage-ms, default 3000, through a TCP proxy), failover
+                           (as the positional argument), none
   --slot-runs <n>          flow control: runs with a concurrency key (8 keys) in a queue limited to 6 at
                            once and 2 per key, started with the others (default runs / 10; 0 = none);
                            as many runs in a queue limited to 10 starts per 2 s; and n / 5 runs that
@@ -26,8 +35,11 @@ const HELP = `npm run chaos -- [flags]
 Postgres: TEST_PG_URL (default postgresql://postgres@127.0.0.1:5432); the restart runs
 pg_ctlcluster --skip-systemctl-redirect <version> main restart (needs the rights to).`;
 
-const { values: a } = parseArgs({
+const { values: a, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
+    async: { type: 'boolean' },
+    'promote-after': { type: 'string' },
     workers: { type: 'string', short: 'P' },
     runs: { type: 'string', short: 'M' },
     duration: { type: 'string' },
@@ -56,13 +68,17 @@ const num = (v: string | undefined, flag: string): number | undefined => {
   if (!Number.isFinite(n) || n < 0) throw new Error(`--${flag} must be a number ≥ 0 (got ${v})`);
   return n;
 };
+if (positionals.some((p) => p !== 'failover')) throw new Error(`unknown argument ${positionals.join(' ')} (see --help)`);
+const failover = positionals[0] === 'failover' || a.outage === 'failover';
 const settings: ChaosSettings = chaosSettings({
   workers: num(a.workers, 'workers'),
-  runs: num(a.runs, 'runs'),
+  runs: num(a.runs, 'runs') ?? (failover ? 1_200 : undefined),
+  replication: a.async ? 'async' : undefined,
+  promoteAfterMs: num(a['promote-after'], 'promote-after'),
   durationS: num(a.duration, 'duration'),
   killEveryS: num(a['kill-every'], 'kill-every'),
   zombies: num(a.zombies, 'zombies'),
-  outage: a['no-pg-restart'] ? 'none' : (a.outage as ChaosSettings['outage'] | undefined),
+  outage: failover ? 'failover' : a['no-pg-restart'] ? 'none' : (a.outage as ChaosSettings['outage'] | undefined),
   outageMs: num(a['outage-ms'], 'outage-ms'),
   concurrency: num(a.concurrency, 'concurrency'),
   slotRuns: num(a['slot-runs'], 'slot-runs'),
@@ -72,28 +88,57 @@ const settings: ChaosSettings = chaosSettings({
   undoEvery: num(a['undo-every'], 'undo-every'),
 });
 
-// A database of its own, migrated like the test template (test/support/global-setup.ts builds it).
 const dbName = `durable_chaos_${process.pid}`;
-process.env.DURABLE_TEST_TEMPLATE = dbName;
-const setup = await import('../support/global-setup.js');
-await setup.buildTemplate();
-console.log(`database ${dbName} (${setup.urlFor(dbName)})`);
+if (failover) await failoverRun();
+else await serverRun();
 
-let failed = true;
-try {
-  const report = await runChaos(settings, setup.urlFor(dbName));
-  console.log('\n=== chaos report ===');
-  for (const line of report.lines) console.log(line);
-  for (const w of report.warnings) console.log(`WARNING: ${w}`);
-  if (report.violations.length) {
-    console.log(`\n${report.violations.length} VIOLATION(S):`);
-    for (const v of report.violations) console.log(`  ✗ ${v}`);
-  } else console.log('\nOK: no violation');
-  failed = report.violations.length > 0;
-} catch (err) {
-  console.error('chaos run aborted:', err);
-} finally {
-  if (failed || a['keep-db']) console.log(`database kept for inspection: psql ${setup.urlFor(dbName)}`);
-  else await setup.adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+/** On the machine's Postgres (TEST_PG_URL): a database of its own, migrated like the test template (test/support/global-setup.ts builds it). */
+async function serverRun(): Promise<never> {
+  process.env.DURABLE_TEST_TEMPLATE = dbName;
+  const setup = await import('../support/global-setup.js');
+  await setup.buildTemplate();
+  console.log(`database ${dbName} (${setup.urlFor(dbName)})`);
+  let failed = true;
+  try {
+    failed = report(await runChaos(settings, setup.urlFor(dbName)));
+  } catch (err) {
+    console.error('chaos run aborted:', err);
+  } finally {
+    if (failed || a['keep-db']) console.log(`database kept for inspection: psql ${setup.urlFor(dbName)}`);
+    else await setup.adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+  }
+  process.exit(failed ? 1 : 0);
 }
-process.exit(failed ? 1 : 0);
+
+/** On a primary and a standby of its own, removed at the end. */
+async function failoverRun(): Promise<never> {
+  const { PgCluster } = await import('../support/pg-cluster.js');
+  const { FailoverOutage, prepareClusterDatabase } = await import('./chaos-failover.js');
+  let failed = true;
+  const cluster = await PgCluster.start({ synchronous: settings.replication === 'sync', log: console.log });
+  try {
+    const url = await prepareClusterDatabase(cluster, dbName);
+    console.log(
+      `primary :${cluster.primary.port}, standby :${cluster.standby.port} (${settings.replication} replication); workers use ${url}`,
+    );
+    const outage = new FailoverOutage(cluster, dbName, settings.replication, settings.promoteAfterMs, console.log);
+    failed = report(await runChaos(settings, url, console.log, outage));
+  } catch (err) {
+    console.error('chaos run aborted:', err);
+  } finally {
+    await cluster.stop();
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+/** Prints the report; true when something is wrong. */
+function report(r: ChaosReport): boolean {
+  console.log('\n=== chaos report ===');
+  for (const line of r.lines) console.log(line);
+  for (const w of r.warnings) console.log(`WARNING: ${w}`);
+  if (r.violations.length) {
+    console.log(`\n${r.violations.length} VIOLATION(S):`);
+    for (const v of r.violations) console.log(`  ✗ ${v}`);
+  } else console.log('\nOK: no violation');
+  return r.violations.length > 0;
+}

@@ -4,6 +4,7 @@ import type { ChaosFacts } from './chaos-facts.js';
 import type { Fleet } from './chaos-fleet.js';
 import { judgeSlots, type SlotFacts } from './chaos-slots.js';
 import { judgeKeys, type KeyFacts } from './chaos-keys.js';
+import { judgeFailover, type FailoverFacts } from './chaos-failover.js';
 import {
   inFlightBudget,
   judgeDuplicates,
@@ -34,6 +35,8 @@ export interface ChaosOutcome {
   settledAt: number;
   /** Workers that did not exit 0 on SIGTERM at the end. */
   stopFailures: Array<{ pid: number; code: number | string | null }>;
+  /** The failover's facts, when the outage was one (chaos-failover.ts). */
+  failover?: FailoverFacts;
 }
 
 export interface ChaosFigures {
@@ -78,6 +81,13 @@ export interface ChaosReport {
   figures: ChaosFigures;
 }
 
+const OUTAGE_TEXT: Record<ChaosSettings['outage'], string> = {
+  restart: 'Postgres restarted',
+  proxy: "the workers' connections cut (proxy)",
+  failover: 'the primary killed and its standby promoted',
+  none: 'no outage',
+};
+
 const sec = (ms: number | null) => (ms === null ? 'never' : `${(ms / 1000).toFixed(2)} s`);
 
 export function buildReport(o: ChaosOutcome): ChaosReport {
@@ -95,9 +105,7 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   );
   lines.push(
     `done to it: ${count('kill')} SIGKILLs (+ replacements), ${count('freeze')} zombie(s) frozen ${s.zombieStopMs} ms, ` +
-      (restart
-        ? `${s.outage === 'restart' ? 'Postgres restarted' : "the workers' connections cut (proxy)"} (back after ${sec((restart.end ?? o.settledAt) - restart.at)})`
-        : 'no database outage'),
+      (restart ? `${OUTAGE_TEXT[s.outage]} (back after ${sec((restart.end ?? o.settledAt) - restart.at)})` : 'no database outage'),
   );
 
   // 1. Runs by status (every undoEvery-th run fails on purpose, after compensating).
@@ -273,7 +281,14 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   lines.push(...keyed.lines);
   violations.push(...keyed.violations);
 
-  // 9. Database outage: logged once per outage, not per attempt.
+  // 9. A failover: how soon work went on on the new primary, and what (if anything) it lost.
+  if (o.failover) {
+    const f = judgeFailover(o.failover, facts, s.leaseMs);
+    lines.push(...f.lines);
+    violations.push(...f.violations);
+  }
+
+  // 10. Database outage: logged once per outage, not per attempt.
   if (restart?.end) {
     const perWorker = fleet.all
       .filter((w) => w.lines.some((l) => l.at <= restart.at))

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
-import pg from 'pg';
+import { createPostgresPool, DurableEngine, WorkflowRegistry } from 'nestjs-durable';
+import type pg from 'pg';
 import type { ChaosInput, StarterInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
 import {
@@ -26,15 +26,22 @@ import { loadSlotFacts } from './chaos-slots.js';
 import { Fleet } from './chaos-fleet.js';
 import { buildReport, type ChaosReport } from './chaos-report.js';
 import { TcpProxy } from './tcp-proxy.js';
+import type { FailoverOutage } from './chaos-failover.js';
 
 /**
  * One chaos run against the database at `url` (migrated, with the test tables): starts the
  * workers and the runs, lets the driver loose, waits for every run to finish, stops the workers
  * and reports what the database says.
  */
-export async function runChaos(s: ChaosSettings, url: string, log: (line: string) => void = console.log): Promise<ChaosReport> {
-  const pool = new pg.Pool({ connectionString: url, max: 3, connectionTimeoutMillis: 5_000 });
-  pool.on('error', () => {}); // idle connections die when Postgres restarts; the next query reconnects
+export async function runChaos(
+  s: ChaosSettings,
+  url: string,
+  log: (line: string) => void = console.log,
+  /** With s.outage 'failover': the primary + standby the url names, and what to do to them. */
+  failover?: FailoverOutage,
+): Promise<ChaosReport> {
+  // Idle connections die when Postgres restarts (the next query reconnects); with several hosts it follows the primary.
+  const pool = createPostgresPool(url, { max: 3, connectionTimeoutMillis: 5_000, logger: { log: () => {}, warn: () => {} } });
   const proxy = s.outage === 'proxy' ? await TcpProxy.start(url) : null;
   const pools = poolsFor(s, ...(await serverConnections(pool)));
   log(`pools per worker: engine ${pools.engine} + LISTEN 1 + Prisma ${pools.prisma} connections (sized to the server's free connections)`);
@@ -103,6 +110,7 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
 
     const outage = async () => {
       if (proxy) await proxy.outage(s.outageMs);
+      else if (failover) await failover.run();
       else await restartPostgres();
       await waitForDatabase(pool);
     };
@@ -160,6 +168,7 @@ export async function runChaos(s: ChaosSettings, url: string, log: (line: string
       settled,
       settledAt,
       stopFailures,
+      failover: failover?.facts ?? undefined,
     });
   } finally {
     sampling = false;

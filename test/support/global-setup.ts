@@ -17,7 +17,7 @@ export const TEMPLATE_DB = process.env.DURABLE_TEST_TEMPLATE ?? `durable_test_tp
 export const urlFor = (db: string) => `${serverUrl()}/${db}`;
 
 /** Tables only the tests use: execution counters and a ledger without unique constraints. */
-const TEST_TABLES = `
+export const TEST_TABLES = `
 CREATE TABLE test_step_executions (run_id text NOT NULL, step text NOT NULL, pid int, at timestamptz DEFAULT clock_timestamp());
 CREATE INDEX ON test_step_executions (run_id, step);
 CREATE TABLE test_ledger (run_id text NOT NULL, step text NOT NULL, amount int NOT NULL DEFAULT 1, pid int, at timestamptz DEFAULT clock_timestamp());

@@ -1,0 +1,155 @@
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
+import { applyMigrations } from '../../libs/durable/src/embedded-postgres/migrations.js';
+import { TEST_TABLES } from '../support/global-setup.js';
+import type { PgCluster } from '../support/pg-cluster.js';
+import type { ChaosFacts } from './chaos-facts.js';
+
+/** Creates database `db` on the cluster's primary, migrated like the test template, with the test tables; returns its multi-host URL. */
+export async function prepareClusterDatabase(cluster: PgCluster, db: string): Promise<string> {
+  const run = async (url: string, sql: string) => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  await run(cluster.primary.url('postgres'), `CREATE DATABASE ${db}`);
+  await applyMigrations(cluster.primary.url(db), join(process.cwd(), 'prisma', 'migrations'));
+  await run(cluster.primary.url(db), TEST_TABLES);
+  return cluster.url(db);
+}
+
+/** What the failover did and cost, for the report. Times are Date.now() values (the servers run on this host). */
+export interface FailoverFacts {
+  replication: 'sync' | 'async';
+  killedAt: number;
+  promotedAt: number;
+  /** Checkpoints (durable_steps rows) the old primary had committed at its last snapshot, missing on the new primary. */
+  lostCheckpoints: number;
+  /** Runs the old primary had finished at its last snapshot, unfinished on the new one. */
+  lostRunEnds: number;
+  /** What the snapshot held (to put the losses in proportion). */
+  snapshotCheckpoints: number;
+  /** Replication lag the primary reported at the snapshot (bytes of WAL not yet replayed by the standby). */
+  lagBytes: number | null;
+}
+
+interface Snapshot {
+  steps: Set<string>;
+  finished: Set<string>;
+}
+
+const SNAPSHOT_SQL = {
+  steps: `SELECT run_id || '#' || seq AS k FROM durable_steps`,
+  finished: `SELECT id AS k FROM durable_runs WHERE status IN ('SUCCEEDED','FAILED','CANCELLED')`,
+};
+
+async function snapshot(url: string): Promise<Snapshot> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  c.on('error', () => {});
+  await c.connect();
+  try {
+    const keys = async (sql: string) => new Set(((await c.query(sql)).rows as Array<{ k: string }>).map((r) => r.k));
+    return { steps: await keys(SNAPSHOT_SQL.steps), finished: await keys(SNAPSHOT_SQL.finished) };
+  } finally {
+    await c.end().catch(() => {});
+  }
+}
+
+/**
+ * The failover outage of a chaos run: a snapshot of what the primary has committed, SIGKILL of its
+ * postmaster, `promoteAfterMs` of nothing (the time a failover manager takes to decide), promotion
+ * of the standby, and the snapshot compared with what the new primary has. With synchronous
+ * replication nothing committed may be missing; with asynchronous replication the difference is
+ * what the failover lost (the engine then re-runs those steps: at-least-once, or, for transactional
+ * steps, with their business writes, which were lost with them).
+ */
+export class FailoverOutage {
+  facts: FailoverFacts | null = null;
+
+  constructor(
+    private readonly cluster: PgCluster,
+    private readonly db: string,
+    private readonly replication: 'sync' | 'async',
+    private readonly promoteAfterMs: number,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  async run(): Promise<void> {
+    const lagBytes = await this.cluster.replicationLagBytes().catch(() => null);
+    const before = await snapshot(this.cluster.primary.url(this.db));
+    const killedAt = Date.now();
+    await this.cluster.killPrimary();
+    this.log(`SIGKILL of the primary's postmaster (port ${this.cluster.primary.port}); promoting the standby in ${this.promoteAfterMs} ms`);
+    await delay(this.promoteAfterMs);
+    await this.cluster.promoteStandby();
+    const promotedAt = Date.now();
+    this.log(`the standby (port ${this.cluster.standby.port}) is the primary now, ${promotedAt - killedAt} ms after the kill`);
+    const after = await snapshot(this.cluster.standby.url(this.db));
+    const missing = (a: Set<string>, b: Set<string>) => [...a].filter((k) => !b.has(k)).length;
+    this.facts = {
+      replication: this.replication,
+      killedAt,
+      promotedAt,
+      lostCheckpoints: missing(before.steps, after.steps),
+      lostRunEnds: missing(before.finished, after.finished),
+      snapshotCheckpoints: before.steps.size,
+      lagBytes,
+    };
+  }
+}
+
+/** The first run claimed after the kill (every claim after it is on the new primary), from the run history. */
+export function firstClaimAfter(facts: ChaosFacts, at: number): number | null {
+  let first: number | null = null;
+  for (const events of facts.history.values()) {
+    for (const e of events) if (e.kind === 'claimed' && e.t >= at && (first === null || e.t < first)) first = e.t;
+  }
+  return first;
+}
+
+/** Runs claimed both before and after the kill: their executions were cut by the failover and went on from their last checkpoint. */
+export function runsResumedAfter(facts: ChaosFacts, at: number): number {
+  let n = 0;
+  for (const events of facts.history.values()) {
+    const claims = events.filter((e) => e.kind === 'claimed');
+    if (claims.some((e) => e.t < at) && claims.some((e) => e.t >= at)) n++;
+  }
+  return n;
+}
+
+/** Report lines and violations of a failover run. */
+export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: number): { lines: string[]; violations: string[] } {
+  const lines: string[] = [];
+  const violations: string[] = [];
+  const first = firstClaimAfter(facts, f.killedAt);
+  const firstMs = first === null ? null : first - f.killedAt;
+  lines.push(
+    `failover (${f.replication} replication): standby promoted ${((f.promotedAt - f.killedAt) / 1000).toFixed(2)} s after the primary's SIGKILL; ` +
+      `first claim on the new primary ${firstMs === null ? 'never' : `${(firstMs / 1000).toFixed(2)} s after the kill (${((first! - f.promotedAt) / 1000).toFixed(2)} s after the promotion)`}`,
+  );
+  lines.push(
+    `failover: ${runsResumedAfter(facts, f.killedAt)} runs claimed again after it (resumed from their last checkpoint); ` +
+      `replication lag at the last snapshot ${f.lagBytes ?? '?'} bytes`,
+  );
+  lines.push(
+    `failover: of ${f.snapshotCheckpoints} checkpoints the old primary had committed at its last snapshot, ${f.lostCheckpoints} are missing on the new primary; ` +
+      `${f.lostRunEnds} finished runs are unfinished there (the engine ran them again from their last surviving checkpoint)`,
+  );
+  if (firstMs === null) violations.push('failover: no run was claimed on the new primary');
+  else if (first! - f.promotedAt > leaseMs + 5_000) {
+    violations.push(
+      `failover: the first claim on the new primary came ${((first! - f.promotedAt) / 1000).toFixed(2)} s after the promotion (lease ${leaseMs} ms + 5 s allowed)`,
+    );
+  }
+  if (f.replication === 'sync' && (f.lostCheckpoints || f.lostRunEnds)) {
+    violations.push(
+      `failover with synchronous replication lost committed writes: ${f.lostCheckpoints} checkpoints, ${f.lostRunEnds} run ends`,
+    );
+  }
+  return { lines, violations };
+}
