@@ -27,6 +27,8 @@ export async function prepareClusterDatabase(cluster: PgCluster, db: string): Pr
 export interface FailoverFacts {
   replication: 'sync' | 'async';
   killedAt: number;
+  /** When `pg_ctl promote` was called (the old primary is dead by then: every claim after it is on the new one), and when the standby accepted writes. */
+  promotingAt: number;
   promotedAt: number;
   /** Checkpoints (durable_steps rows) the old primary had committed at its last snapshot, missing on the new primary. */
   lostCheckpoints: number;
@@ -82,10 +84,10 @@ export class FailoverOutage {
   async run(): Promise<void> {
     const lagBytes = await this.cluster.replicationLagBytes().catch(() => null);
     const before = await snapshot(this.cluster.primary.url(this.db));
-    const killedAt = Date.now();
-    await this.cluster.killPrimary();
+    const killedAt = await this.cluster.killPrimary();
     this.log(`SIGKILL of the primary's postmaster (port ${this.cluster.primary.port}); promoting the standby in ${this.promoteAfterMs} ms`);
-    await delay(this.promoteAfterMs);
+    await delay(Math.max(0, killedAt + this.promoteAfterMs - Date.now()));
+    const promotingAt = Date.now();
     await this.cluster.promoteStandby();
     const promotedAt = Date.now();
     this.log(`the standby (port ${this.cluster.standby.port}) is the primary now, ${promotedAt - killedAt} ms after the kill`);
@@ -94,6 +96,7 @@ export class FailoverOutage {
     this.facts = {
       replication: this.replication,
       killedAt,
+      promotingAt,
       promotedAt,
       lostCheckpoints: missing(before.steps, after.steps),
       lostRunEnds: missing(before.finished, after.finished),
@@ -126,11 +129,11 @@ export function runsResumedAfter(facts: ChaosFacts, at: number): number {
 export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: number): { lines: string[]; violations: string[] } {
   const lines: string[] = [];
   const violations: string[] = [];
-  const first = firstClaimAfter(facts, f.killedAt);
-  const firstMs = first === null ? null : first - f.killedAt;
+  const first = firstClaimAfter(facts, f.promotingAt);
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   lines.push(
-    `failover (${f.replication} replication): standby promoted ${((f.promotedAt - f.killedAt) / 1000).toFixed(2)} s after the primary's SIGKILL; ` +
-      `first claim on the new primary ${firstMs === null ? 'never' : `${(firstMs / 1000).toFixed(2)} s after the kill (${((first! - f.promotedAt) / 1000).toFixed(2)} s after the promotion)`}`,
+    `failover (${f.replication} replication): promotion started ${s(f.promotingAt - f.killedAt)} after the primary's SIGKILL and took ${s(f.promotedAt - f.promotingAt)}; ` +
+      `first claim on the new primary ${first === null ? 'never' : `${s(first - f.killedAt)} after the kill, ${s(first - f.promotedAt)} after the promotion`}`,
   );
   lines.push(
     `failover: ${runsResumedAfter(facts, f.killedAt)} runs claimed again after it (resumed from their last checkpoint); ` +
@@ -140,7 +143,7 @@ export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: numb
     `failover: of ${f.snapshotCheckpoints} checkpoints the old primary had committed at its last snapshot, ${f.lostCheckpoints} are missing on the new primary; ` +
       `${f.lostRunEnds} finished runs are unfinished there (the engine ran them again from their last surviving checkpoint)`,
   );
-  if (firstMs === null) violations.push('failover: no run was claimed on the new primary');
+  if (first === null) violations.push('failover: no run was claimed on the new primary');
   else if (first! - f.promotedAt > leaseMs + 5_000) {
     violations.push(
       `failover: the first claim on the new primary came ${((first! - f.promotedAt) / 1000).toFixed(2)} s after the promotion (lease ${leaseMs} ms + 5 s allowed)`,

@@ -80,17 +80,19 @@ export class PgCluster {
     return `postgresql://postgres@127.0.0.1:${this.primary.port},127.0.0.1:${this.standby.port}/${db}`;
   }
 
-  /** SIGKILL of the primary's postmaster, as in a crash: its backends go too, so every client sees its connection end. */
-  async killPrimary(): Promise<void> {
+  /** SIGKILL of the primary's postmaster, as in a crash: its backends go too, so every client sees its connection end. Resolves with the time of the kill. */
+  async killPrimary(): Promise<number> {
     const pm = readPostmasterPid(this.primary.dataDir);
     if (!pm) throw new Error('the primary is not running');
     const children = this.childrenOf(pm.pid);
     process.kill(pm.pid, 'SIGKILL');
+    const killedAt = Date.now();
     // Backends notice their postmaster's death and exit; whatever lingers is killed like it.
     for (const until = Date.now() + 3_000; children.some(isAlive) && Date.now() < until;) await delay(50);
     for (const pid of children.filter(isAlive)) process.kill(pid, 'SIGKILL');
     started.delete(pm.pid);
     this.log(`primary :${this.primary.port} killed (postmaster ${pm.pid} and ${children.length} children)`);
+    return killedAt;
   }
 
   /** Promotes the standby; resolves once it accepts writes. */
