@@ -22,6 +22,8 @@ import { WakeTimers } from './wake-timers.js';
 export class Worker {
   private readonly queues = new Map<string, QueueState>();
   private readonly active = new ActiveRuns();
+  /** Stopped runs to hand back at the end of this turn of the event loop (handBackSoon). */
+  private readonly handBack: HeldRun[] = [];
   private running = false;
   /** Workflows this worker has code for: the only ones it claims. */
   private workflowNames: string[] = [];
@@ -174,6 +176,7 @@ export class Worker {
     entry.done = executeRun(run, ctx, this.registry, this.services, q.name).then((outcome) => {
       clearTimeout(deadlineTimer);
       this.active.delete(run.id);
+      if (ctx.stopped === 'lease-lost') this.handBackSoon({ id: run.id, epoch: run.epoch });
       slot.done();
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
@@ -283,6 +286,23 @@ export class Worker {
     this.services.options.logger.log(
       `shutdown: ${left.length} run(s) still executing after ${graceMs} ms; ${released} handed back for another instance`,
     );
+  }
+
+  /**
+   * An execution stopped because its lease may be lost (a heartbeat that failed or came late, a
+   * process that was frozen) may in fact still hold it: hand it back (fenced by its epoch, so a
+   * lease another worker took is not touched) so the run is claimable at once instead of when the
+   * lease expires. Batched per turn of the event loop; a failure is only a delay (the lease expires).
+   */
+  private handBackSoon(run: HeldRun): void {
+    this.handBack.push(run);
+    if (this.handBack.length > 1) return;
+    setImmediate(() => {
+      const runs = this.handBack.splice(0);
+      releaseRuns(this.services.store, runs).catch((err: unknown) =>
+        this.services.options.logger.debug?.(`could not hand back ${runs.length} stopped run(s) (${errorText(err)}); their leases expire`),
+      );
+    });
   }
 
   private async release(held: HeldRun[]): Promise<number> {
