@@ -175,7 +175,10 @@ export class Worker {
     }
     entry.done = executeRun(run, ctx, this.registry, this.services, q.name).then((outcome) => {
       clearTimeout(deadlineTimer);
-      this.active.delete(run.id);
+      // Only this execution's entry: a stopped execution may still be unwinding (a step's own code
+      // cannot be interrupted) when this worker claims the run again under a new epoch, and the
+      // new execution's lease must stay in held() to be renewed.
+      if (this.active.get(run.id) === entry) this.active.delete(run.id);
       if (ctx.stopped === 'lease-lost') this.handBackSoon({ id: run.id, epoch: run.epoch });
       slot.done();
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
