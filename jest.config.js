@@ -41,6 +41,7 @@ export const PROCESS = [
   'test/example/quickstart.e2e-spec.ts',
   'test/failover/chaos-failover.e2e-spec.ts',
   'test/failover/follow-primary.e2e-spec.ts',
+  'test/failover/read-replica.e2e-spec.ts',
   'test/flow/flow-keys-processes.e2e-spec.ts',
   'test/flow/flow-processes.e2e-spec.ts',
   'test/init/init-cli.e2e-spec.ts',
@@ -65,6 +66,7 @@ export const BROWSER = [
   'test/admin/dashboard-layout-browser.e2e-spec.ts',
   'test/admin/dashboard-operations-browser.e2e-spec.ts',
   'test/example/dashboard-tour.e2e-spec.ts',
+  'test/failover/replica-dashboard-browser.e2e-spec.ts',
   'test/flow/flow-dashboard.e2e-spec.ts',
   'test/schedules/schedules-dashboard.e2e-spec.ts',
 ];

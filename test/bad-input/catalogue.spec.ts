@@ -4,6 +4,7 @@ import {
   DurableError,
   InvalidArgumentError,
   InvalidOptionsError,
+  NoPrimaryError,
   verifyRuns,
   WorkflowRegistry,
   NotInWorkflowError,
@@ -388,6 +389,34 @@ describe('bad input: the catalogue', () => {
         err: expect.stringContaining('"a week" is not a duration (e.g. 30m, 24h, 7d)'),
       });
       expect(await run(['--nope'])).toMatchObject({ code: 2, err: expect.stringContaining("Unknown option '--nope'") });
+    });
+  });
+
+  describe('connection URLs', () => {
+    it('a host list it cannot read, or target_session_attrs that would write to a standby: InvalidOptionsError saying what to write', () => {
+      const engine = (connection: string) => () => new DurableEngine({ registry: new WorkflowRegistry(), connection });
+      expect(engine('postgresql://u:secret@db1,:5432/app')).toThrow(
+        /host ":5432" that is not host or host:port \(in postgresql:\/\/u:\*\*\*@/,
+      );
+      expect(engine('postgresql://db1,db2/app?target_session_attrs=any')).toThrow(InvalidOptionsError);
+      expect(engine('postgresql://db/app?target_session_attrs=standby')).toThrow(/the engine writes, so it needs the primary/);
+    });
+
+    it('no primary among the hosts: NoPrimaryError naming what each host answered, retryable', async () => {
+      const e = new DurableEngine({
+        registry: new WorkflowRegistry(),
+        connection: 'postgresql://postgres@127.0.0.1:1,127.0.0.1:2/app',
+        options: { worker: false, logLevel: 'silent' },
+      });
+      const err = await e.start().then(
+        () => null,
+        (x: unknown) => x,
+      );
+      await e.stop();
+      expect(err).toBeInstanceOf(NoPrimaryError);
+      expect((err as NoPrimaryError).message).toMatch(
+        /No primary among the database hosts: 127\.0\.0\.1:1 \(.*ECONNREFUSED.*\), 127\.0\.0\.1:2/,
+      );
     });
   });
 

@@ -42,7 +42,14 @@ export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
     // One connection per run slot (plus some) unless the driver sized it to fit the server
     // (DURABLE_PRISMA_POOL): transactional steps hold theirs while they work, others wait.
     super({
-      adapter: new PrismaPg(postgresPoolConfig(process.env.DATABASE_URL!, { max: env('DURABLE_PRISMA_POOL', concurrency + 2) })),
+      // A transaction idle longer than the lease belongs to a frozen worker: the server ends it, so its
+      // locks (a transactional step's run row) do not keep the run from being swept (docs/high-availability.md).
+      adapter: new PrismaPg(
+        postgresPoolConfig(process.env.DATABASE_URL!, {
+          max: env('DURABLE_PRISMA_POOL', concurrency + 2),
+          idle_in_transaction_session_timeout: env('DURABLE_LEASE_MS', 3_000),
+        }),
+      ),
     });
   }
   /** After nestjs-durable has drained its in-flight steps (they use this client). */

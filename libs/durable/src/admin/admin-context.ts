@@ -1,6 +1,7 @@
 import type { DurableEngine } from '../engine/durable-engine.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
+import type { ReadReplica } from './read-replica.js';
 
 /**
  * What every part of the admin service reads through: the engine (resolved late: the Nest module
@@ -11,6 +12,8 @@ export class AdminContext {
   constructor(
     private readonly engineRef: () => DurableEngine,
     private readonly limit: (sql: SqlClient) => SqlClient = (sql) => sql,
+    /** Where lists, counts, statistics and charts are read, when the admin API has a read replica. */
+    readonly replica: ReadReplica | null = null,
   ) {}
 
   get engine(): DurableEngine {
@@ -20,6 +23,11 @@ export class AdminContext {
   get store(): Store {
     const store = this.engine.storeForTools;
     return { ...store, sql: this.limit(store.sql) };
+  }
+
+  /** The store for reads that may lag a little (lists, counts, statistics, charts): the replica's, if any. */
+  get readStore(): Store {
+    return this.replica ? this.replica.store : this.store;
   }
 }
 

@@ -6,12 +6,15 @@ import { BulkTokens } from './bulk-token.js';
 import { FlowAdmin } from './flow-admin.js';
 import { InsightsAdmin } from './insights-admin.js';
 import { LiveFeed } from './live-feed.js';
+import { ReadReplica } from './read-replica.js';
 import { RunsAdmin } from './runs-admin.js';
 import { SchedulesAdmin } from './schedules-admin.js';
 
 export interface AdminServiceOptions {
   /** Key of the bulk tokens' HMAC; default: a random key made now (tokens then live in this process only). */
   bulkTokenSecret?: string;
+  /** A read replica's URL: lists, counts, statistics and charts are read there (see ReadReplica). */
+  readReplicaUrl?: string;
 }
 
 /**
@@ -29,9 +32,13 @@ export class AdminService {
   readonly insights: InsightsAdmin;
   /** The live feed every live connection of this admin API shares (one statement per interval in all). */
   readonly live: LiveFeed;
+  /** The read replica, when one is configured. */
+  readonly replica: ReadReplica | null;
 
   constructor(engineRef: () => DurableEngine, limit?: (sql: SqlClient) => SqlClient, options: AdminServiceOptions = {}) {
-    const c = new AdminContext(engineRef, limit);
+    const replica = options.readReplicaUrl ? new ReadReplica(options.readReplicaUrl, () => engineRef().options.logger) : null;
+    const c = new AdminContext(engineRef, limit, replica);
+    this.replica = replica;
     this.runs = new RunsAdmin(c);
     this.bulk = new BulkAdmin(c, new BulkTokens(options.bulkTokenSecret));
     this.schedules = new SchedulesAdmin(c);
@@ -41,6 +48,14 @@ export class AdminService {
       () => c.store,
       () => this.insights.stats(60),
     );
+  }
+
+  /** Closes the read replica's connections (the engine's are the engine's). Nest calls it at shutdown. */
+  async close(): Promise<void> {
+    await this.replica?.close();
+  }
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
   }
 
   listRuns: RunsAdmin['list'] = (q) => this.runs.list(q);

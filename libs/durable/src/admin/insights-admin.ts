@@ -11,16 +11,19 @@ export class InsightsAdmin {
 
   /** Runs started, and finished by status, per bucket over the range (1h: 1-minute, 24h: 30-minute, 7d: 3-hour buckets). */
   async charts(range: ChartRange) {
-    return charts(this.c.store, range);
+    return charts(this.c.readStore, range);
   }
 
+  /** With a read replica, its lag too (`readReplica`): the figures are as old as that. */
   async stats(windowMinutes: number) {
-    return assembleStats(await stats(this.c.store, windowMinutes), windowMinutes);
+    const replica = this.c.replica;
+    const [rows, lag] = await Promise.all([stats(this.c.readStore, windowMinutes), replica ? replica.lag() : null]);
+    return { ...assembleStats(rows, windowMinutes), ...(lag && { readReplica: lag }) };
   }
 
   /** App versions with runs in flight (to see when an old build has drained), and this instance's version and claim filter. */
   async versions() {
-    return assembleVersions(await versionsInFlight(this.c.store), this.c.engine.options);
+    return assembleVersions(await versionsInFlight(this.c.readStore), this.c.engine.options);
   }
 
   /** Lifecycle-hook consumers: where each is in the run history, who delivers to it, how far behind it is. */

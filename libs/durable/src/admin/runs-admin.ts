@@ -15,7 +15,7 @@ export class RunsAdmin {
   constructor(private readonly c: AdminContext) {}
 
   async list(q: ListQuery) {
-    const store = this.c.store;
+    const store = this.c.readStore;
     const [rows, counted] = await Promise.all([
       listRuns(store, q.filter, q.sort, q.order, q.cursor, q.limit + 1),
       countByStatusWithin(store, q.filter, COUNT_CAP),

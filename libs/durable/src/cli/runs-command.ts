@@ -30,6 +30,7 @@ Filters (as the admin API's): --status S[,S]  --workflow W  --queue Q  --tag T (
   --finished-from ISO  --finished-to ISO
 --all without --yes is a dry run: it prints how many runs the action would change.
 --json prints JSON (one document) instead of text; --verbose adds the stack to an error.
+--read-url URL (or DURABLE_READ_REPLICA_URL): "runs list" reads from that read replica.
 Exit codes: 0 done; 1 refused (the message says why); 2 bad command line; 3 database unreachable, login refused
 or without the nestjs-durable tables; 4 unexpected error.`;
 
@@ -67,6 +68,7 @@ function parse(argv: string[]) {
         json: { type: 'boolean' },
         out: { type: 'string' },
         'database-url': { type: 'string' },
+        'read-url': { type: 'string' },
         verbose: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -117,13 +119,18 @@ export async function runRunsCommand(argv: string[], io: CliIo, env: NodeJS.Proc
   if (['cancel', 'resume', 'retry'].includes(command) && !!id === bulk)
     return usage(`"runs ${command}" takes a run id, or --all with filters`);
 
+  if (values['read-url'] !== undefined && command !== 'list') return usage('--read-url goes with "runs list"');
+  const readReplicaUrl = command === 'list' ? (values['read-url'] ?? (env.DURABLE_READ_REPLICA_URL || undefined)) : undefined;
+  if (readReplicaUrl !== undefined && !/^postgres(ql)?:\/\//i.test(readReplicaUrl)) {
+    return usage('--read-url (DURABLE_READ_REPLICA_URL) must be a Postgres URL of a read replica: postgresql://user@host:5432/db');
+  }
   const engine = new DurableEngine({
     registry: new WorkflowRegistry(),
     connection: url,
     poolSize: 2,
     options: { worker: false, schedules: false },
   });
-  const admin = new AdminService(() => engine);
+  const admin = new AdminService(() => engine, undefined, { readReplicaUrl });
   const print = (json: unknown, text: string) => io.out(values.json ? safeJson(json) : text);
   const one = (given: string) => wholeId(engine, admin, given);
   try {
@@ -182,6 +189,7 @@ export async function runRunsCommand(argv: string[], io: CliIo, env: NodeJS.Proc
   } catch (e) {
     return reportFailure(e, { url, verbose: values.verbose, err: io.err });
   } finally {
+    await admin.close();
     await engine.stop().catch(() => undefined);
   }
 }

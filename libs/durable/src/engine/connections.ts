@@ -36,7 +36,9 @@ export function connect(
   if (typeof cfg.connection === 'string') {
     const config = pgConfigFromUrl(cfg.connection, options.logger);
     listenConfig = config;
-    pool = createPool(config, cfg.poolSize ?? 10, options.logger);
+    // The engine's transactions last milliseconds; one idle longer than a lease belongs to a process
+    // that froze or was cut off inside it, and its locks (a queue's limits row) must not outlive it.
+    pool = createPool({ ...config, idle_in_transaction_session_timeout: options.leaseMs }, cfg.poolSize ?? 10, options.logger);
   } else if (cfg.connection) {
     pool = cfg.connection;
     // Its settings, Client class included: a pool from createPostgresPool() gives the LISTEN session its primary-finding.

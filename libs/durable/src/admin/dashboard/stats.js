@@ -60,6 +60,16 @@ export function renderStats(s) {
     'Age of the oldest run waiting for a worker',
   );
   stat('Lost leases', nf(t.expiredLeases), null, t.expiredLeases > 0, 'RUNNING runs whose worker stopped heartbeating');
+  if (s.readReplica) {
+    var lag = s.readReplica.lagMs;
+    stat(
+      'Replica lag',
+      lag == null ? (s.readReplica.standby ? '—' : 'not a standby') : fmtDuration(lag),
+      null,
+      lag > 5000,
+      'The list, its counts, these figures and the charts are read from a read replica; this is how far it is behind the primary',
+    );
+  }
   box.querySelectorAll('.dot[data-color]').forEach(function (node) {
     var d = /** @type {HTMLElement} */ (node);
     d.style.background = 'var(--' + d.getAttribute('data-color') + ')';

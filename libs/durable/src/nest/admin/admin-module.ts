@@ -38,7 +38,7 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
           return new AdminService(
             () => runtime.engine,
             (sql) => gate.wrap(sql),
-            { bulkTokenSecret: settings.bulkTokenSecret },
+            { bulkTokenSecret: settings.bulkTokenSecret, readReplicaUrl: settings.readReplicaUrl },
           );
         },
       },

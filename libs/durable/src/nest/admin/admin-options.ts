@@ -1,5 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidOptionsError } from '../../errors/index.js';
+import { parsePostgresUrl } from '../../store/postgres-hosts.js';
 import { defaultActor, type ActorResolver } from './request-actor.js';
 
 /** `DurableModule.forRoot({ admin })`: the admin API and dashboard. Off unless set. */
@@ -34,6 +35,12 @@ export interface DurableAdminOptions {
   trustProxy?: boolean;
   /** Live-update (SSE) connections this instance serves at once; past it, 503 with Retry-After (default 100). */
   maxLiveConnections?: number;
+  /**
+   * A read replica (a hot standby of the app's database; a URL may name several hosts): the runs
+   * list with its counts, the statistics, charts and versions are read there, and the statistics
+   * show its lag. Run details, actions, bulk actions, schedules and flow control stay on the primary.
+   */
+  readReplicaUrl?: string;
 }
 
 export interface ResolvedAdminOptions {
@@ -45,6 +52,7 @@ export interface ResolvedAdminOptions {
   bulkTokenSecret: string | undefined;
   trustProxy: boolean;
   maxLiveConnections: number;
+  readReplicaUrl: string | undefined;
 }
 
 const PATH_RE = /^[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/;
@@ -95,6 +103,12 @@ export function resolveAdminOptions(o: DurableAdminOptions): ResolvedAdminOption
   if (!Number.isInteger(maxLive) || maxLive < 0 || maxLive > 100_000) {
     throw new InvalidOptionsError('DurableModule option admin.maxLiveConnections must be an integer between 0 and 100000 (default 100).');
   }
+  if (o.readReplicaUrl !== undefined && (typeof o.readReplicaUrl !== 'string' || !/^postgres(ql)?:\/\//i.test(o.readReplicaUrl))) {
+    throw new InvalidOptionsError(
+      "DurableModule option admin.readReplicaUrl must be a Postgres URL (postgresql://user@replica-host:5432/app) of a read replica of the app's database.",
+    );
+  }
+  if (o.readReplicaUrl !== undefined) parsePostgresUrl(o.readReplicaUrl); // a malformed host list fails here, at boot
   return {
     path,
     guards: [...guards],
@@ -104,5 +118,6 @@ export function resolveAdminOptions(o: DurableAdminOptions): ResolvedAdminOption
     bulkTokenSecret: o.bulkTokenSecret,
     trustProxy: o.trustProxy === true,
     maxLiveConnections: maxLive,
+    readReplicaUrl: o.readReplicaUrl,
   };
 }
