@@ -1,4 +1,4 @@
-import type pg from 'pg';
+import type { Pool } from 'pg';
 import type { DurableLogger } from '../config/options.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { replicaLag, type ReplicaLag } from '../store/replica.js';
@@ -15,7 +15,7 @@ const REPLICA_POOL_SIZE = 3;
  */
 export class ReadReplica {
   readonly store: Store;
-  private readonly pool: pg.Pool;
+  private readonly pool: Pool;
 
   constructor(url: string, logger: () => Pick<DurableLogger, 'log' | 'warn' | 'error'>) {
     const config = { ...pgConfigFromUrl(url), application_name: 'nestjs-durable admin (read replica)' };

@@ -1,12 +1,14 @@
 import { errorText } from '../errors/error-text.js';
-import pg from 'pg';
+// Named type imports only: this file's declarations are public, and @types/pg has no default export
+// under every module setting an app may use.
+import type { Client, ClientConfig, Pool, PoolConfig } from 'pg';
 import type { DurableLogger } from '../config/options.js';
 import { guardedClientClass, poolFor } from './guarded-client.js';
 import { formatHost, parsePostgresUrl } from './postgres-hosts.js';
 import { PrimaryFinder } from './primary-finder.js';
 
 /** pg settings with the Client class that makes every connection (see guarded-client.ts). */
-export type GuardedPoolConfig = pg.PoolConfig & { Client: typeof pg.Client };
+export type GuardedPoolConfig = PoolConfig & { Client: typeof Client };
 
 /** TCP keepalive probes start after this much silence, so a connection to a vanished server fails within a minute or so, not hours. */
 const KEEPALIVE_DELAY_MS = 10_000;
@@ -22,7 +24,7 @@ export function pgConfigFromUrl(url: string, logger?: Pick<DurableLogger, 'log'>
   const parsed = new URL(target.url);
   const schema = parsed.searchParams.get('schema');
   parsed.searchParams.delete('schema');
-  const config: pg.ClientConfig = {
+  const config: ClientConfig = {
     connectionString: parsed.toString(),
     application_name: 'nestjs-durable',
     keepAlive: true,
@@ -42,7 +44,7 @@ export function pgConfigFromUrl(url: string, logger?: Pick<DurableLogger, 'log'>
 }
 
 /** The engine's own small pool (claims, heartbeats, checkpoints): short statements only. */
-export function createPool(config: GuardedPoolConfig, max: number, logger: DurableLogger): pg.Pool {
+export function createPool(config: GuardedPoolConfig, max: number, logger: DurableLogger): Pool {
   const pool = poolFor({ ...config, max, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
   logIdleErrors(pool, logger);
   return pool;
@@ -52,7 +54,7 @@ export function createPool(config: GuardedPoolConfig, max: number, logger: Durab
  * An idle connection dying (e.g. Postgres restart) must not crash the app; the next query
  * reconnects. A restart drops every idle connection at once: one line per outage, not one per connection.
  */
-function logIdleErrors(pool: pg.Pool, logger: Pick<DurableLogger, 'warn'>): void {
+function logIdleErrors(pool: Pool, logger: Pick<DurableLogger, 'warn'>): void {
   let loggedAt = -Infinity;
   let unlogged = 0;
   pool.on('error', (err) => {
@@ -69,7 +71,7 @@ function logIdleErrors(pool: pg.Pool, logger: Pick<DurableLogger, 'warn'>): void
 }
 
 /** Options of postgresPoolConfig() and createPostgresPool(): any pg Pool setting, and where their few log lines go. */
-export interface PostgresPoolOptions extends Omit<pg.PoolConfig, 'connectionString' | 'Client'> {
+export interface PostgresPoolOptions extends Omit<PoolConfig, 'connectionString' | 'Client'> {
   /** Where "the primary is now …" and lost-connection lines go (default: console). */
   logger?: Pick<DurableLogger, 'log' | 'warn'>;
 }
@@ -85,7 +87,7 @@ export interface PostgresPoolOptions extends Omit<pg.PoolConfig, 'connectionStri
  *
  * The settings carry their own `Client` class, so they work whichever copy of `pg` the adapter loads.
  */
-export function postgresPoolConfig(url: string, options: PostgresPoolOptions = {}): pg.PoolConfig {
+export function postgresPoolConfig(url: string, options: PostgresPoolOptions = {}): PoolConfig {
   const { logger = console, ...poolOptions } = options;
   // The app's own application_name (or pg's default), not the engine's.
   return {
@@ -97,7 +99,7 @@ export function postgresPoolConfig(url: string, options: PostgresPoolOptions = {
 }
 
 /** A pg Pool made from postgresPoolConfig(), for code that wants the pool itself (`connection: pool`, `new PrismaPg(pool)`). */
-export function createPostgresPool(url: string, options: PostgresPoolOptions = {}): pg.Pool {
+export function createPostgresPool(url: string, options: PostgresPoolOptions = {}): Pool {
   const pool = poolFor(postgresPoolConfig(url, options));
   logIdleErrors(pool, options.logger ?? console);
   return pool;
