@@ -126,7 +126,12 @@ async function failoverRun(): Promise<never> {
   } catch (err) {
     console.error('chaos run aborted:', err);
   } finally {
-    await cluster.stop();
+    if (failed || a['keep-db']) {
+      cluster.keep();
+      console.log(
+        `servers kept for inspection: psql ${cluster.standby.url(dbName)} (the new primary); ${cluster.dir} holds both; kill ${cluster.standbyPid() ?? '?'} to stop it`,
+      );
+    } else await cluster.stop();
   }
   process.exit(failed ? 1 : 0);
 }

@@ -50,13 +50,20 @@ describe('following the primary through a failover', () => {
     const pool = createPostgresPool(url, { max: 4, logger: quiet });
     const prisma = new PrismaClient({ adapter: new PrismaPg(postgresPoolConfig(url, { max: 2, logger: quiet })) });
     const registry = new WorkflowRegistry();
+    let slowCalls = 0;
     class Steps {
       @Step() async add(n: number) {
         return n + 1;
       }
+      @Step() async slow() {
+        slowCalls++;
+        await new Promise((r) => setTimeout(r, 1_500));
+        return slowCalls;
+      }
     }
     const steps = new Steps();
     registry.register({ name: 'inc', queue: 'default', options: {}, run: async (n: unknown) => steps.add(n as number) });
+    registry.register({ name: 'slow', queue: 'default', options: {}, run: async () => steps.slow() });
     const engine = new DurableEngine({
       registry,
       connection: url,
@@ -70,7 +77,9 @@ describe('following the primary through a failover', () => {
       expect(await port(pool)).toBe(cluster.primary.port);
       expect(await (await engine.startRun('inc', 1, { id: 'before' })).result()).toBe(2);
 
-      // A transaction open on the primary when it dies: its statement fails with a connection error.
+      // A run executing when the primary dies, and a transaction open on it.
+      const slow = await engine.startRun('slow', null, { id: 'across' });
+      await eventually(async () => slowCalls === 1, 10_000, 'the slow step to start');
       const inTx = await pool.connect();
       await inTx.query('BEGIN');
       await cluster.killPrimary();
@@ -97,12 +106,21 @@ describe('following the primary through a failover', () => {
       expect(await port(pool)).toBe(cluster.standby.port);
       // The engine claims, executes and ends a run on the new primary, and listens there again: once its
       // LISTEN session has had time to reconnect (its back-off is at most 5 s), a run started by another
-      // engine is claimed at once, not at the next poll a minute later.
-      expect(await (await engine.startRun('inc', 41, { id: 'after' })).result({ timeoutMs: 30_000 })).toBe(42);
+      // engine is claimed at once, not at the next poll a minute later. (A statement the worker issued
+      // before it noticed the failover fails once, retryably, so that nothing it assumed is written there.)
       await new Promise((r) => setTimeout(r, 8_000));
+      expect(await (await engine.startRun('inc', 41, { id: 'after' })).result({ timeoutMs: 30_000 })).toBe(42);
       const startedAt = Date.now();
       expect(await (await starter.startRun('inc', 9, { id: 'notified' })).result({ timeoutMs: 30_000 })).toBe(10);
       expect(Date.now() - startedAt).toBeLessThan(20_000);
+      // The run executing at the failover was stopped and replayed from the new primary (it could have
+      // relied on writes an asynchronous standby lost): its step ran again, its history says why.
+      expect(await slow.result({ timeoutMs: 30_000 })).toBe(2);
+      const history = (
+        await pool.query<{ kind: string }>(`SELECT kind FROM durable_run_events WHERE run_id = 'across' ORDER BY id`)
+      ).rows.map((r) => r.kind);
+      expect(history.filter((k) => k === 'claimed').length).toBe(2);
+      expect(history).toContain('lease_lost');
       // The run started before the failover is still there: synchronous replication lost nothing.
       expect((await pool.query(`SELECT status FROM durable_runs WHERE id = 'before'`)).rows).toEqual([{ status: 'SUCCEEDED' }]);
     } finally {

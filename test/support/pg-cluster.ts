@@ -42,7 +42,8 @@ export class PgCluster {
   private stopped = false;
 
   private constructor(
-    private readonly dir: string,
+    /** The folder that holds both servers' data. */
+    readonly dir: string,
     private readonly bin: string,
     private readonly user: ServerUser | undefined,
     readonly primary: PgNode,
@@ -112,6 +113,19 @@ export class PgCluster {
       'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::bigint AS lag FROM pg_stat_replication LIMIT 1',
     );
     return rows[0]?.lag == null ? null : Number(rows[0].lag);
+  }
+
+  /** Leaves the servers running when this process exits (for inspection after a failed run). */
+  keep(): void {
+    for (const n of [this.primary, this.standby]) {
+      const pm = existsSync(n.dataDir) ? readPostmasterPid(n.dataDir) : null;
+      if (pm) started.delete(pm.pid);
+    }
+  }
+
+  /** The standby's postmaster pid (the new primary after a promotion), or null if it is not running. */
+  standbyPid(): number | null {
+    return readPostmasterPid(this.standby.dataDir)?.pid ?? null;
   }
 
   /** Stops both servers (immediately) and removes the folder. Safe to call twice. */

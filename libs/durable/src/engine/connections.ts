@@ -34,7 +34,9 @@ export function connect(
   let pool: Pool | null = null;
   let listenConfig: PoolConfig | null = null;
   if (typeof cfg.connection === 'string') {
-    const config = pgConfigFromUrl(cfg.connection, options.logger);
+    // A worker's executions start over at a failover; a client-only engine has none (its statements are not held back).
+    const onFailover = options.worker && handlers.primaryChanged ? () => handlers.primaryChanged?.() : undefined;
+    const config = pgConfigFromUrl(cfg.connection, options.logger, onFailover);
     listenConfig = config;
     // The engine's transactions last milliseconds; one idle longer than a lease belongs to a process
     // that froze or was cut off inside it, and its locks (a queue's limits row) must not outlive it.

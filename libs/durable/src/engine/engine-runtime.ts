@@ -88,6 +88,7 @@ export class EngineRuntime {
         void this.worker.flow.refresh();
         this.worker.wakeAll();
       },
+      primaryChanged: () => this.worker.primaryChanged(),
     });
     this.store = conn.store;
     this.ownedPool = conn.ownedPool;

@@ -20,6 +20,8 @@ const CONNECTION_CODES = new Set([
   '25006',
   // nestjs-durable's NoPrimaryError: none of a multi-host URL's hosts is a primary yet (mid-failover)
   'NO_PRIMARY',
+  // a statement of the engine issued before a failover was noticed (store/guarded-client.ts): retried
+  'PRIMARY_CHANGED',
   // Prisma: can't reach, timed out reaching, server closed the connection
   'P1001',
   'P1002',

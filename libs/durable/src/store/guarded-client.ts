@@ -19,10 +19,23 @@ type Callback = ((err: Error) => void) | ((err: null, c: pg.Client) => void);
  *   knows, checked after connecting; a host that turns out to be a standby is forgotten, and the
  *   connection fails with a retryable error.
  */
-export function guardedClientClass(finder: PrimaryFinder | null, onError: (err: Error) => void = () => {}): typeof pg.Client {
+export function guardedClientClass(
+  finder: PrimaryFinder | null,
+  opts: {
+    onError?: (err: Error) => void;
+    /**
+     * Statements issued before a failover was noticed fail (retryably) instead of running on the
+     * new primary: they come from code that may rely on writes the new primary lost (asynchronous
+     * replication). The engine's pools set it, and stop their executions at the failover.
+     */
+    failAcrossFailover?: boolean;
+  } = {},
+): typeof pg.Client {
+  const onError = opts.onError ?? (() => {});
   return class GuardedClient extends pg.Client {
-    /** Whether this class's clients look for the primary among several hosts (poolFor() then makes a PrimaryPool). */
-    static readonly followsPrimary = finder !== null;
+    /** The finder, when this class's clients look for the primary among several hosts (poolFor() then makes a PrimaryPool). */
+    static readonly finder = finder;
+    static readonly failAcrossFailover = opts.failAcrossFailover === true;
     private retiring = false;
 
     constructor(config?: string | pg.ClientConfig) {
@@ -82,9 +95,18 @@ export function guardedClientClass(finder: PrimaryFinder | null, onError: (err: 
   };
 }
 
+/** What PrimaryPool reads of its Client class (guardedClientClass). */
+interface PrimaryClientClass {
+  finder?: PrimaryFinder | null;
+  failAcrossFailover?: boolean;
+}
+
 /**
- * A pg Pool whose connect() tries once more when a new connection failed only because the primary
- * it knew is gone (see GuardedClient.connectToPrimary): the second try searches the hosts again.
+ * A pg Pool for clients that look for the primary. Its connect() tries once more when a new
+ * connection failed only because the primary it knew is gone (the second try searches the hosts
+ * again), so a statement does not fail merely because the pool learnt of the failover through it.
+ * With failAcrossFailover, a statement issued before a failover was noticed and served after it
+ * fails with a retryable PRIMARY_CHANGED error instead.
  */
 export class PrimaryPool extends pg.Pool {
   override connect(): Promise<pg.PoolClient>;
@@ -92,7 +114,21 @@ export class PrimaryPool extends pg.Pool {
   override connect(
     callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
   ): Promise<pg.PoolClient> | void {
-    const connected = super.connect().catch((err: { staleHost?: boolean }) => (err?.staleHost ? super.connect() : Promise.reject(err)));
+    const cls = this.options.Client as PrimaryClientClass | undefined;
+    const before = cls?.finder?.failovers ?? 0;
+    const connected = super
+      .connect()
+      .catch((err: { staleHost?: boolean }) => (err?.staleHost ? super.connect() : Promise.reject(err)))
+      .then((client) => {
+        if (!cls?.failAcrossFailover || (cls.finder?.failovers ?? 0) === before) return client;
+        client.release();
+        throw Object.assign(
+          new Error('the database failed over while this statement waited for a connection: it was not sent (retry it)'),
+          {
+            code: 'PRIMARY_CHANGED',
+          },
+        );
+      });
     if (!callback) return connected;
     connected.then(
       (client) => callback(undefined, client, (release) => client.release(release as Error | boolean | undefined)),
@@ -103,5 +139,5 @@ export class PrimaryPool extends pg.Pool {
 
 /** A pool for `config`: a PrimaryPool when its clients look for the primary, else a plain pg Pool (nothing added on the path of a single host). */
 export function poolFor(config: pg.PoolConfig): pg.Pool {
-  return (config.Client as { followsPrimary?: boolean } | undefined)?.followsPrimary ? new PrimaryPool(config) : new pg.Pool(config);
+  return (config.Client as PrimaryClientClass | undefined)?.finder ? new PrimaryPool(config) : new pg.Pool(config);
 }

@@ -19,7 +19,12 @@ const KEEPALIVE_DELAY_MS = 10_000;
  * with several hosts (`postgresql://u@db1,db2/app`) connects to whichever is the primary, and finds
  * it again after a failover.
  */
-export function pgConfigFromUrl(url: string, logger?: Pick<DurableLogger, 'log'>): GuardedPoolConfig {
+export function pgConfigFromUrl(
+  url: string,
+  logger?: Pick<DurableLogger, 'log'>,
+  /** Called when a connection finds a new primary (a failover); statements issued before it then fail (see PrimaryPool). */
+  onPrimaryChange?: () => void,
+): GuardedPoolConfig {
   const target = parsePostgresUrl(url);
   const parsed = new URL(target.url);
   const schema = parsed.searchParams.get('schema');
@@ -32,15 +37,15 @@ export function pgConfigFromUrl(url: string, logger?: Pick<DurableLogger, 'log'>
   };
   if (schema) config.options = `-c search_path="${schema.replace(/"/g, '""')}"`;
   const finder = target.primaryOnly
-    ? new PrimaryFinder(target.hosts, config, (host, previous) =>
+    ? new PrimaryFinder(target.hosts, config, (host, previous) => {
+        const moved = previous !== null && formatHost(previous) !== formatHost(host);
         logger?.log(
-          previous
-            ? `the primary is now ${formatHost(host)} (was ${formatHost(previous)})`
-            : `connected to the primary ${formatHost(host)}`,
-        ),
-      )
+          moved ? `the primary is now ${formatHost(host)} (was ${formatHost(previous)})` : `connected to the primary ${formatHost(host)}`,
+        );
+        if (moved) onPrimaryChange?.();
+      })
     : null;
-  return { ...config, Client: guardedClientClass(finder) };
+  return { ...config, Client: guardedClientClass(finder, { failAcrossFailover: onPrimaryChange !== undefined }) };
 }
 
 /** The engine's own small pool (claims, heartbeats, checkpoints): short statements only. */

@@ -32,7 +32,11 @@ export async function isStandby(client: pg.Client): Promise<boolean> {
  */
 export class PrimaryFinder {
   private current: HostPort | null = null;
+  /** The last primary found (kept when forgotten): a search that finds another one is a failover. */
+  private last: HostPort | null = null;
   private search: Promise<HostPort> | null = null;
+  /** How many times a search found another primary than the last one (failovers noticed). */
+  failovers = 0;
 
   constructor(
     readonly hosts: readonly HostPort[],
@@ -53,9 +57,9 @@ export class PrimaryFinder {
   }
 
   private find(): Promise<HostPort> {
-    const previous = this.current;
+    const previous = this.last;
     const answers: Array<{ host: string; answer: string }> = [];
-    return new Promise<HostPort>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       let pending = this.hosts.length;
       let found = false;
       for (const host of this.hosts) {
@@ -65,7 +69,8 @@ export class PrimaryFinder {
               answers.push({ host: formatHost(host), answer: standby ? 'a standby' : 'the primary' });
               if (!standby && !found) {
                 found = true;
-                this.current = host;
+                this.current = this.last = host;
+                if (previous && (previous.host !== host.host || previous.port !== host.port)) this.failovers++;
                 this.onFound(host, previous);
                 resolve(host);
               }

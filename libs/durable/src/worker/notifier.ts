@@ -14,6 +14,11 @@ export interface NotifierHandlers {
   limitsChanged?(queue: string): void;
   /** After (re)connecting: hints may have been missed meanwhile. */
   reconnected(): void;
+  /**
+   * A connection found a new primary (a failover, with a multi-host URL): the executions in flight
+   * may rely on writes the new primary lost (asynchronous replication) and must start over from it.
+   */
+  primaryChanged?(): void;
 }
 
 /** How often the LISTEN session checks that it still listens, on the primary. */

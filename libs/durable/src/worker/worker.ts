@@ -292,6 +292,18 @@ export class Worker {
   }
 
   /**
+   * The database failed over to another primary. With asynchronous replication it may lack the
+   * last writes of the executions in flight here (a checkpoint, a message sent, a child started),
+   * which they would go on without: stop them all; each is handed back (if the new primary still
+   * has it leased to this worker) and replayed from what the new primary holds.
+   */
+  primaryChanged(): void {
+    const n = this.active.size;
+    if (n) this.services.options.logger.warn(`the database failed over: replaying the ${n} run(s) executing here from the new primary`);
+    this.active.stopAll('lease-lost');
+  }
+
+  /**
    * An execution stopped because its lease may be lost (a heartbeat that failed or came late, a
    * process that was frozen) may in fact still hold it: hand it back (fenced by its epoch, so a
    * lease another worker took is not touched) so the run is claimable at once instead of when the
