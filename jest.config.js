@@ -15,6 +15,7 @@ export const UNIT = [
   'test/admin/admin-files.spec.ts',
   'test/admin/admin-params.spec.ts',
   'test/admin/dashboard-modules.spec.ts',
+  'test/architecture/connection-errors.spec.ts',
   'test/architecture/layers.spec.ts',
   'test/architecture/public-api.spec.ts',
   'test/architecture/test-tiers.spec.ts',

@@ -74,6 +74,7 @@ export function templateRecipe(schema: TestSchemaOptions = {}): TemplateRecipe {
       if (migrationsDir) await applyMigrations(url, migrationsDir);
       if (!sql.length) return;
       const db = new pg.Client({ connectionString: url, application_name: 'nestjs-durable testing' });
+      db.on('error', () => {}); // a server stopped under the client: the statement in flight reports it
       await db.connect();
       try {
         for (const text of sql) await db.query(text); // no parameters: the simple protocol, so a text of many statements is fine
