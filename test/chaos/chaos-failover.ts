@@ -31,13 +31,17 @@ export interface FailoverFacts {
   /** When `pg_ctl promote` was called (the old primary is dead by then: every claim after it is on the new one), and when the standby accepted writes. */
   promotingAt: number;
   promotedAt: number;
-  /** Checkpoints (durable_steps rows) the old primary had committed at its last snapshot, missing on the new primary. */
+  /**
+   * Checkpoints (durable_steps rows) the old primary had committed when it died, missing on the new
+   * primary at its promotion: read from the old primary's data folder, restarted alone afterwards
+   * (crash recovery replays everything it acknowledged).
+   */
   lostCheckpoints: number;
-  /** Runs the old primary had finished at its last snapshot, unfinished on the new one. */
+  /** Runs the old primary had finished when it died, unfinished on the new one at its promotion. */
   lostRunEnds: number;
-  /** What the snapshot held (to put the losses in proportion). */
-  snapshotCheckpoints: number;
-  /** Replication lag the primary reported at the snapshot (bytes of WAL not yet replayed by the standby). */
+  /** Checkpoints the old primary held when it died (to put the losses in proportion). */
+  oldCheckpoints: number;
+  /** Replication lag the primary reported just before the kill (bytes of WAL not yet replayed by the standby). */
   lagBytes: number | null;
 }
 
@@ -64,15 +68,16 @@ async function snapshot(url: string): Promise<Snapshot> {
 }
 
 /**
- * The failover outage of a chaos run: a snapshot of what the primary has committed, SIGKILL of its
- * postmaster, `promoteAfterMs` of nothing (the time a failover manager takes to decide), promotion
- * of the standby, and the snapshot compared with what the new primary has. With synchronous
- * replication nothing committed may be missing; with asynchronous replication the difference is
- * what the failover lost (the engine then re-runs those steps: at-least-once, or, for transactional
- * steps, with their business writes, which were lost with them).
+ * The failover outage of a chaos run: SIGKILL of the primary's postmaster, `promoteAfterMs` of
+ * nothing (the time a failover manager takes to decide), promotion of the standby, a snapshot of
+ * the new primary, and a comparison with what the old primary had committed when it died (its data
+ * folder restarted alone). With synchronous replication nothing committed may be missing; with
+ * asynchronous replication the difference is what the failover lost (the engine then re-runs those
+ * steps: at-least-once, or, for transactional steps, with their business writes, lost with them).
  */
 export class FailoverOutage {
-  facts: FailoverFacts | null = null;
+  private facts: FailoverFacts | null = null;
+  private inspection: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly cluster: PgCluster,
@@ -84,7 +89,6 @@ export class FailoverOutage {
 
   async run(): Promise<void> {
     const lagBytes = await this.cluster.replicationLagBytes().catch(() => null);
-    const before = await snapshot(this.cluster.primary.url(this.db));
     const killedAt = await this.cluster.killPrimary();
     this.log(`SIGKILL of the primary's postmaster (port ${this.cluster.primary.port}); promoting the standby in ${this.promoteAfterMs} ms`);
     await delay(Math.max(0, killedAt + this.promoteAfterMs - Date.now()));
@@ -93,17 +97,25 @@ export class FailoverOutage {
     const promotedAt = Date.now();
     this.log(`the standby (port ${this.cluster.standby.port}) is the primary now, ${promotedAt - killedAt} ms after the kill`);
     const after = await snapshot(this.cluster.standby.url(this.db));
-    const missing = (a: Set<string>, b: Set<string>) => [...a].filter((k) => !b.has(k)).length;
-    this.facts = {
-      replication: this.replication,
-      killedAt,
-      promotingAt,
-      promotedAt,
-      lostCheckpoints: missing(before.steps, after.steps),
-      lostRunEnds: missing(before.finished, after.finished),
-      snapshotCheckpoints: before.steps.size,
-      lagBytes,
-    };
+    // Aside, while the run goes on: the outage is over for the workers.
+    this.inspection = this.cluster.inspectOldPrimary(this.db, snapshot).then((before) => {
+      this.facts = {
+        replication: this.replication,
+        killedAt,
+        promotingAt,
+        promotedAt,
+        lostCheckpoints: [...before.steps].filter((k) => !after.steps.has(k)).length,
+        lostRunEnds: [...before.finished].filter((k) => !after.finished.has(k)).length,
+        oldCheckpoints: before.steps.size,
+        lagBytes,
+      };
+    });
+  }
+
+  /** The facts, once the old primary's data has been read (null if the failover never happened). */
+  async result(): Promise<FailoverFacts | null> {
+    await this.inspection;
+    return this.facts;
   }
 }
 
@@ -138,11 +150,11 @@ export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: numb
   );
   lines.push(
     `failover: ${runsResumedAfter(facts, f.killedAt)} runs claimed again after it (resumed from their last checkpoint); ` +
-      `replication lag at the last snapshot ${f.lagBytes ?? '?'} bytes`,
+      `replication lag just before the kill ${f.lagBytes ?? '?'} bytes`,
   );
   lines.push(
-    `failover: of ${f.snapshotCheckpoints} checkpoints the old primary had committed at its last snapshot, ${f.lostCheckpoints} are missing on the new primary; ` +
-      `${f.lostRunEnds} finished runs are unfinished there (the engine ran them again from their last surviving checkpoint)`,
+    `failover: of ${f.oldCheckpoints} checkpoints the old primary had committed when it died, ${f.lostCheckpoints} were missing on the new primary at its promotion, ` +
+      `and ${f.lostRunEnds} run ends (the engine ran those again from their last surviving checkpoint)`,
   );
   if (first === null) violations.push('failover: no run was claimed on the new primary');
   else if (first! - f.promotedAt > leaseMs + 5_000) {

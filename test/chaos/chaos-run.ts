@@ -168,7 +168,7 @@ export async function runChaos(
       settled,
       settledAt,
       stopFailures,
-      failover: failover?.facts ?? undefined,
+      failover: (await failover?.result()) ?? undefined,
     });
   } finally {
     sampling = false;

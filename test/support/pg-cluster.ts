@@ -106,6 +106,38 @@ export class PgCluster {
     this.log(`standby :${this.standby.port} promoted`);
   }
 
+  /**
+   * Starts the killed primary's data folder again, alone, on a free port that no client knows (crash
+   * recovery replays its WAL: it then holds everything it ever acknowledged), runs `fn` with a URL to
+   * database `db` there, and stops it. What it holds and the new primary lacks is what the failover lost.
+   */
+  async inspectOldPrimary<T>(db: string, fn: (url: string) => Promise<T>): Promise<T> {
+    if (readPostmasterPid(this.primary.dataDir)) throw new Error('the old primary still runs: kill it first');
+    const port = await freePort();
+    // No standby will ever answer it: without this, a commit would wait for one (nothing commits here; it only reads).
+    await this.pgCtl([
+      'start',
+      '-w',
+      '-t',
+      '60',
+      '-s',
+      '-D',
+      this.primary.dataDir,
+      '-l',
+      join(this.primary.dataDir, 'inspect.log'),
+      '-o',
+      `-p ${port} -c synchronous_standby_names=''`,
+    ]);
+    const pm = readPostmasterPid(this.primary.dataDir);
+    if (pm) started.add(pm.pid);
+    try {
+      return await fn(`postgresql://postgres@127.0.0.1:${port}/${db}`);
+    } finally {
+      await this.pgCtl(['stop', '-m', 'immediate', '-w', '-t', '20', '-D', this.primary.dataDir]).catch(() => undefined);
+      if (pm) started.delete(pm.pid);
+    }
+  }
+
   /** Bytes of WAL the primary has written that the standby has not replayed yet (null without a standby). */
   async replicationLagBytes(): Promise<number | null> {
     const rows = await this.sql<{ lag: string | null }>(
