@@ -185,7 +185,10 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       const near = (e: ChaosEvent) => e.pid === x.pid && x.t >= e.at - stepMax - 2_000;
       const kill = events.find((e) => e.kind === 'kill' && near(e) && e.at >= x.t - TOLERANCE_MS);
       const zombie = events.find((e) => e.kind === 'freeze' && near(e) && x.t <= (e.end ?? Infinity) + s.leaseMs + 2_000);
-      const inRestart = restart && x.t >= restart.at - s.leaseMs - stepMax && x.t <= restart.end! + s.leaseMs + 2_000;
+      // After a failover a worker replays what it was executing once it notices the new primary:
+      // at its next connection, which the outage back-off may delay by up to 5 s after the promotion.
+      const noticeMs = s.outage === 'failover' ? 5_000 + stepMax : 0;
+      const inRestart = restart && x.t >= restart.at - s.leaseMs - stepMax && x.t <= restart.end! + s.leaseMs + 2_000 + noticeMs;
       // A live worker that failed to heartbeat (a starved event loop on a loaded machine) loses its
       // lease like a frozen one, and the run moves on without its checkpoint: the sweeper recorded it
       // (lease_expired), or the worker saw first that its last renewal was older than the lease,

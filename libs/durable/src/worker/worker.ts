@@ -179,7 +179,7 @@ export class Worker {
       // cannot be interrupted) when this worker claims the run again under a new epoch, and the
       // new execution's lease must stay in held() to be renewed.
       if (this.active.get(run.id) === entry) this.active.delete(run.id);
-      if (ctx.stopped === 'lease-lost') this.handBackSoon({ id: run.id, epoch: run.epoch });
+      if (ctx.stopped === 'lease-lost' || ctx.stopped === 'failover') this.handBackSoon({ id: run.id, epoch: run.epoch });
       slot.done();
       if (ctx.suspended) this.wakeAt(ctx.suspended.queue, ctx.suspended.until);
       for (const l of this.finishedListeners) l(run.id, outcome);
@@ -300,12 +300,12 @@ export class Worker {
   primaryChanged(): void {
     const n = this.active.size;
     if (n) this.services.options.logger.warn(`the database failed over: replaying the ${n} run(s) executing here from the new primary`);
-    this.active.stopAll('lease-lost');
+    this.active.stopAll('failover');
   }
 
   /**
    * An execution stopped because its lease may be lost (a heartbeat that failed or came late, a
-   * process that was frozen) may in fact still hold it: hand it back (fenced by its epoch, so a
+   * process that was frozen) or because the database failed over may in fact still hold it: hand it back (fenced by its epoch, so a
    * lease another worker took is not touched) so the run is claimable at once instead of when the
    * lease expires. Batched per turn of the event loop; a failure is only a delay (the lease expires).
    */

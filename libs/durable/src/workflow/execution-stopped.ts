@@ -1,5 +1,13 @@
 /** Why an execution stopped before its workflow returned. */
-export type StopReason = 'lease-lost' | 'cancelled' | 'shutdown' | 'deadline' | 'suspended' | 'checkpoint-failed';
+export type StopReason =
+  | 'lease-lost'
+  | 'cancelled'
+  | 'shutdown'
+  | 'deadline'
+  | 'suspended'
+  | 'checkpoint-failed'
+  /** The database failed over: the run is handed back and replayed from the new primary (worker.primaryChanged). */
+  | 'failover';
 
 /**
  * Thrown into workflow code when its execution must stop (lease lost, cancelled, shutting
