@@ -139,7 +139,13 @@ export function runsResumedAfter(facts: ChaosFacts, at: number): number {
 }
 
 /** Report lines and violations of a failover run. */
-export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: number): { lines: string[]; violations: string[] } {
+export function judgeFailover(
+  f: FailoverFacts,
+  facts: ChaosFacts,
+  leaseMs: number,
+  /** Connections of every worker together: commits that can be in flight at once. */
+  maxInFlightCommits: number,
+): { lines: string[]; violations: string[] } {
   const lines: string[] = [];
   const violations: string[] = [];
   const first = firstClaimAfter(facts, f.promotingAt);
@@ -153,8 +159,11 @@ export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: numb
       `replication lag just before the kill ${f.lagBytes ?? '?'} bytes`,
   );
   lines.push(
-    `failover: of ${f.oldCheckpoints} checkpoints the old primary had committed when it died, ${f.lostCheckpoints} were missing on the new primary at its promotion, ` +
-      `and ${f.lostRunEnds} run ends (the engine ran those again from their last surviving checkpoint)`,
+    f.replication === 'sync'
+      ? `failover: of ${f.oldCheckpoints} checkpoints the old primary had committed when it died, ${f.lostCheckpoints} (and ${f.lostRunEnds} run ends) were ` +
+          `missing on the new primary: commits still waiting for the standby's confirmation at the kill, never acknowledged to a worker, written again there`
+      : `failover: of ${f.oldCheckpoints} checkpoints the old primary had committed when it died, ${f.lostCheckpoints} were missing on the new primary at its promotion, ` +
+          `and ${f.lostRunEnds} run ends (the engine ran those again from their last surviving checkpoint)`,
   );
   if (first === null) violations.push('failover: no run was claimed on the new primary');
   else if (first! - f.promotedAt > leaseMs + 5_000) {
@@ -162,9 +171,13 @@ export function judgeFailover(f: FailoverFacts, facts: ChaosFacts, leaseMs: numb
       `failover: the first claim on the new primary came ${((first! - f.promotedAt) / 1000).toFixed(2)} s after the promotion (lease ${leaseMs} ms + 5 s allowed)`,
     );
   }
-  if (f.replication === 'sync' && (f.lostCheckpoints || f.lostRunEnds)) {
+  // With synchronous replication a commit becomes durable on the primary first, then waits for the
+  // standby: those waiting at the kill are in the old primary's data, never acknowledged, and may be
+  // missing on the new one. There are at most as many as connections that can commit at once.
+  if (f.replication === 'sync' && f.lostCheckpoints + f.lostRunEnds > maxInFlightCommits) {
     violations.push(
-      `failover with synchronous replication lost committed writes: ${f.lostCheckpoints} checkpoints, ${f.lostRunEnds} run ends`,
+      `failover with synchronous replication lost more commits than could have been waiting for the standby: ` +
+        `${f.lostCheckpoints} checkpoints + ${f.lostRunEnds} run ends > ${maxInFlightCommits} connections`,
     );
   }
   return { lines, violations };

@@ -283,7 +283,8 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
 
   // 9. A failover: how soon work went on on the new primary, and what (if anything) it lost.
   if (o.failover) {
-    const f = judgeFailover(o.failover, facts, s.leaseMs);
+    // Per worker at most: the engine's pool (≤ 10), the Prisma pool (≤ concurrency + 2), the LISTEN session.
+    const f = judgeFailover(o.failover, facts, s.leaseMs, s.workers * (s.concurrency + 13));
     lines.push(...f.lines);
     violations.push(...f.violations);
   }

@@ -26,6 +26,19 @@ function binDir(): string {
 }
 
 const run = promisify(execFile);
+
+/**
+ * Whether a process still runs. One that exited but is not reaped yet (its parent died, and PID 1
+ * may take a while to reap orphans) still answers kill(pid, 0): its /proc state is then Z.
+ */
+function running(pid: number): boolean {
+  if (!isAlive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
 /** Every postmaster a cluster of this process started, killed if the process exits without stopping them. */
 const started = new Set<number>();
 process.once('exit', () => {
@@ -89,8 +102,8 @@ export class PgCluster {
     process.kill(pm.pid, 'SIGKILL');
     const killedAt = Date.now();
     // Backends notice their postmaster's death and exit; whatever lingers is killed like it.
-    for (const until = Date.now() + 3_000; children.some(isAlive) && Date.now() < until;) await delay(50);
-    for (const pid of children.filter(isAlive)) process.kill(pid, 'SIGKILL');
+    for (const until = Date.now() + 3_000; children.some(running) && Date.now() < until;) await delay(50);
+    for (const pid of children.filter(running)) process.kill(pid, 'SIGKILL');
     started.delete(pm.pid);
     this.log(`primary :${this.primary.port} killed (postmaster ${pm.pid} and ${children.length} children)`);
     return killedAt;
