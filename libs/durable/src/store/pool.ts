@@ -10,7 +10,10 @@ import { PrimaryFinder } from './primary-finder.js';
 /** pg settings with the Client class that makes every connection (see guarded-client.ts). */
 export type GuardedPoolConfig = PoolConfig & { Client: typeof Client };
 
-/** TCP keepalive probes start after this much silence, so a connection to a vanished server fails within a minute or so, not hours. */
+/**
+ * TCP keepalive probes start after this much silence (the system default is 2 hours); how soon a
+ * connection to a vanished server then fails is the system's probe interval × count.
+ */
 const KEEPALIVE_DELAY_MS = 10_000;
 
 /**
