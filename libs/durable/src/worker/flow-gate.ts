@@ -1,4 +1,4 @@
-import { errorText } from '../errors/error-text.js';
+import { OutageLog } from '../retry/outage-log.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { claimLimited } from '../store/flow-claim.js';
 import { limitedQueues } from '../store/flow-limits.js';
@@ -17,13 +17,17 @@ export class FlowGate {
   private limited = new Set<string>();
   private timer?: NodeJS.Timeout;
   private refreshing: Promise<void> | null = null;
+  /** A database outage fails every refresh (one per sweep interval): logged once per outage. */
+  private readonly outage: OutageLog;
 
   constructor(
     private readonly store: Store,
     private readonly options: ResolvedEngineOptions,
     /** Called after a refresh with the queues whose state changed. */
     private readonly changed: (queues: string[]) => void,
-  ) {}
+  ) {
+    this.outage = new OutageLog('reading the queue limits (the last ones read stay in force)', options.logger);
+  }
 
   isLimited(queue: string): boolean {
     return this.limited.has(queue);
@@ -56,11 +60,12 @@ export class FlowGate {
     this.refreshing ??= limitedQueues(this.store)
       .then(
         (now) => {
+          this.outage.ok();
           const changed = [...now].filter((q) => !this.limited.has(q)).concat([...this.limited].filter((q) => !now.has(q)));
           this.limited = now;
           if (changed.length) this.changed(changed);
         },
-        (err) => this.options.logger.warn(`could not read the queue limits (${errorText(err)}); keeping the last ones read`),
+        (err) => this.outage.failed(err),
       )
       .finally(() => (this.refreshing = null));
     return this.refreshing;
