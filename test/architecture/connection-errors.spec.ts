@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { LIBRARY_SRC, librarySources } from './library-sources.js';
 
 /**
  * node-postgres emits 'error' on a client whose connection dies (a restart, a failover), and an
@@ -7,19 +8,11 @@ import { join, relative } from 'node:path';
  * client or pool must therefore also attach a listener ('error'), or make it with the guarded
  * Client class (store/guarded-client.ts) whose pools get theirs in store/pool.ts.
  */
-const SRC = join(process.cwd(), 'libs', 'durable', 'src');
-
-function* sources(dir: string): Generator<string> {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) yield* sources(p);
-    else if (e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')) yield p;
-  }
-}
+const SRC = LIBRARY_SRC;
 
 describe('pg connections the library makes', () => {
   it('every file that makes a pg client or pool listens for its errors', () => {
-    const makers = [...sources(SRC)].filter((f) => /new (pg\.)?(Client|Pool)\(|new config\.Client\(/.test(readFileSync(f, 'utf8')));
+    const makers = [...librarySources()].filter((f) => /new (pg\.)?(Client|Pool)\(|new config\.Client\(/.test(readFileSync(f, 'utf8')));
     expect(makers.length).toBeGreaterThan(5);
     const unguarded = makers.filter((f) => !/\.on\('error'/.test(readFileSync(f, 'utf8')));
     expect(unguarded.map((f) => relative(SRC, f))).toEqual([]);

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { LIBRARY_SRC, librarySources } from './library-sources.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 /**
@@ -23,15 +24,8 @@ const LAYERS: Record<string, number> = {
   nest: 7,
   testing: 8,
 };
-const SRC = join(process.cwd(), 'libs', 'durable', 'src');
-
-function* sources(dir: string): Generator<string> {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) yield* sources(p);
-    else if (e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')) yield p;
-  }
-}
+const SRC = LIBRARY_SRC;
+const sources = librarySources;
 const folderOf = (file: string) => relative(SRC, file).split(sep)[0];
 
 /** The library files a file imports (relative imports, type-only ones included), resolved to their .ts paths. */
