@@ -11,6 +11,7 @@ import { IllegalTransitionError } from '../errors/index.js';
 import type { CliIo } from './cli-io.js';
 import { CliRefusal, EXIT, reportFailure } from './cli-errors.js';
 import { formatRun, formatRunList } from './runs-format.js';
+import { isPostgresUrl } from '../store/postgres-hosts.js';
 import { safeJson, safeText } from './safe-text.js';
 
 export const RUNS_USAGE = `Usage: npx nestjs-durable runs <command> [options]     (DATABASE_URL, or --database-url)
@@ -121,7 +122,7 @@ export async function runRunsCommand(argv: string[], io: CliIo, env: NodeJS.Proc
 
   if (values['read-url'] !== undefined && command !== 'list') return usage('--read-url goes with "runs list"');
   const readReplicaUrl = command === 'list' ? (values['read-url'] ?? (env.DURABLE_READ_REPLICA_URL || undefined)) : undefined;
-  if (readReplicaUrl !== undefined && !/^postgres(ql)?:\/\//i.test(readReplicaUrl)) {
+  if (readReplicaUrl !== undefined && !isPostgresUrl(readReplicaUrl)) {
     return usage('--read-url (DURABLE_READ_REPLICA_URL) must be a Postgres URL of a read replica: postgresql://user@host:5432/db');
   }
   const engine = new DurableEngine({

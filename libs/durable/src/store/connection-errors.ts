@@ -9,15 +9,9 @@ const CONNECTION_CODES = new Set([
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
-  // Postgres: admin_shutdown, crash_shutdown, cannot_connect_now (restart, failover); class 08 below;
-  // too_many_connections (the server is full: a connection frees up soon)
-  '57P01',
-  '57P02',
-  '57P03',
+  // Postgres: too_many_connections (the server is full: a connection frees up soon); the SQLSTATEs of
+  // a server going away or turned standby are meansServerGone()'s
   '53300',
-  // read_only_sql_transaction: the server is (now) a standby — a failover demoted it, or the URL names
-  // a standby. The next connection looks for the primary again.
-  '25006',
   // nestjs-durable's NoPrimaryError: none of a multi-host URL's hosts is a primary yet (mid-failover)
   'NO_PRIMARY',
   // a statement of the engine issued before a failover was noticed (store/guarded-client.ts): retried
@@ -33,8 +27,10 @@ const CONNECTION_MESSAGE =
 
 /**
  * SQLSTATEs a server sends when a connection must not be used again: the server is a standby now
- * (25006), is shutting down or restarting (57P01–57P03), or the connection failed (class 08). A
- * pooled connection that met one is closed instead of being handed to the next statement.
+ * (25006 read_only_sql_transaction: a failover demoted it, or the URL names a standby), is shutting
+ * down or restarting (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now), or the
+ * connection failed (class 08). A pooled connection that met one is closed instead of being handed
+ * to the next statement; a write that failed with one may be tried again (isConnectionError).
  */
 export function meansServerGone(sqlState: unknown): boolean {
   return typeof sqlState === 'string' && (/^57P0[123]$/.test(sqlState) || sqlState === '25006' || /^08[0-9A-Z]{3}$/.test(sqlState));
@@ -50,7 +46,7 @@ export function isConnectionError(err: unknown): boolean {
   for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
     const { code, meta, message } = e as { code?: unknown; meta?: { code?: unknown }; message?: unknown };
     for (const c of [code, meta?.code]) {
-      if (typeof c === 'string' && (CONNECTION_CODES.has(c) || /^08[0-9A-Z]{3}$/.test(c))) return true;
+      if (typeof c === 'string' && (CONNECTION_CODES.has(c) || meansServerGone(c))) return true;
     }
     if (typeof message === 'string' && CONNECTION_MESSAGE.test(message)) return true;
     e = (e as { cause?: unknown }).cause;

@@ -22,7 +22,6 @@ type Callback = ((err: Error) => void) | ((err: null, c: pg.Client) => void);
 export function guardedClientClass(
   finder: PrimaryFinder | null,
   opts: {
-    onError?: (err: Error) => void;
     /**
      * Statements issued before a failover was noticed fail (retryably) instead of running on the
      * new primary: they come from code that may rely on writes the new primary lost (asynchronous
@@ -31,7 +30,6 @@ export function guardedClientClass(
     failAcrossFailover?: boolean;
   } = {},
 ): typeof pg.Client {
-  const onError = opts.onError ?? (() => {});
   return class GuardedClient extends pg.Client {
     /** The finder, when this class's clients look for the primary among several hosts (poolFor() then makes a PrimaryPool). */
     static readonly finder = finder;
@@ -40,7 +38,7 @@ export function guardedClientClass(
 
     constructor(config?: string | pg.ClientConfig) {
       super(config);
-      this.on('error', onError);
+      this.on('error', () => {}); // the statement in flight (or the next one) reports it
       (this.connection as unknown as NodeJS.EventEmitter).on('errorMessage', (msg: { code?: string }) => {
         if (meansServerGone(msg.code)) this.retire();
       });

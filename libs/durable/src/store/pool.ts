@@ -40,12 +40,13 @@ export function pgConfigFromUrl(
   };
   if (schema) config.options = `-c search_path="${schema.replace(/"/g, '""')}"`;
   const finder = target.primaryOnly
-    ? new PrimaryFinder(target.hosts, config, (host, previous) => {
-        const moved = previous !== null && formatHost(previous) !== formatHost(host);
+    ? new PrimaryFinder(target.hosts, config, (host, movedFrom) => {
         logger?.log(
-          moved ? `the primary is now ${formatHost(host)} (was ${formatHost(previous)})` : `connected to the primary ${formatHost(host)}`,
+          movedFrom
+            ? `the primary is now ${formatHost(host)} (was ${formatHost(movedFrom)})`
+            : `connected to the primary ${formatHost(host)}`,
         );
-        if (moved) onPrimaryChange?.();
+        if (movedFrom) onPrimaryChange?.();
       })
     : null;
   return { ...config, Client: guardedClientClass(finder, { failAcrossFailover: onPrimaryChange !== undefined }) };

@@ -17,6 +17,9 @@ export interface ParsedPostgresUrl {
 }
 
 const PREFIX = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)(.*)$/i;
+
+/** Whether `url` is a postgres:// or postgresql:// URL (what parsePostgresUrl reads). */
+export const isPostgresUrl = (url: unknown): url is string => typeof url === 'string' && PREFIX.test(url);
 const DEFAULT_PORT = 5432;
 
 /**

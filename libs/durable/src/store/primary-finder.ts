@@ -41,7 +41,8 @@ export class PrimaryFinder {
   constructor(
     readonly hosts: readonly HostPort[],
     private readonly config: pg.ClientConfig,
-    private readonly onFound: (host: HostPort, previous: HostPort | null) => void = () => {},
+    /** Called with each primary found, and the one before it when a failover moved it (else null). */
+    private readonly onFound: (host: HostPort, movedFrom: HostPort | null) => void = () => {},
   ) {}
 
   /** The primary: the one remembered (`known`: true), or the answer of a search made now. */
@@ -70,8 +71,9 @@ export class PrimaryFinder {
               if (!standby && !found) {
                 found = true;
                 this.current = this.last = host;
-                if (previous && (previous.host !== host.host || previous.port !== host.port)) this.failovers++;
-                this.onFound(host, previous);
+                const moved = previous !== null && (previous.host !== host.host || previous.port !== host.port);
+                if (moved) this.failovers++;
+                this.onFound(host, moved ? previous : null);
                 resolve(host);
               }
             },

@@ -305,9 +305,10 @@ export class Worker {
 
   /**
    * An execution stopped because its lease may be lost (a heartbeat that failed or came late, a
-   * process that was frozen) or because the database failed over may in fact still hold it: hand it back (fenced by its epoch, so a
-   * lease another worker took is not touched) so the run is claimable at once instead of when the
-   * lease expires. Batched per turn of the event loop; a failure is only a delay (the lease expires).
+   * process that was frozen) or because the database failed over may in fact still hold it: hand
+   * it back (fenced by its epoch, so a lease another worker took is not touched) so the run is
+   * claimable at once instead of when the lease expires. Batched per turn of the event loop; a
+   * failure is only a delay (the lease expires).
    */
   private handBackSoon(run: HeldRun): void {
     this.handBack.push(run);

@@ -1,6 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidOptionsError } from '../../errors/index.js';
-import { parsePostgresUrl } from '../../store/postgres-hosts.js';
+import { isPostgresUrl, parsePostgresUrl } from '../../store/postgres-hosts.js';
 import { defaultActor, type ActorResolver } from './request-actor.js';
 
 /** `DurableModule.forRoot({ admin })`: the admin API and dashboard. Off unless set. */
@@ -103,7 +103,7 @@ export function resolveAdminOptions(o: DurableAdminOptions): ResolvedAdminOption
   if (!Number.isInteger(maxLive) || maxLive < 0 || maxLive > 100_000) {
     throw new InvalidOptionsError('DurableModule option admin.maxLiveConnections must be an integer between 0 and 100000 (default 100).');
   }
-  if (o.readReplicaUrl !== undefined && (typeof o.readReplicaUrl !== 'string' || !/^postgres(ql)?:\/\//i.test(o.readReplicaUrl))) {
+  if (o.readReplicaUrl !== undefined && !isPostgresUrl(o.readReplicaUrl)) {
     throw new InvalidOptionsError(
       "DurableModule option admin.readReplicaUrl must be a Postgres URL (postgresql://user@replica-host:5432/app) of a read replica of the app's database.",
     );
