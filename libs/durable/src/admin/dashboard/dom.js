@@ -61,6 +61,23 @@ export function el(tag, attrs) {
   return node;
 }
 /**
+ * The head of a table: one row of header cells with these texts.
+ * @param {string[]} headers
+ */
+export function tableHead(headers) {
+  return el(
+    'thead',
+    null,
+    el(
+      'tr',
+      null,
+      headers.map(function (h) {
+        return el('th', { text: h });
+      }),
+    ),
+  );
+}
+/**
  * @param {Node} node
  * @param {any} child a node, text, or an array of them (null/false: nothing)
  */

@@ -2,7 +2,7 @@
 // nestjs-durable dashboard: runs that flow control holds or joins: in the flow panel, runs waiting
 // out a debounce and singleton runs holding their dedupe key; in a run's detail, what holds it back.
 // User data is only ever inserted as text, never as HTML.
-import { el, fmtTime } from './dom.js';
+import { el, tableHead, fmtTime } from './dom.js';
 import { nav } from './nav.js';
 
 /**
@@ -34,27 +34,7 @@ export function keyedRuns(box, debounced, singletons) {
   ) {
     if (!rows.length) return;
     box.appendChild(
-      el(
-        'div',
-        { id: id },
-        el('b', null, title),
-        el(
-          'table',
-          { class: 'flow-keys' },
-          el(
-            'thead',
-            null,
-            el(
-              'tr',
-              null,
-              heads.map(function (/** @type {string} */ h) {
-                return el('th', { text: h });
-              }),
-            ),
-          ),
-          el('tbody', null, rows),
-        ),
-      ),
+      el('div', { id: id }, el('b', null, title), el('table', { class: 'flow-keys' }, tableHead(heads), el('tbody', null, rows))),
     );
   };
   table(

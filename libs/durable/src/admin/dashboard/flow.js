@@ -2,7 +2,7 @@
 // nestjs-durable dashboard: the flow-control panel (cluster-wide limits per queue with what each
 // queue is doing, its busiest concurrency keys; set or reset a limit) and, in a run's detail, why
 // the run has not started. User data is only ever inserted as text, never as HTML.
-import { $, dialog, el, clear, qs, toast, fail, fmtClock } from './dom.js';
+import { $, dialog, el, tableHead, clear, qs, toast, fail, fmtClock } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
 import { whileOpen } from './panels.js';
@@ -248,17 +248,7 @@ function render() {
       el(
         'table',
         { class: 'runs flow', id: 'flow-table' },
-        el(
-          'thead',
-          null,
-          el(
-            'tr',
-            null,
-            ['Queue', 'Running / limit', 'Per key', 'Starts / rate', 'Due, waiting', ''].map(function (h) {
-              return el('th', { text: h });
-            }),
-          ),
-        ),
+        tableHead(['Queue', 'Running / limit', 'Per key', 'Starts / rate', 'Due, waiting', '']),
         el('tbody', null, rows),
       ),
     );
@@ -287,17 +277,7 @@ function detailRow(l) {
       ? el(
           'table',
           { class: 'flow-keys' },
-          el(
-            'thead',
-            null,
-            el(
-              'tr',
-              null,
-              ['Concurrency key', 'Running', 'Starts / rate', 'Due, waiting'].map(function (h) {
-                return el('th', { text: h });
-              }),
-            ),
-          ),
+          tableHead(['Concurrency key', 'Running', 'Starts / rate', 'Due, waiting']),
           el(
             'tbody',
             null,

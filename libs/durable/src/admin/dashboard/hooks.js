@@ -1,7 +1,7 @@
 // @ts-check
 // nestjs-durable dashboard: the lifecycle hooks panel (each consumer's position in the run history,
 // the instance delivering to it, its backlog). User data is only ever inserted as text, never as HTML.
-import { $, el, clear, fail, fmtTime, ago } from './dom.js';
+import { $, el, tableHead, clear, fail, fmtTime, ago } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
 import { whileOpen } from './panels.js';
@@ -37,17 +37,7 @@ function render() {
     el(
       'table',
       { class: 'runs hooks', id: 'hooks-table' },
-      el(
-        'thead',
-        null,
-        el(
-          'tr',
-          null,
-          ['Consumer', 'Delivered up to', 'Behind', 'Delivering instance', 'Last move'].map(function (h) {
-            return el('th', { text: h });
-          }),
-        ),
-      ),
+      tableHead(['Consumer', 'Delivered up to', 'Behind', 'Delivering instance', 'Last move']),
       el(
         'tbody',
         null,

@@ -1,7 +1,7 @@
 // @ts-check
 // nestjs-durable dashboard: the schedules panel (next and last fire, policies, paused state, latest
 // runs; pause, resume, trigger). User data is only ever inserted as text, never as HTML.
-import { $, dialog, el, clear, qs, badge, toast, fail, fmtTime, ago } from './dom.js';
+import { $, dialog, el, tableHead, clear, qs, badge, toast, fail, fmtTime, ago } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
 import { nav } from './nav.js';
@@ -256,17 +256,7 @@ function render() {
     el(
       'table',
       { class: 'runs schedules', id: 'schedules-table' },
-      el(
-        'thead',
-        null,
-        el(
-          'tr',
-          null,
-          ['Schedule', 'Workflow', 'Cron', 'Next fire', 'Last fire', 'Policy', ''].map(function (h) {
-            return el('th', { text: h });
-          }),
-        ),
-      ),
+      tableHead(['Schedule', 'Workflow', 'Cron', 'Next fire', 'Last fire', 'Policy', '']),
       el('tbody', null, rows),
     ),
   );

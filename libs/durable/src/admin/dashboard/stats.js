@@ -1,7 +1,7 @@
 // @ts-check
 // nestjs-durable dashboard: The stats header: counters, the per-minute sparkline, the workflows-and-queues table.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
-import { $, el, append, clear, fmtDuration, nf, fail } from './dom.js';
+import { $, el, tableHead, append, clear, fmtDuration, nf, fail } from './dom.js';
 import { api } from './api.js';
 import { STATUSES } from './constants.js';
 import { nav } from './nav.js';
@@ -137,17 +137,7 @@ export function renderGroups(groups, windowMinutes) {
   var table = el(
     'table',
     { class: 'list-table' },
-    el(
-      'thead',
-      null,
-      el(
-        'tr',
-        null,
-        heads.concat(['Oldest due', 'Lost leases', 'Started (1 h)', 'Finished (1 h)']).map(function (h) {
-          return el('th', { text: h });
-        }),
-      ),
-    ),
+    tableHead(heads.concat(['Oldest due', 'Lost leases', 'Started (1 h)', 'Finished (1 h)'])),
   );
   var tb = el('tbody');
   groups.forEach(function (g) {

@@ -1,7 +1,7 @@
 // @ts-check
 // nestjs-durable dashboard: Small tables (messages, events, history, children) and the JSON viewer.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
-import { el, fmtTime, badge, nf } from './dom.js';
+import { el, tableHead, fmtTime, badge, nf } from './dom.js';
 import { nav } from './nav.js';
 
 /**
@@ -11,21 +11,7 @@ import { nav } from './nav.js';
  */
 export function simpleTable(rows, cols, total) {
   if (!rows.length) return el('p', { class: 'muted', text: 'None.' });
-  var table = el(
-    'table',
-    { class: 'list-table' },
-    el(
-      'thead',
-      null,
-      el(
-        'tr',
-        null,
-        cols.map(function (c) {
-          return el('th', { text: c });
-        }),
-      ),
-    ),
-  );
+  var table = el('table', { class: 'list-table' }, tableHead(cols));
   var tb = el('tbody');
   rows.forEach(function (row) {
     tb.appendChild(
@@ -84,23 +70,7 @@ export function childrenTable(rows, total) {
   return el(
     'div',
     null,
-    el(
-      'table',
-      { class: 'list-table' },
-      el(
-        'thead',
-        null,
-        el(
-          'tr',
-          null,
-          el('th', { text: 'Run' }),
-          el('th', { text: 'Workflow' }),
-          el('th', { text: 'Status' }),
-          el('th', { text: 'Created' }),
-        ),
-      ),
-      tb,
-    ),
+    el('table', { class: 'list-table' }, tableHead(['Run', 'Workflow', 'Status', 'Created']), tb),
     total > rows.length ? el('p', { class: 'muted', text: rows.length + ' of ' + nf(total) + ' shown.' }) : null,
   );
 }

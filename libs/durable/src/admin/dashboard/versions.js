@@ -2,7 +2,7 @@
 // nestjs-durable dashboard: the app versions panel — which versions started the runs still in flight
 // (so an operator sees when an old build has drained during a rolling deploy), and what this
 // instance is and claims. User data is only ever inserted as text.
-import { $, el, clear, fail, fmtTime, ago } from './dom.js';
+import { $, el, tableHead, clear, fail, fmtTime, ago } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
 import { whileOpen } from './panels.js';
@@ -47,17 +47,7 @@ function render() {
     el(
       'table',
       { class: 'runs versions', id: 'versions-table' },
-      el(
-        'thead',
-        null,
-        el(
-          'tr',
-          null,
-          ['Version', 'In flight', 'Pending', 'Running', 'Waiting', 'Workflows', 'Oldest'].map(function (h) {
-            return el('th', { text: h });
-          }),
-        ),
-      ),
+      tableHead(['Version', 'In flight', 'Pending', 'Running', 'Waiting', 'Workflows', 'Oldest']),
       el(
         'tbody',
         null,
