@@ -149,7 +149,7 @@ export class EngineRuntime {
     this.worker.start();
     this.sweeper.start();
     this.hooks = new HookDispatcher(this.store, this.options, this.hookConsumers);
-    this.hooks.start();
+    await this.hooks.start();
     this.options.logger.log(
       `worker ${this.options.workerId} serving ${
         this.worker

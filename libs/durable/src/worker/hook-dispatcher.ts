@@ -24,8 +24,13 @@ export class HookDispatcher {
     private readonly consumers: readonly HookConsumer[],
   ) {}
 
-  start(): void {
+  /**
+   * Places every new consumer's cursor before it resolves, so that a consumer gets every event of
+   * a run started after engine.start() resolved (a cursor placed later would skip them).
+   */
+  async start(): Promise<void> {
     if (this.running || !this.consumers.length) return;
+    await Promise.all(this.consumers.map((c) => ensureHookCursor(this.store, c.consumer)));
     this.running = true;
     for (const c of this.consumers) this.loops.push(this.loop(c));
   }
@@ -50,12 +55,9 @@ export class HookDispatcher {
     const { hooks, workerId, logger } = this.options;
     const outage = new OutageLog(`lifecycle hooks of consumer "${c.consumer}"`, logger);
     const kinds = [...c.types].map((t) => EVENT_KINDS[t]);
-    let ensured = false;
     while (this.running) {
       let full = false;
       try {
-        if (!ensured) await ensureHookCursor(this.store, c.consumer);
-        ensured = true;
         full = await this.round(c, kinds, workerId);
         outage.ok();
       } catch (err) {
