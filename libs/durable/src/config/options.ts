@@ -126,6 +126,12 @@ export interface EngineOptions {
    */
   history?: boolean;
   /**
+   * Run on a MySQL server. nestjs-durable is tested on PostgreSQL and MariaDB 10.6+; its MySQL-family
+   * SQL is written to run on MySQL 8.0+ too, but nothing tests it there, so a MySQL server is refused
+   * at start unless this is true. Default false.
+   */
+  allowUntestedMysql?: boolean;
+  /**
    * Run the scheduler on this instance: it syncs the schedules declared on workflows at start and
    * starts the runs of due slots (safe on every instance at once: each slot starts one run).
    * Default: the value of `worker`; `schedules: false` keeps an instance out of it.
@@ -192,6 +198,7 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     waitRecheckMs: o.waitRecheckMs ?? 15 * 60_000,
     cancelChildren: o.cancelChildren ?? true,
     history: o.history ?? true,
+    allowUntestedMysql: o.allowUntestedMysql ?? false,
     schedules: o.schedules ?? o.worker ?? true,
     scheduleBatchSize: o.scheduleBatchSize ?? 500,
     scheduleMisfireMs: o.scheduleMisfireMs ?? 5_000,

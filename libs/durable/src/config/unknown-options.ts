@@ -27,6 +27,7 @@ const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
   waitRecheckMs: true,
   cancelChildren: true,
   history: true,
+  allowUntestedMysql: true,
   schedules: true,
   scheduleBatchSize: true,
   scheduleMisfireMs: true,

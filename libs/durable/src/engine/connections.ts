@@ -1,6 +1,8 @@
 import type { Client, Pool, PoolConfig } from 'pg';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
+import { isMysqlUrl } from '../store/dialect.js';
+import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient } from '../store/mysql-client.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
 import { createStore, type Store } from '../store/store.js';
@@ -11,7 +13,7 @@ import type { TransactionalPrisma } from '../workflow/execution-services.js';
 export interface EngineConnections {
   store: Store;
   /** Set when the engine created the pool from a URL (it closes it at stop). */
-  ownedPool: Pool | null;
+  ownedPool: { end(): Promise<void> } | null;
   /** The engine's pool (its own, or the one it was given); null when statements go through Prisma. */
   pool: Pool | null;
   notifier: Notifier | null;
@@ -31,6 +33,17 @@ export function connect(
 ): EngineConnections {
   const prepared = cfg.preparedStatements !== false;
   const history = options.history;
+  if (typeof cfg.connection === 'string' && isMysqlUrl(cfg.connection)) {
+    // MySQL-family servers have no LISTEN: wake-ups across processes come from polling (in-process starts run at once).
+    const mysqlPool = lazyMysqlPool(mysqlPoolConfig(cfg.connection, cfg.poolSize ?? 10));
+    return {
+      store: createStore(mysqlSqlClient(mysqlPool.get), { history }),
+      ownedPool: mysqlPool,
+      pool: null,
+      notifier: null,
+      leaseStore: undefined,
+    };
+  }
   let pool: Pool | null = null;
   let listenConfig: PoolConfig | null = null;
   if (typeof cfg.connection === 'string') {

@@ -3,7 +3,7 @@ import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { readSchemaState, schemaStateError } from '../store/schema-version.js';
+import { checkServer, readSchemaState, schemaStateError } from '../store/schema-version.js';
 import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
 import { Telemetry } from '../telemetry/telemetry.js';
@@ -57,7 +57,7 @@ export class EngineRuntime {
   readonly options: ResolvedEngineOptions;
   readonly registry: WorkflowRegistry;
   readonly store: Store;
-  private readonly ownedPool: Pool | null;
+  private readonly ownedPool: { end(): Promise<void> } | null;
   readonly pool: Pool | null;
   readonly worker: Worker;
   private readonly sweeper: Sweeper;
@@ -166,6 +166,8 @@ export class EngineRuntime {
    * previous release can still restart; schema changes are additive.
    */
   private async checkSchema(): Promise<void> {
+    const serverNote = await checkServer(this.store.sql, this.options.allowUntestedMysql);
+    if (serverNote) this.options.logger.warn(serverNote);
     const state = await readSchemaState(this.store.sql);
     const error = schemaStateError(state);
     if (state.status === 'newer')

@@ -32,7 +32,8 @@ export type DurableErrorCode =
   | 'KEY_CONFLICT'
   | 'PIVOT_PASSED'
   | 'UNDONE_STEPS'
-  | 'NO_PRIMARY';
+  | 'NO_PRIMARY'
+  | 'UNSUPPORTED_DATABASE';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

@@ -11,6 +11,7 @@ export { InvalidOptionsError } from './invalid-options-error.js';
 export { KeyConflictError, keyConflictOf } from './key-conflict-error.js';
 export { InvalidScheduleError } from './invalid-schedule-error.js';
 export { NoPrimaryError } from './no-primary-error.js';
+export { UnsupportedDatabaseError } from './unsupported-database-error.js';
 export { NonRetryableError } from './non-retryable-error.js';
 export { NotInWorkflowError } from './not-in-workflow-error.js';
 export { NotReadyError } from './not-ready-error.js';

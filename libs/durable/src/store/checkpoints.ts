@@ -1,4 +1,5 @@
 /** Checkpoints: what an execution writes for its run — finished steps and the run's end — fenced and batched. */
+import * as mysql from './mysql/checkpoints.js';
 import { statement } from './statement.js';
 import { cancelActorDetail, history, signalRuns } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
@@ -118,12 +119,14 @@ SELECT id, false, NULL FROM l WHERE refused`,
 
 /** Fenced checkpoints of many steps in one statement; returns the `${runId}:${seq}` keys written. */
 export async function insertSteps(store: Store, steps: StepCheckpoint[]): Promise<Set<string>> {
+  if (store.sql.dialect === 'mysql') return mysql.insertSteps(store, steps);
   const rows = await store.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [...stepColumns(steps), store.history]);
   return new Set(rows.map((r) => `${r.run_id}:${r.seq}`));
 }
 
 /** Fenced checkpoint of one step; false = the lease is lost (or the step already exists). */
 export async function insertStep(store: Store, step: StepCheckpoint): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return mysql.insertStep(store, step);
   return (await insertSteps(store, [step])).size === 1;
 }
 
@@ -138,6 +141,7 @@ export type EndResult = 'ended' | 'cancelling' | 'lost';
  * steps, written if and only if the run is held); runs missing from the answer were lost.
  */
 export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<string, EndResult>> {
+  if (store.sql.dialect === 'mysql') return mysql.finishRuns(store, ends);
   const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
   const rows = await store.sql.query<{ id: string; ended: boolean }>(FINISH_RUNS, [
     col('runId'),

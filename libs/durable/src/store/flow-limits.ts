@@ -1,4 +1,5 @@
 /** Flow control: the queue limits table (set at runtime, synced from the options at boot) and what the admin API shows of it. */
+import { notYet } from './mysql/not-yet.js';
 import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
 import { iso, type Store } from './store.js';
@@ -193,6 +194,7 @@ const values = (l: LimitValues) => [
 ];
 
 export async function setQueueLimits(store: Store, queue: string, limits: LimitValues): Promise<QueueLimitsView> {
+  if (store.sql.dialect === 'mysql') return notYet.limits();
   const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, ...values(limits)]);
   return toLimits(row);
 }
@@ -202,6 +204,7 @@ export async function syncDeclaredLimits(
   declared: Array<{ queue: string } & LimitValues>,
   queues: string[],
 ): Promise<string[]> {
+  if (store.sql.dialect === 'mysql') return declared.length ? notYet.limits() : [];
   const columns = declared.map(values);
   const column = (i: number) => columns.map((c) => c[i]);
   const rows = await store.sql.query<{ queue: string }>(SYNC_DECLARED_LIMITS, [
@@ -218,6 +221,7 @@ export async function syncDeclaredLimits(
 }
 
 export async function deleteQueueLimits(store: Store, queue: string): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return notYet.limits();
   return (await store.sql.query(DELETE_QUEUE_LIMITS, [queue])).length > 0;
 }
 
@@ -236,6 +240,7 @@ export interface QueueLimitsUsage extends QueueLimitsView {
 }
 
 export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
+  if (store.sql.dialect === 'mysql') return [];
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_QUEUE_LIMITS);
   return rows.map((r) => ({
     ...toLimits(r),
@@ -256,6 +261,7 @@ export interface KeyUsage {
 }
 
 export async function keyUsage(store: Store, queue: string, limit: number): Promise<KeyUsage[]> {
+  if (store.sql.dialect === 'mysql') return [];
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_KEY_USAGE, [queue, limit]);
   return rows.map((r) => ({
     key: r.key as string,

@@ -3,6 +3,7 @@
  * themselves (see `history` in sql-fragments.ts); these two write one row on its own (rare paths)
  * and read a run's history.
  */
+import * as mysql from './mysql/history.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -36,11 +37,13 @@ INSERT INTO durable_run_events (run_id, kind, detail) VALUES ($1, $2, $3::jsonb)
 
 /** Writes one history row (unless history is off). */
 export async function insertRunEvent(store: Store, runId: string, kind: string, detail: Record<string, unknown>): Promise<void> {
+  if (store.sql.dialect === 'mysql') return mysql.insertRunEvent(store, runId, kind, detail);
   if (store.history) await store.sql.query(INSERT_RUN_EVENT, [runId, kind, JSON.stringify(detail)]);
 }
 
 /** The history of a run, oldest first (at most `limit` rows). */
 export async function getRunEvents(store: Store, runId: string, limit: number): Promise<RunEvent[]> {
+  if (store.sql.dialect === 'mysql') return mysql.getRunEvents(store, runId, limit);
   const rows = await store.sql.query<{ id: string; kind: string; detail: unknown; at: Date | string }>(SELECT_RUN_EVENTS, [runId, limit]);
   return rows.map((r) => ({
     id: Number(r.id),

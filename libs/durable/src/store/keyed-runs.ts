@@ -45,6 +45,7 @@ export interface SingletonRun {
 }
 
 export async function debouncedRuns(store: Store, limit: number): Promise<DebouncedRun[]> {
+  if (store.sql.dialect === 'mysql') return [];
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_DEBOUNCED, [limit]);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,
@@ -56,6 +57,7 @@ export async function debouncedRuns(store: Store, limit: number): Promise<Deboun
 }
 
 export async function singletonRuns(store: Store, limit: number): Promise<SingletonRun[]> {
+  if (store.sql.dialect === 'mysql') return [];
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_SINGLETONS, [limit]);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,

@@ -1,4 +1,5 @@
 /** Leases: claiming runs, renewing the leases this worker holds, handing runs back, and sweeping expired leases. */
+import * as mysql from './mysql/leases.js';
 import { statement } from './statement.js';
 import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { HAS_LIMIT } from './flow-limits.js';
@@ -179,6 +180,7 @@ export interface ClaimRequest {
  * given `versions`, among the runs those app versions started, or that carry no version).
  */
 export async function claim(store: Store, request: ClaimRequest): Promise<ClaimedRun[]> {
+  if (store.sql.dialect === 'mysql') return mysql.claim(store, request);
   const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   const params = [queue, limit, owner, leaseMs, workflows, store.history];
   const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
@@ -205,6 +207,7 @@ export function claimedRun(r: Record<string, unknown>): ClaimedRun {
 
 /** Extends the leases still held; returns their ids, each with whether it was asked to cancel with compensation. */
 export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: number): Promise<Map<string, { cancelling: boolean }>> {
+  if (store.sql.dialect === 'mysql') return mysql.leaseHeartbeat(store, held, leaseMs);
   const rows = await store.sql.query<{ id: string; cancelling: boolean }>(HEARTBEAT, [
     held.map((h) => h.id),
     held.map((h) => h.epoch),
@@ -215,6 +218,7 @@ export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: num
 
 /** Hands runs back (claimable at once); returns how many. */
 export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number> {
+  if (store.sql.dialect === 'mysql') return mysql.releaseRuns(store, held);
   if (!held.length) return 0;
   const rows = await store.sql.query<{ n: number }>(RELEASE_RUNS, [held.map((h) => h.id), held.map((h) => h.epoch), store.history]);
   return rows.reduce((a, r) => a + Number(r.n), 0);
@@ -222,6 +226,7 @@ export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number
 
 /** Makes up to `batch` runs whose lease expired claimable again; returns how many. */
 export async function sweepExpiredLeases(store: Store, batch: number): Promise<number> {
+  if (store.sql.dialect === 'mysql') return mysql.sweepExpiredLeases(store, batch);
   const rows = await store.sql.query<{ n: number }>(SWEEP_EXPIRED_LEASES, [batch, store.history]);
   return rows.reduce((a, r) => a + Number(r.n), 0);
 }

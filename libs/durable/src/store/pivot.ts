@@ -4,6 +4,7 @@
  * (`"pivot": true`), so no column is needed: a step with a pivot but nothing to undo has
  * `{"pivot": true}` without `by`.
  */
+import * as mysql from './mysql/pivot.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 import type { StepCheckpoint } from './rows.js';
@@ -42,6 +43,7 @@ export type PivotWrite = 'written' | 'cancelling' | 'lost';
 
 /** Writes a pivot step's checkpoint through `store` (the step's transaction); see INSERT_PIVOT_STEP. */
 export async function insertPivotStep(store: Store, s: StepCheckpoint): Promise<PivotWrite> {
+  if (store.sql.dialect === 'mysql') return mysql.insertPivotStep(store, s);
   const [r] = await store.sql.query<{ outcome: PivotWrite }>(INSERT_PIVOT_STEP, [
     s.runId,
     s.epoch,

@@ -1,4 +1,5 @@
 /** Live progress of the steps a run is executing (Durable.progress), shown by getRun and the dashboard. */
+import * as mysql from './mysql/history.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -17,5 +18,6 @@ WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'`,
 
 /** Writes the progress of run `runId` (if this execution still holds it). */
 export async function setProgress(store: Store, runId: string, epoch: number, steps: string): Promise<void> {
+  if (store.sql.dialect === 'mysql') return mysql.setProgress(store, runId, epoch, steps);
   await store.sql.query(SET_PROGRESS, [runId, epoch, steps]);
 }

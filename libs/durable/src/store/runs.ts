@@ -1,4 +1,5 @@
 /** Runs: starting them (one, many, or many already claimed by this worker) and reading them. */
+import * as mysql from './mysql/runs.js';
 import { statement } from './statement.js';
 import { HAS_LIMIT } from './flow-limits.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
@@ -127,6 +128,7 @@ const SELECT_RUN_STATUS = statement('select_run_status', `SELECT status FROM dur
 
 /** Inserts a PENDING run; false when the id already existed. */
 export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return mysql.insertRun(store, r);
   const rows = await store.sql.query(INSERT_RUN, [
     r.id,
     r.workflowName,
@@ -156,6 +158,7 @@ export async function insertRunsClaimed(
   lease: { owner: string; ms: number },
   appVersion: string | null,
 ): Promise<Map<string, ClaimedRun | 'queued'>> {
+  if (store.sql.dialect === 'mysql') return mysql.insertRunsClaimed(store, runs, lease, appVersion);
   const rows = await store.sql.query<{
     id: string;
     claimed: boolean;
@@ -203,6 +206,7 @@ export async function insertRunsClaimed(
 
 /** Inserts many PENDING runs in one statement; returns the ids that were new. */
 export async function insertRuns(store: Store, runs: NewRun[], appVersion: string | null): Promise<Set<string>> {
+  if (store.sql.dialect === 'mysql') return mysql.insertRuns(store, runs, appVersion);
   const rows = await store.sql.query<{ id: string }>(INSERT_RUNS, [
     runs.map((r) => r.id),
     runs.map((r) => r.workflowName),
@@ -223,11 +227,13 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
 
 /** Existing runs by id: workflow and status (to tell an idempotent start from a conflicting one). */
 export async function runIdentities(store: Store, ids: string[]): Promise<Map<string, { workflowName: string; status: RunStatus }>> {
+  if (store.sql.dialect === 'mysql') return mysql.runIdentities(store, ids);
   const rows = await store.sql.query<{ id: string; workflow_name: string; status: RunStatus }>(SELECT_RUN_IDENTITY, [ids]);
   return new Map(rows.map((r) => [r.id, { workflowName: r.workflow_name, status: r.status }]));
 }
 
 export async function getRun(store: Store, id: string): Promise<RunRow | null> {
+  if (store.sql.dialect === 'mysql') return mysql.getRun(store, id);
   const [row] = await store.sql.query<RunRow>(SELECT_RUN, [id]);
   if (!row) return null;
   row.steps = parsed(row.steps);
@@ -235,11 +241,13 @@ export async function getRun(store: Store, id: string): Promise<RunRow | null> {
 }
 
 export async function getResult(store: Store, id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null> {
+  if (store.sql.dialect === 'mysql') return mysql.getResult(store, id);
   const [row] = await store.sql.query<{ status: RunStatus; output: unknown; error: unknown }>(SELECT_RUN_RESULT, [id]);
   return row ?? null;
 }
 
 export async function runStatus(store: Store, id: string): Promise<RunStatus | null> {
+  if (store.sql.dialect === 'mysql') return mysql.runStatus(store, id);
   const [row] = await store.sql.query<{ status: RunStatus }>(SELECT_RUN_STATUS, [id]);
   return row?.status ?? null;
 }

@@ -4,6 +4,7 @@
  * still at the revision it was made from (a pause, an update or another instance's fire changes
  * nothing).
  */
+import { notYet, dbNow as mysqlDbNow } from './mysql/not-yet.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { toDate, type Store } from './store.js';
@@ -142,6 +143,7 @@ export async function selectDueSchedules(
   limit: number,
   after: { nextFireAt: number; id: string } | null,
 ): Promise<DuePage> {
+  if (store.sql.dialect === 'mysql') return { dbNow: await mysqlDbNow(store), earliest: null, rows: [] };
   const rows = await store.sql.query<{
     db_now: unknown;
     earliest: unknown;
@@ -206,6 +208,7 @@ export type FireResult = Map<string, Array<{ runId: string; fate: SlotFate }>>;
 
 /** Fires plans in one statement (see FIRE_SCHEDULES). */
 export async function fireSchedules(store: Store, plans: FirePlan[], appVersion: string | null): Promise<FireResult> {
+  if (store.sql.dialect === 'mysql') return notYet.schedules();
   const iso = (ms: number) => new Date(ms).toISOString();
   const json = JSON.stringify(
     plans.map((p) => ({

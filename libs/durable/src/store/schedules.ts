@@ -2,6 +2,7 @@
  * Schedules (durable_schedules): the client API's reads and writes. Every write bumps `revision`:
  * a write computed from a read applies only if the row is still at the revision read.
  */
+import { notYet, dbNow as mysqlDbNow } from './mysql/not-yet.js';
 import { statement } from './statement.js';
 import { toDate, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
@@ -110,11 +111,13 @@ const values = (v: ScheduleValues) => [
 ];
 
 export async function dbNow(store: Store): Promise<number> {
+  if (store.sql.dialect === 'mysql') return mysqlDbNow(store);
   const [row] = await store.sql.query<{ db_now: unknown }>(SELECT_DB_NOW);
   return toDate(row.db_now)!.getTime();
 }
 
 export async function getSchedule(store: Store, id: string): Promise<{ row: ScheduleRow | null; dbNow: number | null }> {
+  if (store.sql.dialect === 'mysql') return { row: null, dbNow: await mysqlDbNow(store) };
   const [row] = await store.sql.query<RawRow & { db_now: unknown }>(SELECT_SCHEDULE, [id]);
   return row ? { row: toRow(row), dbNow: toDate(row.db_now)!.getTime() } : { row: null, dbNow: null };
 }
@@ -127,24 +130,29 @@ export async function listSchedules(
 }
 
 export async function selectSyncSchedules(store: Store, ids: string[], workflows: string[]): Promise<ScheduleRow[]> {
+  if (store.sql.dialect === 'mysql') return [];
   return (await store.sql.query<RawRow>(SELECT_SYNC_SCHEDULES, [ids, workflows])).map(toRow);
 }
 
 /** Inserts a schedule; false when the id exists. */
 export async function insertSchedule(store: Store, id: string, v: ScheduleValues): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return notYet.schedules();
   return (await store.sql.query(INSERT_SCHEDULE, [id, ...values(v)])).length === 1;
 }
 
 /** Writes a schedule's definition if still at `revision`; false otherwise (changed meanwhile, or gone). */
 export async function updateSchedule(store: Store, id: string, revision: number, v: ScheduleValues): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return notYet.schedules();
   return (await store.sql.query(UPDATE_SCHEDULE, [id, revision, ...values(v)])).length === 1;
 }
 
 export async function pauseSchedule(store: Store, id: string): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return notYet.schedules();
   return (await store.sql.query(PAUSE_SCHEDULE, [id])).length === 1;
 }
 
 export async function deleteSchedule(store: Store, id: string, revision: number | null = null): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return notYet.schedules();
   return (await store.sql.query(DELETE_SCHEDULE, [id, revision])).length === 1;
 }
 
@@ -162,6 +170,7 @@ export interface ScheduleRunRow {
 }
 
 export async function scheduleRuns(store: Store, id: string, limit: number): Promise<ScheduleRunRow[]> {
+  if (store.sql.dialect === 'mysql') return [];
   const rows = await store.sql.query<{
     id: string;
     status: RunStatus;

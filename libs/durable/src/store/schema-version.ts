@@ -1,3 +1,4 @@
+import { readMysqlSchemaState, readServer, serverError } from './mysql/schema.js';
 import { SchemaMissingError, SchemaOutdatedError, SchemaTooNewError, type DurableError } from '../errors/index.js';
 
 /**
@@ -71,6 +72,7 @@ type StateRow = Record<Required, boolean> & { version_default: string | null };
 
 /** Reads the state of the durable_* tables (one query). Never throws for a missing or foreign schema. */
 export async function readSchemaState(sql: SchemaQueryClient, expected = SCHEMA_VERSION): Promise<SchemaState> {
+  if ((sql as { dialect?: string }).dialect === 'mysql') return readMysqlSchemaState(sql, expected);
   const [row] = await sql.query<StateRow>(SCHEMA_STATE);
   const version = row.version_table ? parseVersion(row.version_default) : row.runs ? 1 : null;
   if (version !== null && version > expected) return { status: 'newer', version, expected };
@@ -117,4 +119,18 @@ export async function checkSchemaVersion(sql: SchemaQueryClient, expected = SCHE
   const error = schemaStateError(state);
   if (error) throw error;
   return expected;
+}
+
+/**
+ * Refuses a database server the engine does not support (on MySQL-family servers: MariaDB before
+ * 10.6, or MySQL unless `allowUntestedMysql`); resolves with a warning to log, or null.
+ */
+export async function checkServer(sql: SchemaQueryClient & { dialect?: string }, allowUntestedMysql: boolean): Promise<string | null> {
+  if (sql.dialect !== 'mysql') return null;
+  const server = await readServer(sql);
+  const refused = serverError(server, allowUntestedMysql);
+  if (refused) throw refused;
+  return server.product === 'MySQL'
+    ? `running on MySQL ${server.version}, which nestjs-durable does not test (allowUntestedMysql: true)`
+    : null;
 }

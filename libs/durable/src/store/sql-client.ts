@@ -1,13 +1,19 @@
 import type { Client, Pool, PoolClient } from 'pg';
+import { dialectOfPrisma, type Dialect } from './dialect.js';
 import type { Statement } from './statement.js';
 
 /**
  * The one thing the store needs from a database connection: run a parameterized statement
- * and get its rows. Every statement the store sends returns the rows it touched (RETURNING),
- * so "rows.length" is the affected-row count on every implementation.
+ * and get its rows. On PostgreSQL every statement the store sends returns the rows it touched
+ * (RETURNING); MySQL-family databases have no RETURNING, so their statements that change rows
+ * go through `execute` (the affected-row count).
  */
 export interface SqlClient {
+  /** The SQL the connection speaks: the store picks its statements by it. */
+  readonly dialect: Dialect;
   query<T = Record<string, unknown>>(statement: Statement | string, params?: readonly unknown[]): Promise<T[]>;
+  /** Runs a statement that changes rows; resolves to how many it matched. */
+  execute(statement: Statement | string, params?: readonly unknown[]): Promise<number>;
   /**
    * Runs `fn` in one transaction on one connection (committed when it resolves, rolled back when
    * it throws). Only the flow-controlled claim needs one (store/flow-claim.ts).
@@ -21,7 +27,16 @@ export interface SqlClient {
  * prepared statements (PgBouncer in transaction mode before 1.21).
  */
 export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: boolean }): SqlClient {
+  const send = (s: Statement | string, params: readonly unknown[]) => {
+    const values = params as unknown[];
+    return typeof s === 'string'
+      ? pool.query(s, values)
+      : opts.prepared
+        ? pool.query({ name: s.name, text: s.text, values })
+        : pool.query(s.text, values);
+  };
   return {
+    dialect: 'postgres',
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
       const isPool = 'totalCount' in pool;
       const client = isPool ? await (pool as Pool).connect() : (pool as PoolClient | Client);
@@ -48,14 +63,10 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
       }
     },
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
-      const values = params as unknown[];
-      const res =
-        typeof s === 'string'
-          ? await pool.query(s, values)
-          : opts.prepared
-            ? await pool.query({ name: s.name, text: s.text, values })
-            : await pool.query(s.text, values);
-      return res.rows as T[];
+      return (await send(s, params)).rows as T[];
+    },
+    async execute(s: Statement | string, params: readonly unknown[] = []) {
+      return (await send(s, params)).rowCount ?? 0;
     },
   };
 }
@@ -63,6 +74,7 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
 /** The subset of a Prisma client (or interactive-transaction client) the store uses. */
 export interface PrismaLike {
   $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
 }
 
 /** A PrismaClient (not a transaction client): it can open an interactive transaction. */
@@ -74,16 +86,20 @@ interface PrismaWithTransactions extends PrismaLike {
  * Statements sent through Prisma: writes that must join the caller's Prisma transaction (start in
  * a tx, transactional-step checkpoints), and everything when the engine has no connection of its own.
  */
-export function prismaSqlClient(prisma: PrismaLike): SqlClient {
+export function prismaSqlClient(prisma: PrismaLike, dialect: Dialect = dialectOfPrisma(prisma)): SqlClient {
   return {
+    dialect,
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
       const p = prisma as Partial<PrismaWithTransactions>;
       // A transaction client (a caller's tx) is one transaction already: run inside it.
-      if (typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma));
-      return (prisma as PrismaWithTransactions).$transaction((tx) => fn(prismaSqlClient(tx)));
+      if (typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma, dialect));
+      return (prisma as PrismaWithTransactions).$transaction((tx) => fn(prismaSqlClient(tx, dialect)));
     },
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
       return (await prisma.$queryRawUnsafe<T[]>(typeof s === 'string' ? s : s.text, ...params)) ?? [];
+    },
+    async execute(s: Statement | string, params: readonly unknown[] = []) {
+      return prisma.$executeRawUnsafe(typeof s === 'string' ? s : s.text, ...params);
     },
   };
 }

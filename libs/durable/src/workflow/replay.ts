@@ -143,7 +143,10 @@ function replayServices(runId: string): ExecutionServices {
     throw new Error(`replay of run ${runId}: a replay sends no statement and starts no work (this is a bug in nestjs-durable)`);
   };
   return {
-    store: { sql: { query: async () => refuse(), transaction: async () => refuse() }, history: false },
+    store: {
+      sql: { dialect: 'postgres', query: async () => refuse(), execute: async () => refuse(), transaction: async () => refuse() },
+      history: false,
+    },
     prisma: null,
     options: REPLAY_OPTIONS,
     clock: new EndOfTime(),

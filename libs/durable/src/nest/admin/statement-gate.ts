@@ -19,7 +19,9 @@ export class StatementGate {
   /** `sql` with every statement passing through the gate. */
   wrap(sql: SqlClient): SqlClient {
     return {
+      dialect: sql.dialect,
       query: (statement, params) => this.run(() => sql.query(statement, params)),
+      execute: (statement, params) => this.run(() => sql.execute(statement, params)),
       transaction: (fn) => this.run(() => sql.transaction(fn)),
     };
   }

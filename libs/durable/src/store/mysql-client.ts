@@ -1,0 +1,118 @@
+import type { Pool, PoolConfig, PoolConnection } from 'mariadb';
+import type { SqlClient } from './sql-client.js';
+import type { Statement } from './statement.js';
+
+/**
+ * Session settings of every connection the engine opens to a MySQL-family server: UTC (DATETIME
+ * columns hold UTC, the driver reads and writes them as UTC) and READ COMMITTED, under which
+ * `FOR UPDATE SKIP LOCKED` locks only the rows it returns and InnoDB takes no gap locks.
+ */
+const SESSION = ["SET time_zone = '+00:00'", 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED'];
+
+/** MySQL error numbers a transaction is retried after: InnoDB rolled it back (1213) or a lock wait timed out (1205). */
+export const DEADLOCK = 1213;
+export const LOCK_WAIT_TIMEOUT = 1205;
+/** A transaction is tried at most this many times when the server reports a deadlock or a lock-wait timeout. */
+const TRIES = 5;
+
+/** How often the server made this engine try a transaction again (the admin API shows it). */
+export interface ContentionCounts {
+  deadlocks: number;
+  lockWaitTimeouts: number;
+}
+
+/** Pool settings for a mysql:// or mariadb:// URL. */
+export function mysqlPoolConfig(url: string, size: number): PoolConfig {
+  const u = new URL(url);
+  const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
+    port: u.port ? Number(u.port) : 3306,
+    user: decodeURIComponent(u.username) || undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    database: database || undefined,
+    connectionLimit: size,
+    minimumIdle: 0,
+    acquireTimeout: 10_000,
+    connectTimeout: 5_000,
+    timezone: 'Z',
+    initSql: SESSION,
+    // JSON columns come back as text (parsed by the store, so a JSON string is never mistaken for JSON text).
+    autoJsonMap: false,
+    bigIntAsNumber: false,
+    insertIdAsNumber: true,
+    foundRows: true,
+  };
+}
+
+type Queryable = Pick<PoolConnection, 'query'>;
+
+const textOf = (s: Statement | string) => (typeof s === 'string' ? s : s.text);
+const errno = (err: unknown): number | undefined => (err as { errno?: number } | null)?.errno;
+
+/**
+ * The store's SqlClient over a `mariadb` pool (created on first use: the driver is loaded only by
+ * engines that talk to a MySQL-family server). `transaction` runs on one connection and is tried
+ * again, from the start, when InnoDB reports a deadlock or a lock-wait timeout (the server rolled
+ * the work back, so nothing of the failed try remains); `counts` says how often.
+ */
+export function mysqlSqlClient(
+  pool: () => Promise<Pool>,
+  counts: ContentionCounts = { deadlocks: 0, lockWaitTimeouts: 0 },
+): SqlClient & {
+  counts: ContentionCounts;
+} {
+  const on = (q: Queryable): SqlClient => ({
+    dialect: 'mysql',
+    async query<T>(s: Statement | string, params: readonly unknown[] = []) {
+      const rows = await q.query(textOf(s), params as unknown[]);
+      return (Array.isArray(rows) ? rows : []) as T[];
+    },
+    async execute(s: Statement | string, params: readonly unknown[] = []) {
+      const res = (await q.query(textOf(s), params as unknown[])) as { affectedRows?: number };
+      return Number(res.affectedRows ?? 0);
+    },
+    transaction: <T>(fn: (sql: SqlClient) => Promise<T>) => fn(on(q)),
+  });
+  return {
+    dialect: 'mysql',
+    counts,
+    async query<T>(s: Statement | string, params: readonly unknown[] = []) {
+      return on(await pool()).query<T>(s, params);
+    },
+    async execute(s: Statement | string, params: readonly unknown[] = []) {
+      return on(await pool()).execute(s, params);
+    },
+    async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
+      for (let attempt = 1; ; attempt++) {
+        const conn = await (await pool()).getConnection();
+        try {
+          await conn.beginTransaction();
+          const result = await fn(on(conn));
+          await conn.commit();
+          return result;
+        } catch (err) {
+          await conn.rollback().catch(() => {});
+          const code = errno(err);
+          if (code === DEADLOCK) counts.deadlocks++;
+          else if (code === LOCK_WAIT_TIMEOUT) counts.lockWaitTimeouts++;
+          else throw err;
+          if (attempt >= TRIES) throw err;
+        } finally {
+          await conn.release().catch(() => {});
+        }
+      }
+    },
+  };
+}
+
+/** A pool made on first use from `config` (the driver is imported then), and a way to end it. */
+export function lazyMysqlPool(config: PoolConfig): { get: () => Promise<Pool>; end: () => Promise<void> } {
+  let made: Promise<Pool> | null = null;
+  return {
+    get: () => (made ??= import('mariadb').then((m) => m.createPool(config))),
+    end: async () => {
+      if (made) await (await made).end();
+    },
+  };
+}

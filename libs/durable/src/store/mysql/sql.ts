@@ -1,0 +1,55 @@
+/**
+ * SQL pieces of the MySQL-family statements (MariaDB 10.6+). Rules they follow, beside those of the
+ * PostgreSQL statements (fencing by lease epoch, the database clock): no RETURNING, so a change that
+ * must be read back runs as a short transaction (lock with FOR UPDATE, change, read); parameters are
+ * `?`, a list is expanded to one `?` per element; times are UTC DATETIME(3) from UTC_TIMESTAMP(3).
+ */
+import type { SqlClient } from '../sql-client.js';
+
+/** The database clock, UTC, to the millisecond. */
+export const NOW = 'UTC_TIMESTAMP(3)';
+
+/** The database clock plus a parameter of milliseconds (a float is rounded to the microsecond). */
+export const NOW_PLUS_MS = `(${NOW} + INTERVAL ROUND(? * 1000) MICROSECOND)`;
+
+/** A run is due when available_at <= DUE_BY (see DUE_BY of the PostgreSQL statements). */
+export const DUE_BY = `(${NOW} + INTERVAL 1000 MICROSECOND)`;
+
+/** `?, ?, ?` for a list of n values (n ≥ 1). */
+export const marks = (n: number): string => Array.from({ length: Math.max(n, 1) }, () => '?').join(', ');
+
+/** `(?, ?), (?, ?)` for n rows of `width` values. */
+export const rowMarks = (n: number, width: number): string => Array.from({ length: n }, () => `(${marks(width)})`).join(', ');
+
+/** A JSON column read back as text (MariaDB's JSON is LONGTEXT): parsed here, so a JSON string stays a string. */
+export const json = <T = unknown>(v: unknown): T | null => {
+  if (v == null) return null;
+  if (typeof v === 'string') return JSON.parse(v) as T;
+  if (Buffer.isBuffer(v)) return JSON.parse(v.toString('utf8')) as T;
+  return v as T;
+};
+
+/** A boolean expression read back (MySQL has none: 1 / 0, or a bigint through some drivers). */
+export const bool = (v: unknown): boolean => v === true || v === 1 || v === 1n || v === '1';
+
+/** A DATETIME read back (a Date from the driver, or text). */
+export const date = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(`${String(v).replace(' ', 'T')}Z`));
+
+/** A Date as a DATETIME(3) literal parameter in UTC (drivers differ in how they send a Date). */
+export const utc = (d: Date | null): string | null => (d ? d.toISOString().replace('T', ' ').replace('Z', '') : null);
+
+/** History rows (run id, kind, detail as JSON text or null) in one statement; nothing when history is off or there are none. */
+export async function insertHistory(
+  sql: SqlClient,
+  history: boolean,
+  rows: Array<[runId: string, kind: string, detail: Record<string, unknown> | null]>,
+): Promise<void> {
+  if (!history || !rows.length) return;
+  await sql.execute(
+    `INSERT INTO durable_run_events (run_id, kind, detail, at) VALUES ${rows.map(() => `(?, ?, ?, ${NOW})`).join(', ')}`,
+    rows.flatMap(([id, kind, detail]) => [id, kind, detail == null ? null : JSON.stringify(detail)]),
+  );
+}
+
+/** Rows of a table locked by primary key, in id order (every path locks runs in id order: no deadlock between them). */
+export const byIdsInOrder = (ids: readonly string[]): string => `id IN (${marks(ids.length)}) ORDER BY id`;
