@@ -7,6 +7,13 @@ export const MARIADB_SERVER = process.env.DURABLE_TEST_MARIADB_URL ?? 'mysql://r
 
 const SCHEMA = readFileSync(new URL('../../libs/durable/prisma/schema.mysql.sql', import.meta.url), 'utf8');
 
+/** The tests' own tables (as global-setup.ts's TEST_TABLES on Postgres): execution counters and a ledger without unique constraints. */
+const TEST_TABLES = `
+CREATE TABLE test_step_executions (run_id VARCHAR(256) NOT NULL, step VARCHAR(200) NOT NULL, pid INT,
+  at DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), INDEX (run_id, step)) COLLATE utf8mb4_bin;
+CREATE TABLE test_ledger (run_id VARCHAR(256) NOT NULL, step VARCHAR(200) NOT NULL, amount INT NOT NULL DEFAULT 1, pid INT,
+  at DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), INDEX (run_id, step)) COLLATE utf8mb4_bin;`;
+
 async function onServer<T>(fn: (c: Awaited<ReturnType<typeof createConnection>>) => Promise<T>, database?: string): Promise<T> {
   const u = new URL(MARIADB_SERVER);
   const c = await createConnection({
@@ -24,11 +31,11 @@ async function onServer<T>(fn: (c: Awaited<ReturnType<typeof createConnection>>)
   }
 }
 
-/** A fresh MariaDB database for one test file, with the durable_* tables of schema.mysql.sql (and `extraSql`, e.g. app tables). */
+/** A fresh MariaDB database for one test file: the durable_* tables of schema.mysql.sql and the tests' own tables (and `extraSql`). */
 export async function createMariaTestDatabase(label: string, extraSql = ''): Promise<TestDatabase> {
   const name = `durable_test_${label.replace(/[^a-z0-9]/gi, '_').toLowerCase()}_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
   await onServer((c) => c.query(`CREATE DATABASE \`${name}\``));
-  await onServer((c) => c.query(SCHEMA + extraSql), name);
+  await onServer((c) => c.query(SCHEMA + TEST_TABLES + extraSql), name);
   const url = `${MARIADB_SERVER.replace(/\/$/, '')}/${name}`;
   return { name, url, drop: () => onServer((c) => c.query(`DROP DATABASE IF EXISTS \`${name}\``)).then(() => {}) };
 }

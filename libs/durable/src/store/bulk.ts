@@ -1,4 +1,5 @@
 /** Bulk actions' own statement: deleting finished runs by id (cancel, resume and retry reuse control.ts). */
+import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -25,5 +26,6 @@ SELECT id FROM d`,
 
 /** Deletes the finished runs among `ids`; returns the ids deleted. */
 export async function deleteFinishedRuns(store: Store, ids: string[]): Promise<string[]> {
+  if (store.sql.dialect === 'mysql') return mysql.deleteFinishedRuns(store, ids);
   return (await store.sql.query<{ id: string }>(DELETE_FINISHED_RUNS, [ids])).map((r) => r.id);
 }

@@ -1,4 +1,5 @@
 /** Child workflows: creating them with the parent's checkpoint, in one fenced statement. */
+import * as mysql from './mysql/children.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, type Store } from './store.js';
@@ -66,6 +67,7 @@ export async function startChildren(
     children: Array<{ seq: number; name: string; child: NewRun; output: string; inheritTags: boolean }>;
   },
 ): Promise<{ held: boolean; conflicts: Array<{ seq: number; workflow: string }> }> {
+  if (store.sql.dialect === 'mysql') return mysql.startChildren(store, a);
   const c = a.children;
   const [row] = await store.sql.query<{ held: number; conflicts: unknown }>(START_CHILDREN, [
     a.runId,

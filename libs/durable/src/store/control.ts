@@ -1,4 +1,5 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
+import * as mysql from './mysql/control.js';
 import { statement } from './statement.js';
 import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
@@ -200,6 +201,7 @@ FROM ins`,
 
 /** Cancels a run (and, with cascade, its unfinished descendants); returns every id it cancelled. */
 export async function cancelTree(store: Store, id: string, cascade: boolean, actor: string | null): Promise<string[]> {
+  if (store.sql.dialect === 'mysql') return mysql.cancelTree(store, id, cascade, actor);
   return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade, actor])).map((r) => r.id);
 }
 
@@ -221,6 +223,7 @@ export async function cancelTreeCompensating(
   actor: string | null,
   afterPivot: 'refuse' | 'stop' = 'refuse',
 ): Promise<CompensatingCancel[]> {
+  if (store.sql.dialect === 'mysql') return mysql.cancelTreeCompensating(store, id, cascade, actor, afterPivot);
   const rows = await store.sql.transaction(async (sql) => {
     await sql.query(LOCK_RUN_TREE, [id, cascade]);
     return sql.query<{ id: string; outcome: CompensatingCancel['outcome']; pivot_seq: number | null; pivot_name: string | null }>(
@@ -237,11 +240,13 @@ export async function cancelTreeCompensating(
 
 /** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */
 export async function resumeRun(store: Store, id: string, cascade: boolean, actor: string | null): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return mysql.resumeRun(store, id, cascade, actor);
   return (await store.sql.query<{ id: string }>(RESUME_RUN, [id, store.history, cascade, actor])).some((r) => r.id === id);
 }
 
 /** What fork needs about its source run; null if there is none. */
 export async function forkSource(store: Store, id: string): Promise<{ workflowName: string; queue: string; nextSeq: number } | null> {
+  if (store.sql.dialect === 'mysql') return mysql.forkSource(store, id);
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_FORK_SOURCE, [id]);
   return r ? { workflowName: r.workflow_name as string, queue: r.queue as string, nextSeq: Number(r.next_seq) } : null;
 }
@@ -255,6 +260,7 @@ export async function forkRun(
   appVersion: string | null,
   actor: string | null,
 ): Promise<{ id: string; copiedSteps: number } | null> {
+  if (store.sql.dialect === 'mysql') return mysql.forkRun(store, sourceId, newId, fromStep, appVersion, actor);
   const [r] = await store.sql.query<{ id: string; copied: number }>(FORK_RUN, [
     sourceId,
     newId,

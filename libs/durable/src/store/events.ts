@@ -1,4 +1,5 @@
 /** Events a run publishes (latest value per key) and the app reads. */
+import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 import type { RunStatus } from './rows.js';
@@ -40,6 +41,7 @@ export async function setEvent(
   store: Store,
   a: { runId: string; epoch: number; seq: number; name: string; key: string; value: string },
 ): Promise<boolean> {
+  if (store.sql.dialect === 'mysql') return mysql.setEvent(store, a);
   const [row] = await store.sql.query<{ held: number }>(SET_EVENT, [a.runId, a.epoch, a.seq, a.name, a.key, a.value]);
   return Number(row.held) === 1;
 }
@@ -49,6 +51,7 @@ export async function getEvent(
   runId: string,
   key: string,
 ): Promise<{ found: boolean; value: unknown; status: RunStatus | null }> {
+  if (store.sql.dialect === 'mysql') return mysql.getEvent(store, runId, key);
   const [row] = await store.sql.query<{ found: boolean; value: unknown; status: RunStatus | null }>(SELECT_EVENT, [runId, key]);
   return { found: row.found === true, value: row.value, status: row.status ?? null };
 }

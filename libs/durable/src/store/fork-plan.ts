@@ -1,4 +1,5 @@
 /** What a fork must not reuse: the steps of its source whose effects were undone, or are being undone. */
+import * as mysql from './mysql/children.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -36,6 +37,7 @@ export interface UndoneRow {
 
 /** The undone steps of a run (see SELECT_UNDONE_STEPS). */
 export async function undoneSteps(store: Store, runId: string): Promise<UndoneRow[]> {
+  if (store.sql.dialect === 'mysql') return mysql.undoneSteps(store, runId);
   const rows = await store.sql.query<{ seq: number; name: string; by_seq: number | null; by_name: string | null }>(SELECT_UNDONE_STEPS, [
     runId,
   ]);

@@ -3,6 +3,7 @@
  * (durable_hook_cursors), under a lease so that one instance at a time delivers to it. The cursor
  * moves only after delivery: a crash in between delivers the same events again (at least once).
  */
+import * as mysql from './mysql/hook-cursors.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -99,6 +100,7 @@ export interface HookCursorRow {
 }
 
 export async function ensureHookCursor(store: Store, consumer: string): Promise<void> {
+  if (store.sql.dialect === 'mysql') return mysql.ensureHookCursor(store, consumer);
   await store.sql.query(ENSURE_CURSOR, [consumer]);
 }
 
@@ -106,6 +108,7 @@ export async function readHookEvents(
   store: Store,
   a: { consumer: string; owner: string; leaseMs: number; settleMs: number; limit: number; kinds: string[] },
 ): Promise<{ held: boolean; upto: string | null; read: number; events: HookEventRow[] }> {
+  if (store.sql.dialect === 'mysql') return mysql.readHookEvents(store, a);
   const [row] = await store.sql.query<{ held: number; upto: string | null; read: number; events: unknown }>(READ_HOOK_EVENTS, [
     a.consumer,
     a.owner,
@@ -119,14 +122,17 @@ export async function readHookEvents(
 }
 
 export async function advanceHookCursor(store: Store, consumer: string, owner: string, lastId: string): Promise<void> {
+  if (store.sql.dialect === 'mysql') return mysql.advanceHookCursor(store, consumer, owner, lastId);
   await store.sql.query(ADVANCE_CURSOR, [consumer, owner, lastId]);
 }
 
 export async function releaseHookCursor(store: Store, consumer: string, owner: string): Promise<void> {
+  if (store.sql.dialect === 'mysql') return mysql.releaseHookCursor(store, consumer, owner);
   await store.sql.query(RELEASE_CURSOR, [consumer, owner]);
 }
 
 export async function listHookCursors(store: Store, behindLimit: number): Promise<HookCursorRow[]> {
+  if (store.sql.dialect === 'mysql') return mysql.listHookCursors(store, behindLimit);
   const rows = await store.sql.query<Record<string, unknown>>(LIST_CURSORS, [behindLimit]);
   return rows.map((r) => ({
     consumer: r.consumer as string,

@@ -1,4 +1,5 @@
 /** Maintenance the sweeper runs besides expired leases: passed deadlines and retention. */
+import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
 import { history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
 import type { Store } from './store.js';
@@ -73,12 +74,14 @@ SELECT count(*)::int AS n FROM d`,
  * to compensate first (`compensating`). Returns their ids.
  */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
+  if (store.sql.dialect === 'mysql') return mysql.sweepDeadlines(store, batch);
   const rows = await store.sql.query<{ id: string; undo: boolean }>(SWEEP_DEADLINES, [batch, store.history]);
   return { failed: rows.filter((r) => !r.undo).map((r) => r.id), compensating: rows.filter((r) => r.undo).map((r) => r.id) };
 }
 
 /** Deletes up to `batch` runs finished more than `olderThanMs` ago; returns how many. */
 export async function sweepRetention(store: Store, olderThanMs: number, batch: number): Promise<number> {
+  if (store.sql.dialect === 'mysql') return mysql.sweepRetention(store, olderThanMs, batch);
   const [row] = await store.sql.query<{ n: number }>(SWEEP_RETENTION, [olderThanMs, batch]);
   return Number(row?.n ?? 0);
 }
@@ -97,5 +100,6 @@ DELETE FROM durable_rate_windows WHERE (queue, key) IN (
 
 /** Deletes up to `batch` idle rate windows. */
 export async function sweepRateWindows(store: Store, batch: number): Promise<void> {
+  if (store.sql.dialect === 'mysql') return mysql.sweepRateWindows(store, batch);
   await store.sql.query(SWEEP_RATE_WINDOWS, [batch]);
 }

@@ -1,4 +1,5 @@
 /** Messages between runs and from the app: stored once, signalled to the receiver. */
+import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
 import { signalRuns } from './sql-fragments.js';
 import type { Store } from './store.js';
@@ -54,6 +55,7 @@ export async function sendMessage(
   store: Store,
   a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null },
 ): Promise<{ found: boolean; sent: boolean }> {
+  if (store.sql.dialect === 'mysql') return mysql.sendMessage(store, a);
   const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [
     a.runId,
     a.topic,
@@ -78,6 +80,7 @@ export async function sendFromRun(
     traceparent: string | null;
   },
 ): Promise<{ held: boolean; found: boolean }> {
+  if (store.sql.dialect === 'mysql') return mysql.sendFromRun(store, a);
   const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
     a.runId,
     a.epoch,

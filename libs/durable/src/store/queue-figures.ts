@@ -1,4 +1,5 @@
 /** The figures behind the metrics' gauges: queue depth and lag, overdue schedules — one statement per collection. */
+import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -42,6 +43,7 @@ export interface QueueFiguresRow {
 
 /** The gauges' figures, in one statement. */
 export async function queueFigures(store: Store): Promise<QueueFiguresRow> {
+  if (store.sql.dialect === 'mysql') return mysql.queueFigures(store);
   const [row] = await store.sql.query<{ queues: unknown; overdue: number; lag_s: number }>(QUEUE_FIGURES, []);
   const queues = (typeof row.queues === 'string' ? JSON.parse(row.queues) : row.queues) as QueueFiguresRow['queues'];
   return { queues, schedulesOverdue: Number(row.overdue), scheduleLagSeconds: Number(row.lag_s) };

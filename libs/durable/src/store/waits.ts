@@ -9,6 +9,7 @@
  * committed after the statement's snapshot therefore either changed the token (the executor
  * looks again) or finds the run WAITING (and makes it due).
  */
+import * as mysql from './mysql/waits.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, HELD_RUN, plusMs } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
@@ -140,6 +141,7 @@ export async function resolveWaits(
   store: Store,
   a: { runId: string; epoch: number; token: Date | null; maySuspend: boolean; recheckMs: number; waits: WaitSpec[] },
 ): Promise<ResolveResult> {
+  if (store.sql.dialect === 'mysql') return mysql.resolveWaits(store, a);
   const w = a.waits;
   const [row] = await store.sql.query<Record<string, unknown>>(RESOLVE_WAITS, [
     a.runId,

@@ -1,0 +1,68 @@
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import pg from 'pg';
+import { PrismaClient as MysqlPrismaClient } from '../generated/mysql-prisma/client.js';
+import { createTestDatabase } from './db.js';
+import { createMariaTestDatabase, mariaQuery } from './mariadb.js';
+import { prismaFor } from './prisma.js';
+
+/** The databases the engine supports; a suite parametrised by database runs once per entry. */
+export const DATABASES = ['postgres', 'mariadb'] as const;
+export type DatabaseKind = (typeof DATABASES)[number];
+
+/**
+ * A fresh database of one kind for one test file, with a Prisma client the way an app on it builds
+ * one, and `query` for assertions: SQL with `?` placeholders, which runs on both (as long as it sticks
+ * to what both speak).
+ */
+export interface KindDatabase {
+  kind: DatabaseKind;
+  name: string;
+  url: string;
+  /** A PrismaClient (adapter-pg or adapter-mariadb): pass it to the engine, open transactions with it. */
+  prisma: any;
+  /** `?` placeholders; on Postgres they become $1, $2, … */
+  sql(text: string): string;
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+const numbered = (text: string) => {
+  let i = 0;
+  return text.replace(/\?/g, () => `$${++i}`);
+};
+
+export async function openDatabase(kind: DatabaseKind, label: string): Promise<KindDatabase> {
+  if (kind === 'postgres') {
+    const db = await createTestDatabase(label);
+    const prisma = prismaFor(db.url);
+    const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+    pool.on('error', () => {});
+    return {
+      kind,
+      name: db.name,
+      url: db.url,
+      prisma,
+      sql: numbered,
+      query: async (text, params = []) => (await pool.query(numbered(text), params)).rows,
+      close: async () => {
+        await prisma.$disconnect();
+        await pool.end();
+        await db.drop();
+      },
+    };
+  }
+  const db = await createMariaTestDatabase(label);
+  const prisma = new MysqlPrismaClient({ adapter: new PrismaMariaDb(db.url.replace(/^mysql:/, 'mariadb:')) });
+  return {
+    kind,
+    name: db.name,
+    url: db.url,
+    prisma,
+    sql: (text) => text,
+    query: (text, params = []) => mariaQuery(db.name, text, params),
+    close: async () => {
+      await prisma.$disconnect();
+      await db.drop();
+    },
+  };
+}
