@@ -85,10 +85,14 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     child: async (input: { i: number }) => Durable.step('square', async () => input.i * input.i),
     failing: async () => {
       await Durable.step('ok', async () => 1);
-      await Durable.step('bad', async () => {
-        if (failNext) throw new Error('not yet');
-        return 2;
-      }, { retries: { maxAttempts: 1 } });
+      await Durable.step(
+        'bad',
+        async () => {
+          if (failNext) throw new Error('not yet');
+          return 2;
+        },
+        { retries: { maxAttempts: 1 } },
+      );
       return 'recovered';
     },
     compensating: async (input: { id: string }) => {
@@ -109,14 +113,21 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
       const [run, opts] = Array.isArray(w) ? w : [w, {}];
       registry.register({ name, queue: opts.queue ?? 'default', options: opts, run });
     }
-    const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { ...FAST, inMemoryWaitMaxMs: 500, ...options } });
+    const e = new DurableEngine({
+      registry,
+      connection: db.url,
+      prisma: db.prisma,
+      options: { ...FAST, inMemoryWaitMaxMs: 500, ...options },
+    });
     engines.push(e);
     if (start) await e.start();
     return e;
   }
 
   const executions = async (runId: string, step: string) =>
-    Number((await db.query<{ n: unknown }>('SELECT count(*) AS n FROM test_step_executions WHERE run_id = ? AND step = ?', [runId, step]))[0].n);
+    Number(
+      (await db.query<{ n: unknown }>('SELECT count(*) AS n FROM test_step_executions WHERE run_id = ? AND step = ?', [runId, step]))[0].n,
+    );
 
   beforeAll(async () => {
     db = await openDatabase(kind, `core_${kind}`);
@@ -177,7 +188,9 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     ]);
     expect(many.map((h) => h.id)).toEqual(['same-id', 'many-1', 'many-2']);
     await expect(many[2].result({ timeoutMs: 10_000 })).resolves.toMatchObject({ b: 14 });
-    const rows = await db.query<{ id: string }>("SELECT id FROM durable_runs WHERE id IN ('same-id', 'SAME-ID', 'many-1', 'many-2') ORDER BY id");
+    const rows = await db.query<{ id: string }>(
+      "SELECT id FROM durable_runs WHERE id IN ('same-id', 'SAME-ID', 'many-1', 'many-2') ORDER BY id",
+    );
     expect(rows.map((r) => r.id).sort()).toEqual(['SAME-ID', 'many-1', 'many-2', 'same-id'].sort());
   });
 
@@ -244,7 +257,9 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     await e.send(h.id, 'go', 'hello', { idempotencyKey: 'k1' });
     await e.send(h.id, 'go', 'hello again', { idempotencyKey: 'k1' });
     expect(await h.result({ timeoutMs: 15_000 })).toEqual({ first: 'hello', none: null });
-    expect(await db.query('SELECT count(*) AS n FROM durable_messages WHERE run_id = ?', [h.id])).toEqual([{ n: kind === 'postgres' ? '1' : 1n }]);
+    expect(await db.query('SELECT count(*) AS n FROM durable_messages WHERE run_id = ?', [h.id])).toEqual([
+      { n: kind === 'postgres' ? '1' : 1n },
+    ]);
     expect(await e.getEvent(h.id, 'state')).toEqual({ got: 'hello' });
   });
 
@@ -267,7 +282,9 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     await eventually(async () => (await e.getRun(h.id))?.status === 'WAITING', 10_000, 'the run to wait');
     await e.cancel(h.id, { compensate: true });
     await eventually(async () => (await e.getRun(h.id))?.status === 'CANCELLED', 15_000, 'the compensation');
-    const rows = await db.query<{ step: string; amount: number }>("SELECT step, amount FROM test_ledger WHERE run_id = 'comp-1' ORDER BY at, step");
+    const rows = await db.query<{ step: string; amount: number }>(
+      "SELECT step, amount FROM test_ledger WHERE run_id = 'comp-1' ORDER BY at, step",
+    );
     expect(rows.map((r) => [r.step, Number(r.amount)])).toEqual([
       ['reserve', 1],
       ['unbook', -1],

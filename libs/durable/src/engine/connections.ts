@@ -2,6 +2,7 @@ import type { Client, Pool, PoolConfig } from 'pg';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { isMysqlUrl } from '../store/dialect.js';
+import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
 import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient } from '../store/mysql-client.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
@@ -19,6 +20,8 @@ export interface EngineConnections {
   notifier: Notifier | null;
   /** The store on the LISTEN session while it is up (the lease heartbeat uses it), else null. */
   leaseStore: (() => Store | null) | undefined;
+  /** Without a LISTEN session: how wake-ups from other processes arrive instead (logged when the worker starts). */
+  wakeupNote: { level: 'log' | 'warn'; text: string } | null;
 }
 
 /**
@@ -36,12 +39,20 @@ export function connect(
   if (typeof cfg.connection === 'string' && isMysqlUrl(cfg.connection)) {
     // MySQL-family servers have no LISTEN: wake-ups across processes come from polling (in-process starts run at once).
     const mysqlPool = lazyMysqlPool(mysqlPoolConfig(cfg.connection, cfg.poolSize ?? 10));
+    // Hints of this process's own statements reach its worker at once (see SqlClient.notify).
+    const sql = mysqlSqlClient(mysqlPool.get, (channel, payload) => deliverNotice(handlers, channel, payload));
     return {
-      store: createStore(mysqlSqlClient(mysqlPool.get), { history }),
+      store: createStore(sql, { history }),
       ownedPool: mysqlPool,
       pool: null,
       notifier: null,
       leaseStore: undefined,
+      wakeupNote: {
+        level: 'log',
+        text:
+          'MariaDB/MySQL have no LISTEN/NOTIFY: runs this process starts or wakes are claimed at once; ' +
+          'runs other processes start are claimed at the next poll (pollIntervalMs)',
+      },
     };
   }
   let pool: Pool | null = null;
@@ -61,8 +72,11 @@ export function connect(
   }
   let store: Store;
   if (pool) store = createStore(pgSqlClient(pool, { prepared }), { history });
-  else if (cfg.prisma) store = createStore(prismaSqlClient(cfg.prisma), { history });
-  else throw new InvalidOptionsError('nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
+  else if (cfg.prisma) {
+    // MySQL-family statements send their hints through the client (PostgreSQL's use pg_notify, which no session listens to here).
+    const notice = (channel: string, payload: string) => deliverNotice(handlers, channel, payload);
+    store = createStore(prismaSqlClient(cfg.prisma, undefined, notice), { history });
+  } else throw new InvalidOptionsError('nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
   const notifier = listenConfig && options.worker ? new Notifier(listenConfig, handlers, options.logger) : null;
   return {
     store,
@@ -70,6 +84,7 @@ export function connect(
     pool,
     notifier,
     leaseStore: notifier ? sessionStore(notifier, prepared, history) : undefined,
+    wakeupNote: notifier ? null : { level: 'warn', text: 'no connection of its own: wake-ups fall back to polling every pollIntervalMs' },
   };
 }
 
@@ -82,4 +97,12 @@ function sessionStore(notifier: Notifier, prepared: boolean, history: boolean): 
     if (cached?.session !== session) cached = { session, store: createStore(pgSqlClient(session, { prepared }), { history }) };
     return cached.store;
   };
+}
+
+/** A hint a statement of this process sent (MySQL-family databases: see SqlClient.notify), to the handler of its channel. */
+function deliverNotice(handlers: NotifierHandlers, channel: string, payload: string): void {
+  if (channel === WAKEUP_CHANNEL) handlers.wake(payload);
+  else if (channel === CANCEL_CHANNEL) handlers.cancelled(payload);
+  else if (channel === COMPENSATE_CHANNEL) handlers.cancelRequested?.(payload);
+  else if (channel === SIGNAL_CHANNEL) handlers.signal?.(payload);
 }

@@ -21,7 +21,7 @@ import {
 } from '../definitions/hooks.js';
 import { groupedWrites } from '../worker/write-batcher.js';
 import type { ExecutionServices, TransactionalPrisma } from '../workflow/execution-services.js';
-import { connect } from './connections.js';
+import { connect, type EngineConnections } from './connections.js';
 import type { EngineContext } from './engine-context.js';
 import { LocalResults } from './local-results.js';
 import { buildNewRun } from './new-run.js';
@@ -63,6 +63,7 @@ export class EngineRuntime {
   private readonly sweeper: Sweeper;
   private readonly scheduler: Scheduler | null;
   private readonly notifier: Notifier | null;
+  private readonly wakeupNote: EngineConnections['wakeupNote'];
   readonly local = new LocalResults();
   readonly context: EngineContext;
   private readonly telemetry: Telemetry;
@@ -94,6 +95,7 @@ export class EngineRuntime {
     this.ownedPool = conn.ownedPool;
     this.pool = conn.pool;
     this.notifier = conn.notifier;
+    this.wakeupNote = conn.wakeupNote;
     this.telemetry = new Telemetry(this.options.telemetry);
     const services: ExecutionServices = {
       store: this.store,
@@ -144,7 +146,7 @@ export class EngineRuntime {
     this.scheduler?.start();
     if (!this.options.worker) return;
     if (this.notifier) await this.notifier.start();
-    else this.options.logger.warn('no connection of its own: wake-ups fall back to polling every pollIntervalMs');
+    else if (this.wakeupNote) this.options.logger[this.wakeupNote.level](this.wakeupNote.text);
     await this.worker.flow.start();
     this.worker.start();
     this.sweeper.start();

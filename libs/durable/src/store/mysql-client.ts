@@ -54,16 +54,18 @@ const errno = (err: unknown): number | undefined => (err as { errno?: number } |
  * The store's SqlClient over a `mariadb` pool (created on first use: the driver is loaded only by
  * engines that talk to a MySQL-family server). `transaction` runs on one connection and is tried
  * again, from the start, when InnoDB reports a deadlock or a lock-wait timeout (the server rolled
- * the work back, so nothing of the failed try remains); `counts` says how often.
+ * the work back, so nothing of the failed try remains); `counts` says how often. Hints its
+ * statements send (SqlClient.notify) reach `onNotice` when their transaction commits.
  */
 export function mysqlSqlClient(
   pool: () => Promise<Pool>,
+  onNotice: (channel: string, payload: string) => void = () => {},
   counts: ContentionCounts = { deadlocks: 0, lockWaitTimeouts: 0 },
-): SqlClient & {
-  counts: ContentionCounts;
-} {
-  const on = (q: Queryable): SqlClient => ({
+): SqlClient & { counts: ContentionCounts } {
+  /** Statements on `q`; hints go to `notices` (delivered at commit), or at once outside a transaction (null). */
+  const on = (q: Queryable, notices: Array<[string, string]> | null): SqlClient => ({
     dialect: 'mysql',
+    notify: (channel, payload) => (notices ? void notices.push([channel, payload]) : onNotice(channel, payload)),
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
       const rows = await q.query(textOf(s), params as unknown[]);
       return (Array.isArray(rows) ? rows : []) as T[];
@@ -72,24 +74,30 @@ export function mysqlSqlClient(
       const res = (await q.query(textOf(s), params as unknown[])) as { affectedRows?: number };
       return Number(res.affectedRows ?? 0);
     },
-    transaction: <T>(fn: (sql: SqlClient) => Promise<T>) => fn(on(q)),
+    transaction: <T>(fn: (sql: SqlClient) => Promise<T>) => fn(on(q, notices)),
   });
+  const deliver = (notices: Array<[string, string]>) => {
+    for (const [channel, payload] of notices) onNotice(channel, payload);
+  };
   return {
     dialect: 'mysql',
     counts,
+    notify: onNotice,
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
-      return on(await pool()).query<T>(s, params);
+      return on(await pool(), null).query<T>(s, params);
     },
     async execute(s: Statement | string, params: readonly unknown[] = []) {
-      return on(await pool()).execute(s, params);
+      return on(await pool(), null).execute(s, params);
     },
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         const conn = await (await pool()).getConnection();
+        const notices: Array<[string, string]> = [];
         try {
           await conn.beginTransaction();
-          const result = await fn(on(conn));
+          const result = await fn(on(conn, notices));
           await conn.commit();
+          deliver(notices);
           return result;
         } catch (err) {
           await conn.rollback().catch(() => {});

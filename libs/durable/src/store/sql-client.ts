@@ -15,6 +15,13 @@ export interface SqlClient {
   /** Runs a statement that changes rows; resolves to how many it matched. */
   execute(statement: Statement | string, params?: readonly unknown[]): Promise<number>;
   /**
+   * A hint to this process's engine (a run became due, a run was signalled or cancelled), on the
+   * channels of sql-fragments.ts. MySQL-family databases have no LISTEN/NOTIFY: their statements
+   * send hints through this, delivered when the transaction they belong to commits (at once outside
+   * one). PostgreSQL statements use pg_notify instead, which reaches every instance.
+   */
+  notify?(channel: string, payload: string): void;
+  /**
    * Runs `fn` in one transaction on one connection (committed when it resolves, rolled back when
    * it throws). Only the flow-controlled claim needs one (store/flow-claim.ts).
    */
@@ -86,14 +93,25 @@ interface PrismaWithTransactions extends PrismaLike {
  * Statements sent through Prisma: writes that must join the caller's Prisma transaction (start in
  * a tx, transactional-step checkpoints), and everything when the engine has no connection of its own.
  */
-export function prismaSqlClient(prisma: PrismaLike, dialect: Dialect = dialectOfPrisma(prisma)): SqlClient {
+export function prismaSqlClient(
+  prisma: PrismaLike,
+  dialect: Dialect = dialectOfPrisma(prisma),
+  notify?: (channel: string, payload: string) => void,
+): SqlClient {
   return {
     dialect,
+    notify,
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
       const p = prisma as Partial<PrismaWithTransactions>;
       // A transaction client (a caller's tx) is one transaction already: run inside it.
-      if (typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma, dialect));
-      return (prisma as PrismaWithTransactions).$transaction((tx) => fn(prismaSqlClient(tx, dialect)));
+      if (typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma, dialect, notify));
+      // Hints wait for the commit (a claim they trigger must see the rows).
+      const notices: Array<[string, string]> = [];
+      const result = await (prisma as PrismaWithTransactions).$transaction((tx) =>
+        fn(prismaSqlClient(tx, dialect, notify && ((channel, payload) => void notices.push([channel, payload])))),
+      );
+      for (const [channel, payload] of notices) notify?.(channel, payload);
+      return result;
     },
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
       return (await prisma.$queryRawUnsafe<T[]>(typeof s === 'string' ? s : s.text, ...params)) ?? [];

@@ -16,7 +16,7 @@ export function createStore(sql: SqlClient, opts: { history: boolean }): Store {
 
 /** The same store, sending its statements through a caller's Prisma transaction (so they commit with it). */
 export function storeWithin(store: Store, tx: PrismaLike): Store {
-  return { sql: prismaSqlClient(tx, store.sql.dialect), history: store.history };
+  return { sql: prismaSqlClient(tx, store.sql.dialect, store.sql.notify), history: store.history };
 }
 
 /** Dates come back as Date (pg, Prisma) or as text inside json. */

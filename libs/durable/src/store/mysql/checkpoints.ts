@@ -7,6 +7,7 @@ import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import type { EndResult } from '../checkpoints.js';
 import type { RunEnd, StepCheckpoint } from '../rows.js';
+import { SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../sql-fragments.js';
 import { bool, insertHistory, marks, NOW } from './sql.js';
 
 /** The runs among `ids` locked in id order, with what a fenced write needs to know of them. */
@@ -170,11 +171,26 @@ async function cancelActors(sql: SqlClient, ids: string[]): Promise<Map<string, 
  */
 export async function signalRuns(sql: SqlClient, ids: string[]): Promise<number> {
   if (!ids.length) return 0;
-  return sql.execute(
+  const runs = await sql.query<{ id: string; status: string; queue: string }>(
+    `SELECT id, status, queue FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status IN ('RUNNING', 'WAITING') ORDER BY id FOR UPDATE`,
+    ids,
+  );
+  if (!runs.length) return 0;
+  await sql.execute(
     `UPDATE durable_runs
      SET available_at = CASE WHEN status = 'WAITING' THEN least(available_at, ${NOW})
                              ELSE greatest(${NOW}, available_at + INTERVAL 1000 MICROSECOND) END
-     WHERE id IN (${marks(ids.length)}) AND status IN ('RUNNING', 'WAITING')`,
-    ids,
+     WHERE id IN (${marks(runs.length)})`,
+    runs.map((r) => r.id),
   );
+  for (const r of runs) {
+    if (r.status === 'WAITING') sql.notify?.(WAKEUP_CHANNEL, r.queue);
+    else sql.notify?.(SIGNAL_CHANNEL, r.id);
+  }
+  return runs.length;
+}
+
+/** Wake-up hints for the queues of `runs` (one per queue). */
+export function wakeQueues(sql: SqlClient, runs: Array<{ queue: string }>): void {
+  for (const q of new Set(runs.map((r) => r.queue))) sql.notify?.(WAKEUP_CHANNEL, q);
 }

@@ -2,6 +2,7 @@
 import type { UndoneRow } from '../fork-plan.js';
 import type { NewRun } from '../rows.js';
 import type { Store } from '../store.js';
+import { wakeQueues } from './checkpoints.js';
 import { date, insertHistory, json, marks, NOW, utc } from './sql.js';
 
 /**
@@ -25,9 +26,12 @@ export async function startChildren(
     if (!run || !a.children.length) return { held: run !== undefined, conflicts: [] };
     const ids = a.children.map((c) => c.child.id);
     const existing = new Map(
-      (await sql.query<{ id: string; workflow_name: string }>(`SELECT id, workflow_name FROM durable_runs WHERE id IN (${marks(ids.length)})`, ids)).map(
-        (r) => [r.id, r.workflow_name],
-      ),
+      (
+        await sql.query<{ id: string; workflow_name: string }>(
+          `SELECT id, workflow_name FROM durable_runs WHERE id IN (${marks(ids.length)})`,
+          ids,
+        )
+      ).map((r) => [r.id, r.workflow_name]),
     );
     const conflicts = a.children
       .filter((c) => existing.has(c.child.id) && existing.get(c.child.id) !== c.child.workflowName)
@@ -74,9 +78,12 @@ export async function startChildren(
     if (ok.length) {
       const seqs = ok.map((c) => c.seq);
       const recorded = new Set(
-        (await sql.query<{ seq: number }>(`SELECT seq FROM durable_steps WHERE run_id = ? AND seq IN (${marks(seqs.length)})`, [a.runId, ...seqs])).map(
-          (s) => Number(s.seq),
-        ),
+        (
+          await sql.query<{ seq: number }>(`SELECT seq FROM durable_steps WHERE run_id = ? AND seq IN (${marks(seqs.length)})`, [
+            a.runId,
+            ...seqs,
+          ])
+        ).map((s) => Number(s.seq)),
       );
       const steps = ok.filter((c) => !recorded.has(c.seq));
       if (steps.length) {
@@ -91,6 +98,10 @@ export async function startChildren(
       sql,
       store.history,
       fresh.map((c) => [c.child.id, 'created', { workflow: c.child.workflowName, queue: c.child.queue, parent: a.runId }]),
+    );
+    wakeQueues(
+      sql,
+      fresh.filter((c) => !c.child.delayMs).map((c) => c.child),
     );
     return { held: true, conflicts };
   });

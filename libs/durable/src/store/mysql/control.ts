@@ -7,7 +7,8 @@
 import type { CompensatingCancel } from '../control.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
-import { signalRuns } from './checkpoints.js';
+import { CANCEL_CHANNEL, COMPENSATE_CHANNEL } from '../sql-fragments.js';
+import { signalRuns, wakeQueues } from './checkpoints.js';
 import { bool, date, insertHistory, marks, NOW } from './sql.js';
 
 const ACTIVE = `('PENDING', 'RUNNING', 'WAITING')`;
@@ -74,6 +75,7 @@ export async function cancelTree(store: Store, id: string, cascade: boolean, act
       }),
     );
     await signalParentOf(sql, runs, id);
+    for (const r of ids) sql.notify?.(CANCEL_CHANNEL, r);
     return ids;
   });
 }
@@ -138,9 +140,19 @@ export async function cancelTreeCompensating(
       }),
       ...req
         .filter((r) => !bool(r.already))
-        .map((r): [string, string, Record<string, unknown>] => [r.id, 'cancel_requested', { compensate: true, ...byWhom(r.id, id, actor) }]),
+        .map((r): [string, string, Record<string, unknown>] => [
+          r.id,
+          'cancel_requested',
+          { compensate: true, ...byWhom(r.id, id, actor) },
+        ]),
     ]);
     await signalParentOf(sql, done, id);
+    for (const r of done) sql.notify?.(CANCEL_CHANNEL, r.id);
+    for (const r of req) if (r.status === 'RUNNING') sql.notify?.(COMPENSATE_CHANNEL, r.id);
+    wakeQueues(
+      sql,
+      req.filter((r) => r.status !== 'RUNNING'),
+    );
     return [
       ...done.map((r): CompensatingCancel => ({ id: r.id, outcome: 'cancelled', pivot: pivots.get(r.id) ?? null })),
       ...req.map((r): CompensatingCancel => ({ id: r.id, outcome: 'cancelling', pivot: null })),
@@ -168,12 +180,11 @@ export async function resumeRun(store: Store, id: string, cascade: boolean, acto
           )
         ).map((r) => r.id)
       : [id];
-    const locked = (
-      await sql.query<{ id: string }>(
-        `SELECT id FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status IN ('CANCELLED', 'FAILED') ORDER BY id FOR UPDATE`,
-        ids,
-      )
-    ).map((r) => r.id);
+    const lockedRows = await sql.query<{ id: string; queue: string }>(
+      `SELECT id, queue FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status IN ('CANCELLED', 'FAILED') ORDER BY id FOR UPDATE`,
+      ids,
+    );
+    const locked = lockedRows.map((r) => r.id);
     if (!locked.length) return false;
     await sql.execute(
       `UPDATE durable_runs
@@ -182,7 +193,10 @@ export async function resumeRun(store: Store, id: string, cascade: boolean, acto
        WHERE id IN (${marks(locked.length)})`,
       locked,
     );
-    await sql.execute(`UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (${marks(locked.length)}) AND status = 'CANCELLED'`, locked);
+    await sql.execute(
+      `UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (${marks(locked.length)}) AND status = 'CANCELLED'`,
+      locked,
+    );
     const last = await sql.query<{ run_id: string; seq: number }>(
       `SELECT run_id, max(seq) AS seq FROM durable_steps WHERE run_id IN (${marks(locked.length)}) GROUP BY run_id`,
       locked,
@@ -195,6 +209,7 @@ export async function resumeRun(store: Store, id: string, cascade: boolean, acto
       store.history,
       locked.map((r) => [r, 'resumed', actor !== null ? { actor } : null]),
     );
+    wakeQueues(sql, lockedRows);
     return locked.includes(id);
   });
 }
@@ -258,6 +273,7 @@ export async function forkRun(
       [newId, sourceId, fromStep],
     );
     await insertHistory(sql, store.history, [[newId, 'forked', { from: sourceId, fromStep, ...(actor !== null ? { actor } : {}) }]]);
+    wakeQueues(sql, [{ queue: String(src.queue) }]);
     return { id: newId, copiedSteps: copied };
   });
 }

@@ -28,10 +28,18 @@ export async function readHookEvents(
       [a.owner, a.leaseMs, a.consumer, a.owner],
     );
     if (!held) return { held: false, upto: null, read: 0, events: [] };
-    const [cursor] = await sql.query<{ last_event_id: bigint | number | string }>('SELECT last_event_id FROM durable_hook_cursors WHERE consumer = ?', [
-      a.consumer,
-    ]);
-    const rows = await sql.query<{ id: bigint | number | string; run_id: string; kind: string; detail: unknown; at: unknown; young: unknown }>(
+    const [cursor] = await sql.query<{ last_event_id: bigint | number | string }>(
+      'SELECT last_event_id FROM durable_hook_cursors WHERE consumer = ?',
+      [a.consumer],
+    );
+    const rows = await sql.query<{
+      id: bigint | number | string;
+      run_id: string;
+      kind: string;
+      detail: unknown;
+      at: unknown;
+      young: unknown;
+    }>(
       `SELECT id, run_id, kind, detail, at, at >= ${NOW} - INTERVAL ROUND(? * 1000) MICROSECOND AS young
        FROM durable_run_events WHERE id > ? ORDER BY id LIMIT ?`,
       [a.settleMs, String(cursor.last_event_id), a.limit],
@@ -42,9 +50,12 @@ export async function readHookEvents(
     const runs = [...new Set(wanted.map((r) => r.run_id))];
     const workflows = new Map(
       runs.length
-        ? (await sql.query<{ id: string; workflow_name: string }>(`SELECT id, workflow_name FROM durable_runs WHERE id IN (${marks(runs.length)})`, runs)).map(
-            (r) => [r.id, r.workflow_name],
-          )
+        ? (
+            await sql.query<{ id: string; workflow_name: string }>(
+              `SELECT id, workflow_name FROM durable_runs WHERE id IN (${marks(runs.length)})`,
+              runs,
+            )
+          ).map((r) => [r.id, r.workflow_name])
         : [],
     );
     return {
@@ -64,16 +75,17 @@ export async function readHookEvents(
 }
 
 export async function advanceHookCursor(store: Store, consumer: string, owner: string, lastId: string): Promise<void> {
-  await store.sql.execute(`UPDATE durable_hook_cursors SET last_event_id = ?, updated_at = ${NOW} WHERE consumer = ? AND owner = ? AND last_event_id < ?`, [
-    lastId,
-    consumer,
-    owner,
-    lastId,
-  ]);
+  await store.sql.execute(
+    `UPDATE durable_hook_cursors SET last_event_id = ?, updated_at = ${NOW} WHERE consumer = ? AND owner = ? AND last_event_id < ?`,
+    [lastId, consumer, owner, lastId],
+  );
 }
 
 export async function releaseHookCursor(store: Store, consumer: string, owner: string): Promise<void> {
-  await store.sql.execute('UPDATE durable_hook_cursors SET owner = NULL, lease_expires_at = NULL WHERE consumer = ? AND owner = ?', [consumer, owner]);
+  await store.sql.execute('UPDATE durable_hook_cursors SET owner = NULL, lease_expires_at = NULL WHERE consumer = ? AND owner = ?', [
+    consumer,
+    owner,
+  ]);
 }
 
 export async function listHookCursors(store: Store, behindLimit: number): Promise<HookCursorRow[]> {

@@ -10,6 +10,7 @@ import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import type { ClaimRequest } from '../leases.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from '../rows.js';
+import { wakeQueues } from './checkpoints.js';
 import { bool, date, DUE_BY, insertHistory, json, marks, NOW, NOW_PLUS_MS } from './sql.js';
 
 interface Due {
@@ -107,19 +108,37 @@ export async function leaseChosen(
   return claimed;
 }
 
-/** See claim() in leases.ts. Claims nothing from a queue that has cluster-wide limits. */
+/**
+ * The claim's indexes, named: led by (queue, status), they return due rows in claim order, so the
+ * LIMIT stops the scan (and the locking) at the rows taken. Left to itself, the optimizer may pick a
+ * (status, …) index and sort every pending row, locking them all.
+ */
+const USE = { PENDING: 'FORCE INDEX (durable_runs_claim_idx)', WAITING: 'FORCE INDEX (durable_runs_wake_idx)' } as const;
+
+/**
+ * See claim() in leases.ts. Claims nothing from a queue that has cluster-wide limits. One statement
+ * first asks, without locking, whether anything is due (the limits test included): an idle worker's
+ * poll costs that one statement; only then does the claim's transaction lock and lease runs.
+ */
 export async function claim(store: Store, request: ClaimRequest): Promise<ClaimedRun[]> {
   const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   if (!workflows.length || limit < 1) return [];
+  const versionTest = versions ? ` AND (app_version IS NULL OR app_version IN (${marks(versions.length)}))` : '';
+  const filter = [queue, ...workflows, ...(versions ?? [])];
+  const dueWhere = (status: 'PENDING' | 'WAITING') =>
+    `queue = ? AND status = '${status}' AND available_at <= ${DUE_BY} AND workflow_name IN (${marks(workflows.length)})${versionTest}`;
+  const [probe] = await store.sql.query<{ due: unknown }>(
+    `SELECT NOT EXISTS (SELECT 1 FROM durable_queue_limits WHERE queue = ? AND ${HAS_LIMIT})
+        AND (EXISTS (SELECT 1 FROM durable_runs ${USE.PENDING} WHERE ${dueWhere('PENDING')}) OR EXISTS (SELECT 1 FROM durable_runs ${USE.WAITING} WHERE ${dueWhere('WAITING')})) AS due`,
+    [queue, ...filter, ...filter],
+  );
+  if (!bool(probe?.due)) return [];
   return store.sql.transaction(async (sql) => {
     const [limited] = await sql.query(`SELECT 1 AS x FROM durable_queue_limits WHERE queue = ? AND ${HAS_LIMIT}`, [queue]);
     if (limited) return [];
-    const versionTest = versions ? ` AND (app_version IS NULL OR app_version IN (${marks(versions.length)}))` : '';
-    const filter = [queue, ...workflows, ...(versions ?? [])];
-    const due = (status: string, order: string) =>
+    const due = (status: 'PENDING' | 'WAITING', order: string) =>
       sql.query<Due>(
-        `SELECT id, status, priority, order_at, available_at FROM durable_runs
-         WHERE queue = ? AND status = '${status}' AND available_at <= ${DUE_BY} AND workflow_name IN (${marks(workflows.length)})${versionTest}
+        `SELECT id, status, priority, order_at, available_at FROM durable_runs ${USE[status]} WHERE ${dueWhere(status)}
          ORDER BY ${order} LIMIT ? FOR UPDATE SKIP LOCKED`,
         [...filter, limit],
       );
@@ -167,7 +186,8 @@ WHERE id IN (${marks(n)})`;
 export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number> {
   if (!held.length) return 0;
   return store.sql.transaction(async (sql) => {
-    const kept = (await lockHeld(sql, held, false)).map((r) => r.id);
+    const locked = await lockHeld(sql, held, false);
+    const kept = locked.map((r) => r.id);
     if (!kept.length) return 0;
     await sql.execute(MAKE_PENDING(kept.length), kept);
     await insertHistory(
@@ -175,6 +195,7 @@ export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number
       store.history,
       kept.map((id) => [id, 'released', null]),
     );
+    wakeQueues(sql, locked);
     return kept.length;
   });
 }
@@ -182,8 +203,8 @@ export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number
 /** See sweepExpiredLeases() in leases.ts. Index: durable_runs_lease_idx (status, lease_expires_at). */
 export async function sweepExpiredLeases(store: Store, batch: number): Promise<number> {
   return store.sql.transaction(async (sql) => {
-    const expired = await sql.query<{ id: string; lease_owner: string | null; lease_epoch: number }>(
-      `SELECT id, lease_owner, lease_epoch FROM durable_runs WHERE status = 'RUNNING' AND lease_expires_at < ${NOW}
+    const expired = await sql.query<{ id: string; queue: string; lease_owner: string | null; lease_epoch: number }>(
+      `SELECT id, queue, lease_owner, lease_epoch FROM durable_runs WHERE status = 'RUNNING' AND lease_expires_at < ${NOW}
        ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED`,
       [batch],
     );
@@ -197,6 +218,7 @@ export async function sweepExpiredLeases(store: Store, batch: number): Promise<n
       store.history,
       expired.map((x) => [x.id, 'lease_expired', { worker: x.lease_owner, epoch: Number(x.lease_epoch) }]),
     );
+    wakeQueues(sql, expired);
     return expired.length;
   });
 }

@@ -2,14 +2,14 @@
 import type { QueueFiguresRow } from '../queue-figures.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
-import { signalRuns } from './checkpoints.js';
+import { signalRuns, wakeQueues } from './checkpoints.js';
 import { date, insertHistory, marks, NOW } from './sql.js';
 
 /** See sweepDeadlines() in maintenance.ts: runs past their deadline fail, or compensate first when a step recorded how to undo it. */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
   return store.sql.transaction(async (sql) => {
-    const rows = await sql.query<{ id: string; parent_id: string | null; deadline_at: unknown }>(
-      `SELECT id, parent_id, deadline_at FROM durable_runs
+    const rows = await sql.query<{ id: string; queue: string; parent_id: string | null; deadline_at: unknown }>(
+      `SELECT id, queue, parent_id, deadline_at FROM durable_runs
        WHERE deadline_at < ${NOW} AND status IN ('PENDING', 'RUNNING', 'WAITING')
        ORDER BY deadline_at LIMIT ? FOR UPDATE SKIP LOCKED`,
       [batch],
@@ -52,6 +52,10 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
     await signalRuns(
       sql,
       rows.filter((r) => r.parent_id !== null && !undo.has(r.id)).map((r) => r.parent_id!),
+    );
+    wakeQueues(
+      sql,
+      rows.filter((r) => undo.has(r.id)),
     );
     return { failed: ids.filter((id) => !undo.has(id)), compensating: ids.filter((id) => undo.has(id)) };
   });
@@ -124,4 +128,3 @@ export async function queueFigures(store: Store): Promise<QueueFiguresRow> {
     scheduleLagSeconds: 0,
   };
 }
-

@@ -14,7 +14,10 @@ async function insertMessage(
   m: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null },
 ): Promise<boolean> {
   if (m.idempotencyKey !== null) {
-    const [dup] = await sql.query('SELECT 1 AS x FROM durable_messages WHERE run_id = ? AND idempotency_key = ?', [m.runId, m.idempotencyKey]);
+    const [dup] = await sql.query('SELECT 1 AS x FROM durable_messages WHERE run_id = ? AND idempotency_key = ?', [
+      m.runId,
+      m.idempotencyKey,
+    ]);
     if (dup) return false;
   }
   try {
@@ -66,7 +69,16 @@ async function insertEmptyStep(sql: SqlClient, runId: string, seq: number, name:
 /** See sendFromRun() in messages.ts: the sender's step and the message in one fenced transaction. */
 export async function sendFromRun(
   store: Store,
-  a: { runId: string; epoch: number; seq: number; name: string; target: string; topic: string; payload: string; traceparent: string | null },
+  a: {
+    runId: string;
+    epoch: number;
+    seq: number;
+    name: string;
+    target: string;
+    topic: string;
+    payload: string;
+    traceparent: string | null;
+  },
 ): Promise<{ held: boolean; found: boolean }> {
   return store.sql.transaction(async (sql) => {
     if (!(await holds(sql, a.runId, a.epoch))) return { held: false, found: false };
@@ -105,7 +117,11 @@ export async function setEvent(
 }
 
 /** See getEvent() in events.ts. */
-export async function getEvent(store: Store, runId: string, key: string): Promise<{ found: boolean; value: unknown; status: RunStatus | null }> {
+export async function getEvent(
+  store: Store,
+  runId: string,
+  key: string,
+): Promise<{ found: boolean; value: unknown; status: RunStatus | null }> {
   const [run] = await store.sql.query<{ status: RunStatus }>('SELECT status FROM durable_runs WHERE id = ?', [runId]);
   const [ev] = await store.sql.query<{ value: unknown }>('SELECT value FROM durable_events WHERE run_id = ? AND `key` = ?', [runId, key]);
   return { found: ev !== undefined, value: ev ? json(ev.value) : null, status: run?.status ?? null };

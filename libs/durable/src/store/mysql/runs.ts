@@ -3,6 +3,7 @@ import { HAS_LIMIT } from '../flow-limits.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from '../rows.js';
+import { wakeQueues } from './checkpoints.js';
 import { date, insertHistory, json, marks, NOW, NOW_PLUS_MS, utc } from './sql.js';
 
 /** MySQL's "duplicate entry" error. */
@@ -60,12 +61,16 @@ async function insertNew(sql: SqlClient, runs: NewRun[], row: (r: NewRun) => { s
   }
 }
 
+/** A run due at once (no delay, no run-at in the future): its queue gets a wake-up. */
+const dueNow = (r: NewRun) => !r.delayMs && (!r.runAt || r.runAt.getTime() <= Date.now());
+
 const created = (r: NewRun): [string, string, Record<string, unknown>] => [r.id, 'created', { workflow: r.workflowName, queue: r.queue }];
 
 export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
   return store.sql.transaction(async (sql) => {
     const inserted = await insertNew(sql, [r], (x) => valuesRow(x, null, null));
     await insertHistory(sql, store.history, inserted.map(created));
+    wakeQueues(sql, inserted.filter(dueNow));
     return inserted.length === 1;
   });
 }
@@ -75,6 +80,7 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
   return store.sql.transaction(async (sql) => {
     const inserted = await insertNew(sql, runs, (x) => valuesRow(x, appVersion, null));
     await insertHistory(sql, store.history, inserted.map(created));
+    wakeQueues(sql, inserted.filter(dueNow));
     return new Set(inserted.map((r) => r.id));
   });
 }
@@ -131,6 +137,10 @@ export async function insertRunsClaimed(
       });
     }
     await insertHistory(sql, store.history, history);
+    wakeQueues(
+      sql,
+      inserted.filter((r) => limited.has(r.queue)),
+    );
     return result;
   });
 }

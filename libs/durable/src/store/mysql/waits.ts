@@ -24,7 +24,11 @@ interface Resolution {
 }
 
 /** The k-th pending recv of a topic (in seq order) receives the k-th oldest unconsumed message of it. */
-async function receive(sql: SqlClient, runId: string, recvs: WaitSpec[]): Promise<Map<number, { id: number; payload: unknown; traceparent: string | null }>> {
+async function receive(
+  sql: SqlClient,
+  runId: string,
+  recvs: WaitSpec[],
+): Promise<Map<number, { id: number; payload: unknown; traceparent: string | null }>> {
   const got = new Map<number, { id: number; payload: unknown; traceparent: string | null }>();
   const byTopic = new Map<string, WaitSpec[]>();
   for (const w of [...recvs].sort((a, b) => a.seq - b.seq)) byTopic.set(w.key ?? '', [...(byTopic.get(w.key ?? '') ?? []), w]);
@@ -80,12 +84,10 @@ async function record(sql: SqlClient, runId: string, res: Resolution[]): Promise
     );
   }
   for (const r of completing) {
-    await sql.execute(`UPDATE durable_steps SET output = ?, finished_at = ${NOW}, status = ? WHERE run_id = ? AND seq = ? AND status = 'WAITING'`, [
-      JSON.stringify(r.output),
-      r.status,
-      runId,
-      r.seq,
-    ]);
+    await sql.execute(
+      `UPDATE durable_steps SET output = ?, finished_at = ${NOW}, status = ? WHERE run_id = ? AND seq = ? AND status = 'WAITING'`,
+      [JSON.stringify(r.output), r.status, runId, r.seq],
+    );
   }
   return [...fresh, ...completing];
 }
@@ -138,7 +140,8 @@ export async function resolveWaits(
     }
     const written = await record(sql, a.runId, res);
     for (const r of written) {
-      if (r.message) await sql.execute(`UPDATE durable_messages SET consumed_seq = ?, consumed_at = ${NOW} WHERE id = ?`, [r.seq, r.message.id]);
+      if (r.message)
+        await sql.execute(`UPDATE durable_messages SET consumed_seq = ?, consumed_at = ${NOW} WHERE id = ?`, [r.seq, r.message.id]);
     }
     const progressed = written.some((r) => r.resolves);
     let suspended: ResolveResult['suspended'] = null;
@@ -154,7 +157,10 @@ export async function resolveWaits(
         [
           a.runId,
           'suspended',
-          { until: until.toISOString(), waits: [...a.waits].sort((x, y) => x.seq - y.seq).map((w) => ({ seq: w.seq, kind: w.kind, key: w.key })) },
+          {
+            until: until.toISOString(),
+            waits: [...a.waits].sort((x, y) => x.seq - y.seq).map((w) => ({ seq: w.seq, kind: w.kind, key: w.key })),
+          },
         ],
       ]);
     }
