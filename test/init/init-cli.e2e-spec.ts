@@ -13,6 +13,7 @@ const SLOW = 180_000;
 const V = SCHEMA_VERSION;
 
 const durablePrisma = readFileSync(join(process.cwd(), 'libs/durable/prisma/durable.prisma'), 'utf8');
+const durableMysqlPrisma = readFileSync(join(process.cwd(), 'libs/durable/prisma/durable.mysql.prisma'), 'utf8');
 const durableV1 = readFileSync(join(process.cwd(), 'scripts/durable-versions/1.prisma'), 'utf8');
 const packageJson = JSON.stringify({ name: 'shop', private: true, type: 'module' }, null, 2) + '\n';
 const configFor = (schemaLine: string) => `import { defineConfig } from 'prisma/config';
@@ -350,6 +351,27 @@ datasource db {
       expect(cli(app(tempApp({})), '--help')).toMatchObject({ code: 0, err: '' });
     });
   });
+
+  it(
+    'on a mysql datasource (MariaDB) adds the models for it, leaves the generator alone, and says how to create the tables',
+    async () => {
+      const dir = app(
+        tempApp({
+          'package.json': packageJson,
+          'prisma.config.ts': configFor("schema: 'prisma/schema.prisma',"),
+          'prisma/schema.prisma': `generator client {\n  provider = "prisma-client"\n  output   = "../src/generated/prisma"\n}\n\ndatasource db {\n  provider = "mysql"\n}\n\n${USER_MODEL}`,
+        }),
+      );
+      const done = ok(cli(dir, 'init'));
+      expect(done.out).toContain('The datasource is mysql (MariaDB 10.6+)');
+      expect(done.out).toContain('schema.mysql.sql');
+      expect(readFileSync(join(dir, 'prisma/durable.prisma'), 'utf8')).toBe(durableMysqlPrisma);
+      expect(readFileSync(join(dir, 'prisma/schema.prisma'), 'utf8')).not.toContain('partialIndexes');
+      expect(await prisma(dir, ['validate'])).toMatchObject({ code: 0 });
+      expect(ok(cli(dir, 'init')).out).toContain('Nothing to change');
+    },
+    SLOW,
+  );
 
   it('keeps an edited or reformatted durable.prisma of the current version, and says --upgrade replaces it', () => {
     const reformatted = durablePrisma.replace(

@@ -5,6 +5,8 @@ import { topLevelBlocks } from './generator-block.js';
 
 /** The durable.prisma this package ships (dist/cli/ and src/cli/ are both two levels below it). */
 export const PACKAGE_DURABLE_PRISMA = fileURLToPath(new URL('../../prisma/durable.prisma', import.meta.url));
+/** The same models for Prisma's mysql provider (MariaDB 10.6+). */
+export const PACKAGE_DURABLE_MYSQL_PRISMA = fileURLToPath(new URL('../../prisma/durable.mysql.prisma', import.meta.url));
 
 export function readPackageDurablePrisma(path = PACKAGE_DURABLE_PRISMA): string {
   if (!existsSync(path)) {

@@ -27,6 +27,14 @@ export function topLevelBlocks(text: string): { keyword: string; name: string; o
   return found;
 }
 
+/** The provider of the file's datasource block ("postgresql", "mysql", …), or null when it has none. */
+export function datasourceProvider(text: string): string | null {
+  const code = blankComments(text, '"', false);
+  const block = topLevelBlocks(text).find((b) => b.keyword === 'datasource');
+  if (!block) return null;
+  return /^[ \t]*provider[ \t]*=[ \t]*"([^"]*)"/m.exec(code.slice(block.open + 1, block.close))?.[1] ?? null;
+}
+
 export function findGenerators(text: string): GeneratorBlock[] {
   const code = blankComments(text, '"', false);
   return topLevelBlocks(text)

@@ -1,9 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { withConfigSchema } from './config-text.js';
-import { durablePrismaVersion, hasDurableModels, isDurableOnly, readPackageDurablePrisma } from './durable-prisma.js';
+import {
+  durablePrismaVersion,
+  hasDurableModels,
+  isDurableOnly,
+  PACKAGE_DURABLE_MYSQL_PRISMA,
+  PACKAGE_DURABLE_PRISMA,
+  readPackageDurablePrisma,
+} from './durable-prisma.js';
 import type { FileChange } from './file-change.js';
-import { CLIENT_PROVIDERS, findGenerators, PARTIAL_INDEXES, withPreviewFeature } from './generator-block.js';
+import { CLIENT_PROVIDERS, datasourceProvider, findGenerators, PARTIAL_INDEXES, withPreviewFeature } from './generator-block.js';
 import { InitError } from './init-error.js';
 import { prismaFilesIn } from './prisma-files.js';
 import { locateProject, shown, type PrismaProject } from './prisma-project.js';
@@ -53,7 +60,16 @@ export function planInit(opts: InitOptions): InitPlan {
   }
 
   const files = prismaFilesIn(folder).map((path) => ({ path, text: readFileSync(path, 'utf8') }));
-  const packaged = readPackageDurablePrisma(opts.packageDurablePrisma);
+  // The models follow the app's datasource: MariaDB/MySQL have neither partial indexes nor text[].
+  const mysql = files.some((f) => datasourceProvider(f.text) === 'mysql');
+  const packaged = readPackageDurablePrisma(opts.packageDurablePrisma ?? (mysql ? PACKAGE_DURABLE_MYSQL_PRISMA : PACKAGE_DURABLE_PRISMA));
+  if (mysql) {
+    notes.push(
+      'The datasource is mysql (MariaDB 10.6+): durable.prisma holds the models for it. Create the tables from ' +
+        'node_modules/nestjs-durable/prisma/schema.mysql.sql (binary collation: run ids are case-sensitive): ' +
+        '`npx prisma migrate dev --create-only --name durable`, replace the new migration.sql with that file, then `npx prisma migrate dev`.',
+    );
+  }
   const toVersion = durablePrismaVersion(packaged);
   const copy = durableCopy(root, files);
   const fromVersion = copy ? durablePrismaVersion(copy.text) : null;
@@ -70,12 +86,14 @@ export function planInit(opts: InitOptions): InitPlan {
     else changes.push({ path: copy.path, before: copy.text, after: packaged, why: step.change, showLines: false });
   }
 
-  changes.push(
-    ...enablePartialIndexes(
-      root,
-      files.filter((f) => f !== copy),
-    ),
-  );
+  if (!mysql) {
+    changes.push(
+      ...enablePartialIndexes(
+        root,
+        files.filter((f) => f !== copy),
+      ),
+    );
+  }
   return { project, folder, changes, fromVersion, toVersion, notes };
 }
 

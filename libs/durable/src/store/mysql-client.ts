@@ -1,4 +1,4 @@
-import type { Pool, PoolConfig, PoolConnection } from 'mariadb';
+import { InvalidOptionsError } from '../errors/index.js';
 import type { SqlClient } from './sql-client.js';
 import type { Statement } from './statement.js';
 
@@ -21,8 +21,28 @@ export interface ContentionCounts {
   lockWaitTimeouts: number;
 }
 
+/**
+ * What the store uses of the `mariadb` driver (an optional peer dependency, imported only by engines
+ * on a MySQL-family server): its own types stay out of the library's published declarations.
+ */
+interface Queryable {
+  query(sql: string, values?: unknown[]): Promise<unknown>;
+}
+interface MysqlConnection extends Queryable {
+  beginTransaction(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  release(): Promise<void>;
+}
+export interface MysqlPool extends Queryable {
+  getConnection(): Promise<MysqlConnection>;
+  end(): Promise<void>;
+}
+/** The `mariadb` driver's pool settings this library sets (a subset of its PoolConfig). */
+export type MysqlPoolConfig = Record<string, unknown>;
+
 /** Pool settings for a mysql:// or mariadb:// URL. */
-export function mysqlPoolConfig(url: string, size: number): PoolConfig {
+export function mysqlPoolConfig(url: string, size: number): MysqlPoolConfig {
   const u = new URL(url);
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   return {
@@ -45,8 +65,6 @@ export function mysqlPoolConfig(url: string, size: number): PoolConfig {
   };
 }
 
-type Queryable = Pick<PoolConnection, 'query'>;
-
 const textOf = (s: Statement | string) => (typeof s === 'string' ? s : s.text);
 const errno = (err: unknown): number | undefined => (err as { errno?: number } | null)?.errno;
 
@@ -58,7 +76,7 @@ const errno = (err: unknown): number | undefined => (err as { errno?: number } |
  * statements send (SqlClient.notify) reach `onNotice` when their transaction commits.
  */
 export function mysqlSqlClient(
-  pool: () => Promise<Pool>,
+  pool: () => Promise<MysqlPool>,
   onNotice: (channel: string, payload: string) => void = () => {},
   counts: ContentionCounts = { deadlocks: 0, lockWaitTimeouts: 0 },
 ): SqlClient & { counts: ContentionCounts } {
@@ -115,10 +133,20 @@ export function mysqlSqlClient(
 }
 
 /** A pool made on first use from `config` (the driver is imported then), and a way to end it. */
-export function lazyMysqlPool(config: PoolConfig): { get: () => Promise<Pool>; end: () => Promise<void> } {
-  let made: Promise<Pool> | null = null;
+export function lazyMysqlPool(config: MysqlPoolConfig): { get: () => Promise<MysqlPool>; end: () => Promise<void> } {
+  let made: Promise<MysqlPool> | null = null;
   return {
-    get: () => (made ??= import('mariadb').then((m) => m.createPool(config))),
+    get: () =>
+      (made ??= import('mariadb').then(
+        (m) => m.createPool(config) as unknown as MysqlPool,
+        (err: unknown) => {
+          made = null;
+          throw new InvalidOptionsError(
+            `A mysql:// or mariadb:// connection needs the mariadb driver (the one @prisma/adapter-mariadb uses): npm install mariadb ` +
+              `(${(err as Error).message}).`,
+          );
+        },
+      )),
     end: async () => {
       if (made) await (await made).end();
     },

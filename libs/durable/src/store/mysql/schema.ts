@@ -51,8 +51,9 @@ export async function readMysqlSchemaState(sql: SchemaQueryClient, expected: num
   const collation = row.id_collation == null ? null : String(row.id_collation);
   if (collation !== null && !/_bin$/.test(collation)) {
     missing.push(
-      `a binary collation on the durable_* tables (durable_runs.id is ${collation}: run ids and keys would compare case-insensitively; ` +
-        `run ALTER TABLE <table> CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin for each durable_* table)`,
+      `a binary collation on the durable_* tables (durable_runs.id is ${collation}: run ids and keys would compare case-insensitively). ` +
+        `Create the tables from node_modules/nestjs-durable/prisma/schema.mysql.sql, which sets utf8mb4_bin ` +
+        `(with Prisma migrations: as the SQL of the migration that adds durable.prisma; docs/databases.md shows the steps)`,
     );
   }
   if (missing.length || version === null) return { status: 'missing', version, missing };

@@ -1,0 +1,85 @@
+import { DurableEngine, SchemaMissingError, UnsupportedDatabaseError, WorkflowRegistry, type WorkflowOptions } from 'nestjs-durable';
+import { FAST } from '../support/engine-harness.js';
+import { openDatabase, type KindDatabase } from '../support/databases.js';
+import { mariaQuery } from '../support/mariadb.js';
+
+/**
+ * What MariaDB refuses, and how: a feature not available on MySQL-family databases yet is refused
+ * with UnsupportedDatabaseError when it is configured (at start for declared ones, at the call for
+ * runtime ones), a case-insensitive collation and missing tables at start — nothing half-written.
+ */
+describe('bad input on MariaDB', () => {
+  let db: KindDatabase;
+  const engines: DurableEngine[] = [];
+  const engine = async (workflows: Record<string, WorkflowOptions> = { plain: {} }, options = {}) => {
+    const registry = new WorkflowRegistry();
+    for (const [name, opts] of Object.entries(workflows))
+      registry.register({ name, queue: 'default', options: opts, run: async () => 'ok' });
+    const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { ...FAST, ...options } });
+    engines.push(e);
+    return e;
+  };
+  beforeAll(async () => {
+    db = await openDatabase('mariadb', 'refusals');
+  });
+  afterAll(async () => {
+    for (const e of engines) await e.stop().catch(() => {});
+    await db.close();
+  });
+
+  it('refuses a declared schedule at start, naming the feature and what to do', async () => {
+    const e = await engine({ ticking: { schedule: { cron: '* * * * *' } } });
+    const err = await e.start().catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(UnsupportedDatabaseError);
+    expect(err).toMatchObject({ code: 'UNSUPPORTED_DATABASE', feature: 'schedules' });
+    expect((err as Error).message).toMatch(/not available on MariaDB\/MySQL yet.*use PostgreSQL for them, or leave them out/);
+    expect(await db.query('SELECT id FROM durable_schedules')).toEqual([]);
+  });
+
+  it('refuses declared queue limits at start, and runtime limits at the call', async () => {
+    const limited = await engine({ plain: {} }, { queues: { default: { globalConcurrency: 2 } } });
+    await expect(limited.start()).rejects.toMatchObject({ code: 'UNSUPPORTED_DATABASE', feature: 'flow-control' });
+    const e = await engine();
+    await e.start();
+    await expect(e.flowControl.setQueueLimits('default', { globalConcurrency: 2 })).rejects.toBeInstanceOf(UnsupportedDatabaseError);
+    expect(await db.query('SELECT queue FROM durable_queue_limits')).toEqual([]);
+  });
+
+  it('refuses singleton and debounced starts, writing no run', async () => {
+    const e = await engine();
+    await e.start();
+    await expect(e.startRun('plain', {}, { dedupeKey: 'k' })).rejects.toMatchObject({
+      code: 'UNSUPPORTED_DATABASE',
+      feature: 'keyed-starts',
+    });
+    await expect(e.startRun('plain', {}, { debounce: { key: 'k', periodMs: 1_000 } })).rejects.toBeInstanceOf(UnsupportedDatabaseError);
+    expect(await db.query('SELECT id FROM durable_runs')).toEqual([]);
+  });
+
+  it('refuses tables whose collation compares ids case-insensitively, saying what to run', async () => {
+    await mariaQuery(
+      db.name,
+      `ALTER TABLE durable_steps DROP FOREIGN KEY durable_steps_run_id_fkey;
+      ALTER TABLE durable_runs CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`,
+    );
+    try {
+      const err = await (await engine()).start().catch((x: unknown) => x);
+      expect(err).toBeInstanceOf(SchemaMissingError);
+      expect((err as Error).message).toContain('durable_runs.id is utf8mb4_general_ci');
+      expect((err as Error).message).toContain('Create the tables from node_modules/nestjs-durable/prisma/schema.mysql.sql');
+    } finally {
+      await mariaQuery(
+        db.name,
+        `ALTER TABLE durable_runs CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+        ALTER TABLE durable_steps ADD CONSTRAINT durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs (id) ON DELETE CASCADE ON UPDATE CASCADE`,
+      );
+    }
+  });
+
+  it('names the missing tables of a database without the schema', async () => {
+    await mariaQuery(db.name, 'DROP TABLE durable_hook_cursors');
+    const err = await (await engine()).start().catch((x: unknown) => x);
+    expect(err).toBeInstanceOf(SchemaMissingError);
+    expect((err as SchemaMissingError).missing).toEqual(['table durable_hook_cursors']);
+  });
+});
