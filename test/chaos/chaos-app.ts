@@ -1,4 +1,5 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaPg } from '@prisma/adapter-pg';
 import {
   Durable,
@@ -12,6 +13,7 @@ import {
   type ScheduledInput,
 } from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
+import { PrismaClient as MysqlPrismaClient } from '../generated/mysql-prisma/client.js';
 import {
   BOUNCE_WORKFLOW,
   KEYS_QUEUE,
@@ -36,11 +38,25 @@ const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) :
 const concurrency = env('DURABLE_CONCURRENCY', 10);
 const pause = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
 
+/** The run's database: MariaDB for a mysql:// URL (the tests' Prisma client for it), else Postgres. */
+const onMariaDb = /^(mysql|mariadb):/.test(process.env.DATABASE_URL ?? '');
+/** The app's Prisma client class: both have the raw-SQL methods the steps use. */
+const AppPrismaClient = (onMariaDb ? MysqlPrismaClient : PrismaClient) as typeof PrismaClient;
+
 @Injectable()
-export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
+export class ChaosPrisma extends AppPrismaClient implements OnApplicationShutdown {
   constructor() {
     // One connection per run slot (plus some) unless the driver sized it to fit the server
     // (DURABLE_PRISMA_POOL): transactional steps hold theirs while they work, others wait.
+    if (onMariaDb) {
+      super({
+        adapter: new PrismaMariaDb({
+          ...mariaDbConfig(process.env.DATABASE_URL!),
+          connectionLimit: env('DURABLE_PRISMA_POOL', concurrency + 2),
+        }),
+      } as never);
+      return;
+    }
     super({
       // A transaction idle longer than the lease belongs to a frozen worker: the server ends it, so its
       // locks (a transactional step's run row) do not keep the run from being swept (docs/high-availability.md).
@@ -56,6 +72,18 @@ export class ChaosPrisma extends PrismaClient implements OnApplicationShutdown {
   async onApplicationShutdown() {
     await this.$disconnect();
   }
+}
+
+/** Connection settings of a mysql:// URL for the mariadb driver under Prisma's adapter. */
+function mariaDbConfig(url: string) {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 3306),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password) || undefined,
+    database: u.pathname.slice(1),
+  };
 }
 
 /**
@@ -232,18 +260,6 @@ export class ChaosWorkflows {
     return { pids: [s0.pid, s1.pid, ledger.pid, s2.pid], finishedBy: process.pid };
   }
 
-  /**
-   * A schedule every worker declares: a run every second, each writing one ledger row. Every slot
-   * from the first to the last must have exactly one run, SUCCEEDED, with one ledger row, whatever
-   * the kills, zombies and outage did to the schedulers (catchUp all: slots missed while the
-   * database was away run late; overlap allow: a slow run never makes a slot skip).
-   */
-  @DurableCron('* * * * * *', { name: TICK_SCHEDULE, catchUp: 'all', catchUpWindowMs: 3_600_000, overlap: 'allow' })
-  async tick(input: ScheduledInput) {
-    await this.steps.tickLedger(Durable.runId());
-    return { slot: input.scheduledAt, finishedBy: process.pid };
-  }
-
   /** A run of the limited queue (its concurrency key is given at start): one step that holds the slot. */
   @Workflow({ name: SLOT_WORKFLOW, queue: SLOT_QUEUE })
   async slot(input: { ms: number }) {
@@ -288,6 +304,24 @@ export class ChaosWorkflows {
   }
 }
 
+/** The schedule every worker declares (not on MariaDB, which has no schedules yet: DURABLE_CHAOS_SCHEDULE=0). */
+@Injectable()
+export class ChaosTick {
+  constructor(@Inject(ChaosSteps) private readonly steps: ChaosSteps) {}
+
+  /**
+   * A schedule every worker declares: a run every second, each writing one ledger row. Every slot
+   * from the first to the last must have exactly one run, SUCCEEDED, with one ledger row, whatever
+   * the kills, zombies and outage did to the schedulers (catchUp all: slots missed while the
+   * database was away run late; overlap allow: a slow run never makes a slot skip).
+   */
+  @DurableCron('* * * * * *', { name: TICK_SCHEDULE, catchUp: 'all', catchUpWindowMs: 3_600_000, overlap: 'allow' })
+  async tick(input: ScheduledInput) {
+    await this.steps.tickLedger(Durable.runId());
+    return { slot: input.scheduledAt, finishedBy: process.pid };
+  }
+}
+
 @Module({
   imports: [
     DurableModule.forRoot({
@@ -307,6 +341,6 @@ export class ChaosWorkflows {
       stepRetries: { maxAttempts: 20, initialDelayMs: 100, maxDelayMs: 2_000 },
     }),
   ],
-  providers: [ChaosPrisma, ChaosSteps, ChaosWorkflows],
+  providers: [ChaosPrisma, ChaosSteps, ChaosWorkflows, ...(process.env.DURABLE_CHAOS_SCHEDULE === '0' ? [] : [ChaosTick])],
 })
 export class ChaosAppModule {}

@@ -12,6 +12,9 @@ const HELP = `npm run chaos -- [failover] [flags]
   --async                  failover with asynchronous replication (default synchronous): what the
                            failover lost is reported, not a violation
   --promote-after <ms>     failover: time between the kill and the promotion (default 1000)
+  --database <db>          postgres (default) or mariadb: the same run on MariaDB, without what it
+                           lacks so far (schedules, queue limits, keyed starts); its restart outage
+                           runs \`service mariadb restart\` (DURABLE_TEST_MARIADB_URL names the server)
   -P, --workers <n>        worker processes (default 3)
   -M, --runs <n>           runs of 5 steps + a child (default 2000)
   --duration <s>           the driver makes trouble for at most this long (default 60)
@@ -39,6 +42,7 @@ const { values: a, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     async: { type: 'boolean' },
+    database: { type: 'string' },
     'promote-after': { type: 'string' },
     workers: { type: 'string', short: 'P' },
     runs: { type: 'string', short: 'M' },
@@ -70,7 +74,11 @@ const num = (v: string | undefined, flag: string): number | undefined => {
 };
 if (positionals.some((p) => p !== 'failover')) throw new Error(`unknown argument ${positionals.join(' ')} (see --help)`);
 const failover = positionals[0] === 'failover' || a.outage === 'failover';
+if (a.database !== undefined && !['postgres', 'mariadb'].includes(a.database))
+  throw new Error(`--database must be postgres or mariadb (got ${a.database})`);
+const database = (a.database ?? 'postgres') as ChaosSettings['database'];
 const settings: ChaosSettings = chaosSettings({
+  database,
   workers: num(a.workers, 'workers'),
   runs: num(a.runs, 'runs') ?? (failover ? 1_200 : undefined),
   replication: a.async ? 'async' : undefined,
@@ -90,6 +98,7 @@ const settings: ChaosSettings = chaosSettings({
 
 const dbName = `durable_chaos_${process.pid}`;
 if (failover) await failoverRun();
+else if (database === 'mariadb') await mariaDbRun();
 else await serverRun();
 
 /** On the machine's Postgres (TEST_PG_URL): a database of its own, migrated like the test template (test/support/global-setup.ts builds it). */
@@ -106,6 +115,29 @@ async function serverRun(): Promise<never> {
   } finally {
     if (failed || a['keep-db']) console.log(`database kept for inspection: psql ${setup.urlFor(dbName)}`);
     else await setup.adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+/**
+ * On the machine's MariaDB (a database of its own, from schema.mysql.sql), judged on a Postgres
+ * copy of its rows (chaos-db.ts), for which the Postgres template is built too.
+ */
+async function mariaDbRun(): Promise<never> {
+  const setup = await import('../support/global-setup.js');
+  await setup.buildTemplate();
+  const { createMariaTestDatabase } = await import('../support/mariadb.js');
+  const db = await createMariaTestDatabase('chaos');
+  console.log(`database ${db.name} (${db.url})`);
+  let failed = true;
+  try {
+    failed = report(await runChaos(settings, db.url));
+  } catch (err) {
+    console.error('chaos run aborted:', err);
+  } finally {
+    if (failed || a['keep-db']) console.log(`database kept for inspection: mariadb ${db.name}`);
+    else await db.drop().catch(() => {});
+    await setup.adminQuery(`DROP DATABASE IF EXISTS ${setup.TEMPLATE_DB} WITH (FORCE)`).catch(() => {});
   }
   process.exit(failed ? 1 : 0);
 }

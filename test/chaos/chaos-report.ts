@@ -176,12 +176,14 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
   const gaps = slots.slice(1).filter((t, i) => t - slots[i] !== 1_000).length;
   const badTicks = facts.ticks.filter((t) => t.status !== 'SUCCEEDED' || t.ledger !== 1);
   const scheduleBadSlots = expectedSlots - slots.length + badTicks.length;
-  lines.push(
-    `schedule ${'chaos.tick'} (every second, fired by every worker's scheduler): ${slots.length} runs for ${expectedSlots} slots ` +
-      `${slots.length ? `(${facts.ticks[0].slot} … ${facts.ticks[facts.ticks.length - 1].slot})` : ''}; slots without exactly one SUCCEEDED run ` +
-      `with one ledger row: ${scheduleBadSlots} (expected 0)`,
-  );
-  if (!slots.length) violations.push('the schedule chaos.tick started no run');
+  if (s.schedule) {
+    lines.push(
+      `schedule ${'chaos.tick'} (every second, fired by every worker's scheduler): ${slots.length} runs for ${expectedSlots} slots ` +
+        `${slots.length ? `(${facts.ticks[0].slot} … ${facts.ticks[facts.ticks.length - 1].slot})` : ''}; slots without exactly one SUCCEEDED run ` +
+        `with one ledger row: ${scheduleBadSlots} (expected 0)`,
+    );
+    if (!slots.length) violations.push('the schedule chaos.tick started no run');
+  } else if (slots.length) violations.push(`no schedule was declared, yet ${slots.length} run(s) of chaos.tick exist`);
   if (scheduleBadSlots || gaps) {
     violations.push(
       `schedule chaos.tick: ${expectedSlots - slots.length} slot(s) without a run, ${gaps} gap(s), ${badTicks.length} run(s) not SUCCEEDED with one ledger row, e.g. ${JSON.stringify(badTicks.slice(0, 3))}`,

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { createPostgresPool, DurableEngine, WorkflowRegistry } from 'nestjs-durable';
+import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import type pg from 'pg';
 import type { ChaosInput, StarterInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
@@ -20,7 +20,8 @@ import {
   type ChaosSettings,
 } from './chaos-config.js';
 import { KEY_DUPLICATES, loadKeyFacts, type KeyDuplicate } from './chaos-keys.js';
-import { ChaosDriver, restartPostgres, type Progress } from './chaos-driver.js';
+import { ChaosDriver, type Progress } from './chaos-driver.js';
+import { chaosDb, type ChaosDb } from './chaos-db.js';
 import { loadFacts } from './chaos-facts.js';
 import { loadSlotFacts } from './chaos-slots.js';
 import { Fleet } from './chaos-fleet.js';
@@ -40,10 +41,9 @@ export async function runChaos(
   /** With s.outage 'failover': the primary + standby the url names, and what to do to them. */
   failover?: FailoverOutage,
 ): Promise<ChaosReport> {
-  // Idle connections die when Postgres restarts (the next query reconnects); with several hosts it follows the primary.
-  const pool = createPostgresPool(url, { max: 3, connectionTimeoutMillis: 5_000, logger: { log: () => {}, warn: () => {} } });
+  const db = chaosDb(url);
   const proxy = s.outage === 'proxy' ? await TcpProxy.start(url) : null;
-  const pools = poolsFor(s, ...(await serverConnections(pool)));
+  const pools = poolsFor(s, ...(await db.connections()));
   log(`pools per worker: engine ${pools.engine} + LISTEN 1 + Prisma ${pools.prisma} connections (sized to the server's free connections)`);
   const fleet = new Fleet(proxy ? proxy.url(url) : url, workerEnv(s, pools), log);
   const t0 = Date.now();
@@ -69,12 +69,7 @@ export async function runChaos(
       while (sampling) {
         try {
           // Children (chaos.reply) are counted in the statuses; "finished" counts the chaos runs, which end after their child, and the flow-control runs.
-          const rows = (
-            await pool.query(
-              `SELECT status, lease_owner, workflow_name = ANY($1) AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
-              [WORKLOAD_WORKFLOWS],
-            )
-          ).rows as Array<{ status: string; lease_owner: string | null; top: boolean; n: number }>;
+          const rows = await db.sample(WORKLOAD_WORKFLOWS);
           const leased = new Map<string, number>();
           statuses = {};
           let finished = 0;
@@ -84,9 +79,9 @@ export async function runChaos(
             if (r.lease_owner && r.status === 'RUNNING') leased.set(r.lease_owner, (leased.get(r.lease_owner) ?? 0) + r.n);
           }
           progress = { finished, leased };
-          if (s.starters) {
+          if (s.starters && db.pg) {
             const at = Date.now();
-            for (const d of (await pool.query(KEY_DUPLICATES)).rows as KeyDuplicate[]) keyDuplicates.push({ ...d, at });
+            for (const d of (await db.pg.query(KEY_DUPLICATES)).rows as KeyDuplicate[]) keyDuplicates.push({ ...d, at });
           }
         } catch {
           statuses = { ...statuses, '(database unavailable)': 0 };
@@ -111,8 +106,8 @@ export async function runChaos(
     const outage = async () => {
       if (proxy) await proxy.outage(s.outageMs);
       else if (failover) await failover.run();
-      else await restartPostgres();
-      await waitForDatabase(pool);
+      else await db.restart();
+      await waitForDatabase(db);
     };
     driver = new ChaosDriver(fleet, s, () => progress, outage, stamp);
     await driver.run();
@@ -124,27 +119,7 @@ export async function runChaos(
       await driver.maintain();
       await delay(250);
     }
-    // The schedule stops firing; its last runs finish (they are checked slot by slot).
-    await pool
-      .query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = $1`, [TICK_SCHEDULE])
-      .catch(() => undefined);
-    for (const until = Date.now() + 30_000; Date.now() < until; await delay(250)) {
-      const { rows } = await pool.query(
-        `SELECT count(*)::int AS n FROM durable_runs WHERE schedule_id = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
-        [TICK_SCHEDULE],
-      );
-      if (rows[0].n === 0) break;
-      await driver.maintain();
-    }
-    // The singleton and debounced runs the starters made finish too (they are checked one by one).
-    for (const until = Date.now() + 30_000; Date.now() < until; await delay(250)) {
-      const { rows } = await pool.query(
-        `SELECT count(*)::int AS n FROM durable_runs WHERE queue = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
-        [KEYS_QUEUE],
-      );
-      if (rows[0].n === 0) break;
-      await driver.maintain();
-    }
+    if (db.pg) await settlePostgresOnly(db.pg, s, driver);
     const settled = progress.finished >= workloadRuns(s);
     const settledAt = Date.now();
     // Late writes (a zombie that woke up just now) land before the books are checked.
@@ -153,9 +128,10 @@ export async function runChaos(
     await sampler;
     stamp(settled ? 'all runs finished; stopping the workers (SIGTERM)' : `NOT all runs finished within ${s.settleTimeoutS} s`);
     const stopFailures = await fleet.stopAll();
-    const facts = await loadFacts(pool);
-    const slots = await loadSlotFacts(pool);
-    const keys = await loadKeyFacts(pool, s, keyDuplicates);
+    const judge = await db.judge();
+    const facts = await loadFacts(judge);
+    const slots = await loadSlotFacts(judge);
+    const keys = await loadKeyFacts(judge, s, keyDuplicates);
     return buildReport({
       settings: s,
       events: driver.events,
@@ -175,7 +151,7 @@ export async function runChaos(
     driver?.stop();
     driver?.thawAll();
     fleet.killAll();
-    await pool.end().catch(() => {});
+    await db.close();
     await proxy?.close();
   }
 }
@@ -245,10 +221,10 @@ async function startRuns(s: ChaosSettings, url: string): Promise<void> {
   }
 }
 
-async function waitForDatabase(pool: pg.Pool): Promise<void> {
+async function waitForDatabase(db: ChaosDb): Promise<void> {
   for (;;) {
     try {
-      await pool.query('SELECT 1');
+      await db.ping();
       return;
     } catch {
       await delay(100);
@@ -256,12 +232,27 @@ async function waitForDatabase(pool: pg.Pool): Promise<void> {
   }
 }
 
-/** Connections the server has free for the workers, and its max_connections. */
-async function serverConnections(pool: pg.Pool): Promise<[number, number]> {
-  const { rows } = await pool.query<{ free: number; max: number }>(
-    `SELECT current_setting('max_connections')::int AS max,
-            current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int
-              - (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int AS free`,
-  );
-  return [rows[0].free, rows[0].max];
+/**
+ * The parts of the workload only Postgres has, after the chaos: the schedule stops firing and its
+ * last runs finish (they are checked slot by slot); the singleton and debounced runs the starters
+ * made finish too (checked one by one).
+ */
+async function settlePostgresOnly(pool: pg.Pool, s: ChaosSettings, driver: ChaosDriver): Promise<void> {
+  await pool
+    .query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = $1`, [TICK_SCHEDULE])
+    .catch(() => undefined);
+  const open = (where: string, param: string) =>
+    pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM durable_runs WHERE ${where} = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
+      [param],
+    );
+  for (const [where, param, wanted] of [
+    ['schedule_id', TICK_SCHEDULE, s.schedule],
+    ['queue', KEYS_QUEUE, s.starters > 0],
+  ] as const) {
+    for (const until = Date.now() + 30_000; wanted && Date.now() < until; await delay(250)) {
+      if ((await open(where, param)).rows[0].n === 0) break;
+      await driver.maintain();
+    }
+  }
 }

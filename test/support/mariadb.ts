@@ -10,9 +10,9 @@ const SCHEMA = readFileSync(new URL('../../libs/durable/prisma/schema.mysql.sql'
 /** The tests' own tables (as global-setup.ts's TEST_TABLES on Postgres): execution counters and a ledger without unique constraints. */
 const TEST_TABLES = `
 CREATE TABLE test_step_executions (run_id VARCHAR(256) NOT NULL, step VARCHAR(200) NOT NULL, pid INT,
-  at DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), INDEX (run_id, step)) COLLATE utf8mb4_bin;
+  at DATETIME(3) DEFAULT (UTC_TIMESTAMP(3)), INDEX (run_id, step)) COLLATE utf8mb4_bin;
 CREATE TABLE test_ledger (run_id VARCHAR(256) NOT NULL, step VARCHAR(200) NOT NULL, amount INT NOT NULL DEFAULT 1, pid INT,
-  at DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), INDEX (run_id, step)) COLLATE utf8mb4_bin;`;
+  at DATETIME(3) DEFAULT (UTC_TIMESTAMP(3)), INDEX (run_id, step)) COLLATE utf8mb4_bin;`;
 
 async function onServer<T>(fn: (c: Awaited<ReturnType<typeof createConnection>>) => Promise<T>, database?: string): Promise<T> {
   const u = new URL(MARIADB_SERVER);
