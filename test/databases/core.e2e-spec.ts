@@ -310,6 +310,29 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     expect((await e.getRunEvents(fork.id)).map((x) => x.kind)[0]).toBe('forked');
   });
 
+  it('delivers lifecycle events to a hook after commit, in history order', async () => {
+    const e = await engine({ hooks: { pollIntervalMs: 50, settleMs: 50 } }, false);
+    const seen: Array<{ type: string; runId: string; workflowName: string | null }> = [];
+    e.onEvent(['run.succeeded', 'run.failed'], (ev) => void seen.push({ type: ev.type, runId: ev.runId, workflowName: ev.workflowName }), {
+      consumer: 'ends',
+    });
+    await e.start();
+    failNext = true;
+    const ok = await e.startRun('three', { x: 1 });
+    const bad = await e.startRun('failing', {});
+    await ok.result({ timeoutMs: 10_000 });
+    await bad.result({ timeoutMs: 10_000 }).catch(() => undefined);
+    await eventually(async () => seen.length >= 2, 10_000, 'the hook');
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        { type: 'run.succeeded', runId: ok.id, workflowName: 'three' },
+        { type: 'run.failed', runId: bad.id, workflowName: 'failing' },
+      ]),
+    );
+    const [cursor] = await e.hookCursors();
+    expect(cursor).toMatchObject({ consumer: 'ends', owner: e.options.workerId, behind: 0 });
+  });
+
   it('hands its runs back at a graceful stop: another instance finishes them', async () => {
     const first = await engine({ shutdownGraceMs: 50 });
     const h = await first.startRun('counted', { id: 'handed', ms: 1_000 }, { id: 'handed' });

@@ -88,19 +88,25 @@ export async function releaseHookCursor(store: Store, consumer: string, owner: s
   ]);
 }
 
+/** See listHookCursors(): `behind` counted per consumer, up to the limit (MariaDB cannot correlate a derived table). */
 export async function listHookCursors(store: Store, behindLimit: number): Promise<HookCursorRow[]> {
   const rows = await store.sql.query<Record<string, unknown>>(
-    `SELECT c.consumer, c.last_event_id, c.owner, c.lease_expires_at, c.updated_at,
-            (SELECT count(*) FROM (SELECT 1 FROM durable_run_events e WHERE e.id > c.last_event_id LIMIT ?) x) AS behind
-     FROM durable_hook_cursors c ORDER BY c.consumer`,
-    [behindLimit],
+    'SELECT consumer, last_event_id, owner, lease_expires_at, updated_at FROM durable_hook_cursors ORDER BY consumer',
   );
-  return rows.map((r) => ({
-    consumer: r.consumer as string,
-    lastEventId: String(r.last_event_id),
-    owner: (r.owner as string | null) ?? null,
-    leaseExpiresAt: date(r.lease_expires_at),
-    updatedAt: date(r.updated_at)!,
-    behind: Number(r.behind),
-  }));
+  const cursors: HookCursorRow[] = [];
+  for (const r of rows) {
+    const [b] = await store.sql.query<{ n: unknown }>(
+      'SELECT count(*) AS n FROM (SELECT 1 FROM durable_run_events WHERE id > ? LIMIT ?) x',
+      [String(r.last_event_id), behindLimit],
+    );
+    cursors.push({
+      consumer: r.consumer as string,
+      lastEventId: String(r.last_event_id),
+      owner: (r.owner as string | null) ?? null,
+      leaseExpiresAt: date(r.lease_expires_at),
+      updatedAt: date(r.updated_at)!,
+      behind: Number(b.n),
+    });
+  }
+  return cursors;
 }
