@@ -87,6 +87,7 @@ export {
 } from './definitions/hooks.js';
 export type { TelemetryOptions, HooksOptions, DurableLogLevel } from './config/observability-options.js';
 export type { PrismaLike, SqlClient } from './store/sql-client.js';
+export type { Dialect } from './store/dialect.js';
 export type { Store } from './store/store.js';
 export type { Statement } from './store/statement.js';
 export { engineStatements } from './store/statement.js';

@@ -5,6 +5,8 @@ import { cancelActorDetail, history, signalRuns } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import type { Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
+export type { EndResult } from './rows.js';
+import type { EndResult } from './rows.js';
 
 /** CTE `st`: the checkpoints to write, from eleven arrays starting at parameter $`first` (see INSERT_STEPS). */
 const STEP_ROWS = (first: number) => {
@@ -129,12 +131,6 @@ export async function insertStep(store: Store, step: StepCheckpoint): Promise<bo
   if (store.sql.dialect === 'mysql') return mysql.insertStep(store, step);
   return (await insertSteps(store, [step])).size === 1;
 }
-
-/**
- * How a run's end went: recorded; refused because the run is being cancelled with compensation
- * (it must compensate and end CANCELLED instead); or lost (the lease moved on).
- */
-export type EndResult = 'ended' | 'cancelling' | 'lost';
 
 /**
  * Fenced ends of many runs in one statement, each with the checkpoints it carries (`steps`: its last

@@ -5,6 +5,8 @@ import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPE
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import type { Store } from './store.js';
+export type { CompensatingCancel } from './rows.js';
+import type { CompensatingCancel } from './rows.js';
 
 /**
  * Cancel an unfinished run and, when $3 (cascade) is true, its unfinished descendants (child runs,
@@ -203,13 +205,6 @@ FROM ins`,
 export async function cancelTree(store: Store, id: string, cascade: boolean, actor: string | null): Promise<string[]> {
   if (store.sql.dialect === 'mysql') return mysql.cancelTree(store, id, cascade, actor);
   return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade, actor])).map((r) => r.id);
-}
-
-/** What a compensating cancel did to one run: 'refused' ones passed their pivot (`pivot`). */
-export interface CompensatingCancel {
-  id: string;
-  outcome: 'cancelled' | 'cancelling' | 'refused';
-  pivot: { seq: number; step: string } | null;
 }
 
 /**

@@ -2,6 +2,8 @@
 import * as mysql from './mysql/children.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
+export type { UndoneRow } from './rows.js';
+import type { UndoneRow } from './rows.js';
 
 /**
  * The undone steps of run $1, in seq order: a step a compensation step (`compensates`) undid, and,
@@ -28,12 +30,6 @@ export const NOTHING_UNDONE_BEFORE = `NOT EXISTS (
   WHERE u.run_id = $1 AND u.seq < $3::int AND u.compensates IS NULL
     AND (c.seq IS NOT NULL
          OR ((u.compensation -> 'by') IS NOT NULL AND u.status = 'SUCCEEDED' AND src0.cancel_requested_at IS NOT NULL)))`;
-
-export interface UndoneRow {
-  seq: number;
-  step: string;
-  undoneBy: { seq: number; step: string } | null;
-}
 
 /** The undone steps of a run (see SELECT_UNDONE_STEPS). */
 export async function undoneSteps(store: Store, runId: string): Promise<UndoneRow[]> {

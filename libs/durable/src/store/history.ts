@@ -6,20 +6,8 @@
 import * as mysql from './mysql/history.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
-
-/** A row of a run's history, as getRunEvents returns it. */
-export interface RunEvent {
-  /** Increasing within the database (bigint as a number). */
-  id: number;
-  /**
-   * created, claimed, woken (claimed after waiting), suspended, step_failed, step_retried,
-   * released (handed back at shutdown), lease_expired (swept), lease_lost (seen by the executor),
-   * completed, failed, cancelled, resumed, forked.
-   */
-  kind: string;
-  detail: Record<string, unknown> | null;
-  at: Date;
-}
+export type { RunEvent } from './rows.js';
+import type { RunEvent } from './rows.js';
 
 /** History of one run, oldest first (WorkflowClient.getRunEvents). Index: durable_run_events_run_idx. */
 const SELECT_RUN_EVENTS = statement(

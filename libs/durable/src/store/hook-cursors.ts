@@ -6,6 +6,10 @@
 import * as mysql from './mysql/hook-cursors.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
+export type { HookEventRow } from './rows.js';
+import type { HookEventRow } from './rows.js';
+export type { HookCursorRow } from './rows.js';
+import type { HookCursorRow } from './rows.js';
 
 /**
  * A new consumer's cursor, at the newest history row (a consumer gets what happens from its first
@@ -78,26 +82,6 @@ SELECT c.consumer, c.last_event_id::text AS last_event_id, c.owner, c.lease_expi
        (SELECT count(*) FROM (SELECT 1 FROM durable_run_events e WHERE e.id > c.last_event_id LIMIT $1) x)::int AS behind
 FROM durable_hook_cursors c ORDER BY c.consumer`,
 );
-
-/** A history row delivered to hooks. */
-export interface HookEventRow {
-  id: string;
-  runId: string;
-  kind: string;
-  detail: Record<string, unknown> | null;
-  at: string;
-  workflow: string | null;
-}
-
-export interface HookCursorRow {
-  consumer: string;
-  lastEventId: string;
-  owner: string | null;
-  leaseExpiresAt: Date | null;
-  updatedAt: Date;
-  /** History rows after the cursor (at most the limit asked). */
-  behind: number;
-}
 
 export async function ensureHookCursor(store: Store, consumer: string): Promise<void> {
   if (store.sql.dialect === 'mysql') return mysql.ensureHookCursor(store, consumer);

@@ -5,6 +5,8 @@ import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js'
 import { HAS_LIMIT } from './flow-limits.js';
 import { parsed, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
+export type { ClaimRequest } from './rows.js';
+import type { ClaimRequest } from './rows.js';
 
 /**
  * The end of both claims: a CTE c (id, prev status) of the runs chosen → leased to worker $3 for $4 ms
@@ -160,20 +162,6 @@ hist AS (${history('$2', `SELECT id, 'lease_expired', jsonb_build_object('worker
 SELECT q.queue, q.n, pg_notify('${WAKEUP_CHANNEL}', q.queue) IS NULL AS notified
 FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
 );
-
-/** What a claim asks for: which runs, how many, for whom and for how long. */
-export interface ClaimRequest {
-  queue: string;
-  /** At most this many runs. */
-  limit: number;
-  /** The worker that will hold the leases. */
-  owner: string;
-  leaseMs: number;
-  /** Only runs of these workflows (the ones the worker has code for). */
-  workflows: string[];
-  /** Given: only runs these app versions started, or that carry no version. */
-  versions?: string[] | null;
-}
 
 /**
  * Claims up to `limit` due runs of `queue` for `owner`, among the workflows it has code for (and,

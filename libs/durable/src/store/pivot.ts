@@ -8,6 +8,8 @@ import * as mysql from './mysql/pivot.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 import type { StepCheckpoint } from './rows.js';
+export type { PivotWrite } from './rows.js';
+import type { PivotWrite } from './rows.js';
 
 /** SQL: the first committed pivot of run `run` (an expression), as `seq` and `name` (NULLs when none). */
 export const PIVOT_OF = (run: string) =>
@@ -37,9 +39,6 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM s) THEN 'written'
             WHEN EXISTS (SELECT 1 FROM lk WHERE status = 'RUNNING' AND lease_epoch = $2::int AND cancel_requested_at IS NOT NULL)
             THEN 'cancelling' ELSE 'lost' END AS outcome`,
 );
-
-/** How a pivot's checkpoint went: written; refused (a compensating cancel came first); or the lease is lost. */
-export type PivotWrite = 'written' | 'cancelling' | 'lost';
 
 /** Writes a pivot step's checkpoint through `store` (the step's transaction); see INSERT_PIVOT_STEP. */
 export async function insertPivotStep(store: Store, s: StepCheckpoint): Promise<PivotWrite> {

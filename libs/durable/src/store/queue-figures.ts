@@ -2,6 +2,8 @@
 import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
+export type { QueueFiguresRow } from './rows.js';
+import type { QueueFiguresRow } from './rows.js';
 
 /**
  * Unfinished runs per queue and state, how long the oldest due one has waited, and the active
@@ -34,12 +36,6 @@ SELECT (SELECT coalesce(json_agg(json_build_object('queue', queue, 'state', stat
        s.overdue, s.lag_s
 FROM s`,
 );
-
-export interface QueueFiguresRow {
-  queues: Array<{ queue: string; state: 'due' | 'delayed' | 'waiting' | 'running'; count: number; oldestDueSeconds: number | null }>;
-  schedulesOverdue: number;
-  scheduleLagSeconds: number;
-}
 
 /** The gauges' figures, in one statement. */
 export async function queueFigures(store: Store): Promise<QueueFiguresRow> {

@@ -153,3 +153,122 @@ export interface HeldRun {
   id: string;
   epoch: number;
 }
+
+/**
+ * How a run's end went: recorded; refused because the run is being cancelled with compensation
+ * (it must compensate and end CANCELLED instead); or lost (the lease moved on).
+ */
+export type EndResult = 'ended' | 'cancelling' | 'lost';
+
+/** What a claim asks for: which runs, how many, for whom and for how long. */
+export interface ClaimRequest {
+  queue: string;
+  /** At most this many runs. */
+  limit: number;
+  /** The worker that will hold the leases. */
+  owner: string;
+  leaseMs: number;
+  /** Only runs of these workflows (the ones the worker has code for). */
+  workflows: string[];
+  /** Given: only runs these app versions started, or that carry no version. */
+  versions?: string[] | null;
+}
+
+/** A row of a run's history, as getRunEvents returns it. */
+export interface RunEvent {
+  /** Increasing within the database (bigint as a number). */
+  id: number;
+  /**
+   * created, claimed, woken (claimed after waiting), suspended, step_failed, step_retried,
+   * released (handed back at shutdown), lease_expired (swept), lease_lost (seen by the executor),
+   * completed, failed, cancelled, resumed, forked.
+   */
+  kind: string;
+  detail: Record<string, unknown> | null;
+  at: Date;
+}
+
+/** A history row delivered to hooks. */
+export interface HookEventRow {
+  id: string;
+  runId: string;
+  kind: string;
+  detail: Record<string, unknown> | null;
+  at: string;
+  workflow: string | null;
+}
+
+export interface HookCursorRow {
+  consumer: string;
+  lastEventId: string;
+  owner: string | null;
+  leaseExpiresAt: Date | null;
+  updatedAt: Date;
+  /** History rows after the cursor (at most the limit asked). */
+  behind: number;
+}
+
+/** How a pivot's checkpoint went: written; refused (a compensating cancel came first); or the lease is lost. */
+export type PivotWrite = 'written' | 'cancelling' | 'lost';
+
+/** What a database connection must offer: a query that returns rows (store/sql-client.ts's SqlClient has it). */
+export interface SchemaQueryClient {
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+/**
+ * What the startup check found. `version` is null when nothing tells it: no durable_* tables at
+ * all, or a durable_schema table without its DEFAULT. Version 1 (the first release) had no
+ * durable_schema table: durable_runs without it is version 1.
+ */
+export type SchemaState =
+  | { status: 'current'; version: number }
+  | { status: 'missing'; version: number | null; missing: string[] }
+  | { status: 'older'; version: number; expected: number }
+  | { status: 'newer'; version: number; expected: number };
+
+export interface QueueFiguresRow {
+  queues: Array<{ queue: string; state: 'due' | 'delayed' | 'waiting' | 'running'; count: number; oldestDueSeconds: number | null }>;
+  schedulesOverdue: number;
+  scheduleLagSeconds: number;
+}
+
+/** What a compensating cancel did to one run: 'refused' ones passed their pivot (`pivot`). */
+export interface CompensatingCancel {
+  id: string;
+  outcome: 'cancelled' | 'cancelling' | 'refused';
+  pivot: { seq: number; step: string } | null;
+}
+
+export interface UndoneRow {
+  seq: number;
+  step: string;
+  undoneBy: { seq: number; step: string } | null;
+}
+
+/** One pending wait as RESOLVE_WAITS takes it. */
+export interface WaitSpec {
+  seq: number;
+  kind: 'sleep' | 'recv' | 'child';
+  name: string;
+  /** recv: the topic; child: the child run id. */
+  key: string | null;
+  /** A timer not recorded yet: sleep length, or recv timeout (ms). */
+  ms: number | null;
+  /** A recorded wake time (sleep) or deadline (recv). */
+  due: Date | null;
+}
+
+export interface ResolveResult {
+  /** false: the execution no longer holds the run (lease lost, cancelled). */
+  held: boolean;
+  /** available_at as the statement saw it (the new token). */
+  token: Date | null;
+  /** Set when the run was suspended: WAITING until then, on this queue. */
+  suspended: { until: Date; queue: string } | null;
+  /**
+   * Steps written: resolved waits (SUCCEEDED) and newly recorded deadlines (WAITING); `message`: a
+   * recv that received a message, sent in the trace context `traceparent` (null without one).
+   */
+  steps: Array<{ seq: number; status: 'SUCCEEDED' | 'WAITING'; output: unknown; message: boolean; traceparent: string | null }>;
+}

@@ -1,5 +1,9 @@
 import { readMysqlSchemaState, readServer, serverError } from './mysql/schema.js';
 import { SchemaMissingError, SchemaOutdatedError, SchemaTooNewError, type DurableError } from '../errors/index.js';
+export type { SchemaQueryClient } from './rows.js';
+import type { SchemaQueryClient } from './rows.js';
+export type { SchemaState } from './rows.js';
+import type { SchemaState } from './rows.js';
 
 /**
  * The version of the durable_* tables this library reads and writes. It is also the DEFAULT of
@@ -7,11 +11,6 @@ import { SchemaMissingError, SchemaOutdatedError, SchemaTooNewError, type Durabl
  * prisma/upgrades/ (a test keeps them equal). Raise it with every change to durable.prisma.
  */
 export const SCHEMA_VERSION = 4;
-
-/** What a database connection must offer: a query that returns rows (store/sql-client.ts's SqlClient has it). */
-export interface SchemaQueryClient {
-  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
-}
 
 /** The objects the engine cannot start without, by the column SCHEMA_STATE reports them in. */
 const REQUIRED = {
@@ -56,17 +55,6 @@ SELECT to_regclass('durable_runs') IS NOT NULL AS runs, to_regclass('durable_ste
        (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d
           JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
          WHERE d.adrelid = to_regclass('durable_schema') AND a.attname = 'version') AS version_default`;
-
-/**
- * What the startup check found. `version` is null when nothing tells it: no durable_* tables at
- * all, or a durable_schema table without its DEFAULT. Version 1 (the first release) had no
- * durable_schema table: durable_runs without it is version 1.
- */
-export type SchemaState =
-  | { status: 'current'; version: number }
-  | { status: 'missing'; version: number | null; missing: string[] }
-  | { status: 'older'; version: number; expected: number }
-  | { status: 'newer'; version: number; expected: number };
 
 type StateRow = Record<Required, boolean> & { version_default: string | null };
 

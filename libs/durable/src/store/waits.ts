@@ -13,33 +13,10 @@ import * as mysql from './mysql/waits.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, HELD_RUN, plusMs } from './sql-fragments.js';
 import { parsed, toDate, type Store } from './store.js';
-
-/** One pending wait as RESOLVE_WAITS takes it. */
-export interface WaitSpec {
-  seq: number;
-  kind: 'sleep' | 'recv' | 'child';
-  name: string;
-  /** recv: the topic; child: the child run id. */
-  key: string | null;
-  /** A timer not recorded yet: sleep length, or recv timeout (ms). */
-  ms: number | null;
-  /** A recorded wake time (sleep) or deadline (recv). */
-  due: Date | null;
-}
-
-export interface ResolveResult {
-  /** false: the execution no longer holds the run (lease lost, cancelled). */
-  held: boolean;
-  /** available_at as the statement saw it (the new token). */
-  token: Date | null;
-  /** Set when the run was suspended: WAITING until then, on this queue. */
-  suspended: { until: Date; queue: string } | null;
-  /**
-   * Steps written: resolved waits (SUCCEEDED) and newly recorded deadlines (WAITING); `message`: a
-   * recv that received a message, sent in the trace context `traceparent` (null without one).
-   */
-  steps: Array<{ seq: number; status: 'SUCCEEDED' | 'WAITING'; output: unknown; message: boolean; traceparent: string | null }>;
-}
+export type { WaitSpec } from './rows.js';
+import type { WaitSpec } from './rows.js';
+export type { ResolveResult } from './rows.js';
+import type { ResolveResult } from './rows.js';
 
 /**
  * Resolve the pending waits of one execution and, when nothing can progress, suspend the run —

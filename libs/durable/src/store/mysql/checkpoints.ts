@@ -5,7 +5,7 @@
  */
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
-import type { EndResult } from '../checkpoints.js';
+import type { EndResult } from '../rows.js';
 import type { RunEnd, StepCheckpoint } from '../rows.js';
 import { SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../sql-fragments.js';
 import { bool, insertHistory, marks, NOW } from './sql.js';

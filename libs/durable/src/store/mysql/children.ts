@@ -1,5 +1,5 @@
 /** Child workflows and fork plans on a MySQL-family database (see children.ts and fork-plan.ts). */
-import type { UndoneRow } from '../fork-plan.js';
+import type { UndoneRow } from '../rows.js';
 import type { NewRun } from '../rows.js';
 import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';

@@ -4,7 +4,7 @@
  * runs it changes in id order first. The executing worker learns of a cancel from its next
  * heartbeat (no LISTEN here): the run is missing from the answer, or reported cancelling.
  */
-import type { CompensatingCancel } from '../control.js';
+import type { CompensatingCancel } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { CANCEL_CHANNEL, COMPENSATE_CHANNEL } from '../sql-fragments.js';

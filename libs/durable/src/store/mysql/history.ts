@@ -1,5 +1,5 @@
 /** Run history and progress on a MySQL-family database (see history.ts and progress.ts). */
-import type { RunEvent } from '../history.js';
+import type { RunEvent } from '../rows.js';
 import type { Store } from '../store.js';
 import { date, insertHistory, json, NOW } from './sql.js';
 

@@ -1,5 +1,5 @@
 /** Lifecycle hooks' cursors on a MySQL-family database (see hook-cursors.ts). */
-import type { HookCursorRow, HookEventRow } from '../hook-cursors.js';
+import type { HookCursorRow, HookEventRow } from '../rows.js';
 import type { Store } from '../store.js';
 import { date, json, marks, NOW, NOW_PLUS_MS } from './sql.js';
 

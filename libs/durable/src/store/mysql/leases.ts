@@ -8,7 +8,7 @@
 import { HAS_LIMIT } from '../flow-limits.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
-import type { ClaimRequest } from '../leases.js';
+import type { ClaimRequest } from '../rows.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from '../rows.js';
 import { wakeQueues } from './checkpoints.js';
 import { bool, date, DUE_BY, insertHistory, json, marks, NOW, NOW_PLUS_MS } from './sql.js';

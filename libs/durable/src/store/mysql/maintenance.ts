@@ -1,5 +1,5 @@
 /** The sweeper's upkeep and bulk deletes on a MySQL-family database (see maintenance.ts, bulk.ts, queue-figures.ts). */
-import type { QueueFiguresRow } from '../queue-figures.js';
+import type { QueueFiguresRow } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';

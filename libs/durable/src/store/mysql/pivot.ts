@@ -1,5 +1,5 @@
 /** A saga's pivot checkpoint on a MySQL-family database (see pivot.ts). */
-import type { PivotWrite } from '../pivot.js';
+import type { PivotWrite } from '../rows.js';
 import type { StepCheckpoint } from '../rows.js';
 import type { Store } from '../store.js';
 import { bool, NOW } from './sql.js';

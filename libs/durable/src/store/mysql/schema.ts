@@ -4,7 +4,7 @@
  * information_schema in one statement.
  */
 import { UnsupportedDatabaseError } from '../../errors/index.js';
-import type { SchemaQueryClient, SchemaState } from '../schema-version.js';
+import type { SchemaQueryClient, SchemaState } from '../rows.js';
 
 /** Objects the engine cannot start without, by the column MYSQL_SCHEMA_STATE reports them in. */
 const REQUIRED = {

@@ -5,7 +5,7 @@
  * the children waited for, record what resolved, and suspend the run when nothing did and the
  * token is unchanged. Times come from the database clock read under the run's lock.
  */
-import type { ResolveResult, WaitSpec } from '../waits.js';
+import type { ResolveResult, WaitSpec } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { date, insertHistory, json, marks, NOW, utc } from './sql.js';
