@@ -1,6 +1,6 @@
 import { DurableEngine, SchemaMissingError, UnsupportedDatabaseError, WorkflowRegistry, type WorkflowOptions } from 'nestjs-durable';
 import { FAST } from '../support/engine-harness.js';
-import { openDatabase, type KindDatabase } from '../support/databases.js';
+import { MARIADB_AVAILABLE, openDatabase, type KindDatabase } from '../support/databases.js';
 import { mariaQuery } from '../support/mariadb.js';
 
 /**
@@ -8,7 +8,7 @@ import { mariaQuery } from '../support/mariadb.js';
  * with UnsupportedDatabaseError when it is configured (at start for declared ones, at the call for
  * runtime ones), a case-insensitive collation and missing tables at start — nothing half-written.
  */
-describe('bad input on MariaDB', () => {
+(MARIADB_AVAILABLE ? describe : describe.skip)('bad input on MariaDB', () => {
   let db: KindDatabase;
   const engines: DurableEngine[] = [];
   const engine = async (workflows: Record<string, WorkflowOptions> = { plain: {} }, options = {}) => {

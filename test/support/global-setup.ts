@@ -48,10 +48,10 @@ export async function buildTemplate(): Promise<void> {
   }
 }
 
-/** Does something accept TCP connections on 127.0.0.1:5432? */
-function systemServerAnswers(): Promise<boolean> {
+/** Does something accept TCP connections on 127.0.0.1:`port` (5432: Postgres)? */
+function systemServerAnswers(port = 5432): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port: 5432, timeout: 2_000 });
+    const socket = connect({ host: '127.0.0.1', port, timeout: 2_000 });
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
@@ -133,4 +133,19 @@ export default async function globalSetup(): Promise<void> {
   }
   process.env.DURABLE_TEST_TEMPLATE = TEMPLATE_DB; // inherited by the test workers
   await buildTemplate();
+  await findMariaDb();
+}
+
+/**
+ * The suites parametrised by database also run on MariaDB when one answers (DURABLE_TEST_MARIADB_URL,
+ * default mysql://root@127.0.0.1:3306): DURABLE_TEST_MARIADB=1 tells the test workers. Without one
+ * they run on Postgres alone, saying so; DURABLE_REQUIRE_MARIADB=1 (CI sets it) makes that an error.
+ */
+async function findMariaDb(): Promise<void> {
+  const url = new URL(process.env.DURABLE_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306');
+  const answers = url.hostname === '127.0.0.1' ? await systemServerAnswers(Number(url.port || 3306)) : true;
+  if (answers) process.env.DURABLE_TEST_MARIADB = '1';
+  else if (process.env.DURABLE_REQUIRE_MARIADB === '1') throw new Error(`no MariaDB answers at ${url.host}; DURABLE_REQUIRE_MARIADB=1 requires it`);
+  else console.log(`
+no MariaDB at ${url.host}: the suites parametrised by database run on Postgres only`);
 }
