@@ -310,6 +310,19 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     expect((await e.getRunEvents(fork.id)).map((x) => x.kind)[0]).toBe('forked');
   });
 
+  it("runs through the app's Prisma client alone (no connection URL of its own)", async () => {
+    const registry = new WorkflowRegistry();
+    for (const name of ['three', 'parent', 'child']) {
+      const w = workflows[name];
+      registry.register({ name, queue: 'default', options: {}, run: Array.isArray(w) ? w[0] : w });
+    }
+    const e = new DurableEngine({ registry, prisma: db.prisma, options: { ...FAST, inMemoryWaitMaxMs: 500 } });
+    engines.push(e);
+    await e.start();
+    expect(await e.startRun('three', { x: 4 }).then((h) => h.result({ timeoutMs: 10_000 }))).toMatchObject({ b: 10 });
+    expect(await e.startRun('parent', { n: 3 }).then((h) => h.result({ timeoutMs: 10_000 }))).toEqual([0, 1, 4]);
+  });
+
   it('delivers lifecycle events to a hook after commit, in history order', async () => {
     const e = await engine({ hooks: { pollIntervalMs: 50, settleMs: 50 } }, false);
     const seen: Array<{ type: string; runId: string; workflowName: string | null }> = [];

@@ -38,7 +38,8 @@ export async function sendMessage(
   a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null },
 ): Promise<{ found: boolean; sent: boolean }> {
   return store.sql.transaction(async (sql) => {
-    const [run] = await sql.query('SELECT id FROM durable_runs WHERE id = ?', [a.runId]);
+    // The receiver's row first, as resolveWaits locks it before its messages: a send never deadlocks with a recv.
+    const [run] = await sql.query('SELECT id FROM durable_runs WHERE id = ? FOR UPDATE', [a.runId]);
     if (!run) return { found: false, sent: false };
     const sent = await insertMessage(sql, a);
     if (sent) await signalRuns(sql, [a.runId]);
@@ -82,7 +83,7 @@ export async function sendFromRun(
 ): Promise<{ held: boolean; found: boolean }> {
   return store.sql.transaction(async (sql) => {
     if (!(await holds(sql, a.runId, a.epoch))) return { held: false, found: false };
-    const [target] = await sql.query('SELECT id FROM durable_runs WHERE id = ?', [a.target]);
+    const [target] = await sql.query('SELECT id FROM durable_runs WHERE id = ? FOR UPDATE', [a.target]);
     if (!target) return { held: true, found: false };
     if (await insertEmptyStep(sql, a.runId, a.seq, a.name)) {
       const sent = await insertMessage(sql, {
