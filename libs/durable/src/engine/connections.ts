@@ -3,7 +3,7 @@ import { InvalidOptionsError } from '../errors/index.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { isMysqlUrl } from '../store/dialect.js';
 import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
-import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient } from '../store/mysql-client.js';
+import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient, type ContentionCounts } from '../store/mysql-client.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
 import { createStore, type Store } from '../store/store.js';
@@ -40,7 +40,11 @@ export function connect(
     // MySQL-family servers have no LISTEN: wake-ups across processes come from polling (in-process starts run at once).
     const mysqlPool = lazyMysqlPool(mysqlPoolConfig(cfg.connection, cfg.poolSize ?? 10));
     // Hints of this process's own statements reach its worker at once (see SqlClient.notify).
-    const sql = mysqlSqlClient(mysqlPool.get, (channel, payload) => deliverNotice(handlers, channel, payload));
+    const sql = mysqlSqlClient(
+      mysqlPool.get,
+      (channel, payload) => deliverNotice(handlers, channel, payload),
+      contentionLog(options.logger),
+    );
     return {
       store: createStore(sql, { history }),
       ownedPool: mysqlPool,
@@ -105,4 +109,20 @@ function deliverNotice(handlers: NotifierHandlers, channel: string, payload: str
   else if (channel === CANCEL_CHANNEL) handlers.cancelled(payload);
   else if (channel === COMPENSATE_CHANNEL) handlers.cancelRequested?.(payload);
   else if (channel === SIGNAL_CHANNEL) handlers.signal?.(payload);
+}
+
+/**
+ * MariaDB rolled back one of the engine's transactions (a deadlock, a lock-wait timeout) and it is
+ * tried again: logged at most once a minute, with the totals since the engine started.
+ */
+function contentionLog(logger: ResolvedEngineOptions['logger']): (counts: Readonly<ContentionCounts>, err: Error) => void {
+  let last = 0;
+  return (counts, err) => {
+    if (Date.now() - last < 60_000) return;
+    last = Date.now();
+    logger.warn(
+      `database contention: a transaction was rolled back by the server and is tried again (${err.message}); ` +
+        `${counts.deadlocks} deadlock(s) and ${counts.lockWaitTimeouts} lock-wait timeout(s) so far`,
+    );
+  };
 }

@@ -78,6 +78,7 @@ const errno = (err: unknown): number | undefined => (err as { errno?: number } |
 export function mysqlSqlClient(
   pool: () => Promise<MysqlPool>,
   onNotice: (channel: string, payload: string) => void = () => {},
+  onRetry: (counts: Readonly<ContentionCounts>, err: Error) => void = () => {},
   counts: ContentionCounts = { deadlocks: 0, lockWaitTimeouts: 0 },
 ): SqlClient & { counts: ContentionCounts } {
   /** Statements on `q`; hints go to `notices` (delivered at commit), or at once outside a transaction (null). */
@@ -123,6 +124,7 @@ export function mysqlSqlClient(
           if (code === DEADLOCK) counts.deadlocks++;
           else if (code === LOCK_WAIT_TIMEOUT) counts.lockWaitTimeouts++;
           else throw err;
+          onRetry(counts, err as Error);
           if (attempt >= TRIES) throw err;
         } finally {
           await conn.release().catch(() => {});
