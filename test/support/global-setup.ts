@@ -145,7 +145,9 @@ async function findMariaDb(): Promise<void> {
   const url = new URL(process.env.DURABLE_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306');
   const answers = url.hostname === '127.0.0.1' ? await systemServerAnswers(Number(url.port || 3306)) : true;
   if (answers) process.env.DURABLE_TEST_MARIADB = '1';
-  else if (process.env.DURABLE_REQUIRE_MARIADB === '1') throw new Error(`no MariaDB answers at ${url.host}; DURABLE_REQUIRE_MARIADB=1 requires it`);
-  else console.log(`
+  else if (process.env.DURABLE_REQUIRE_MARIADB === '1')
+    throw new Error(`no MariaDB answers at ${url.host}; DURABLE_REQUIRE_MARIADB=1 requires it`);
+  else
+    console.log(`
 no MariaDB at ${url.host}: the suites parametrised by database run on Postgres only`);
 }
