@@ -1,14 +1,13 @@
 /** The admin API's charts: runs started, and finished by status, per time bucket over 1 h, 24 h or 7 d. */
+import * as mysql from './mysql/admin-views.js';
 import { iso, type Store } from './store.js';
 import { dbNow } from './schedules.js';
-
-/** The ranges a chart covers, and the bucket width of each (60 buckets per chart at most: 1 min, 30 min, 3 h). */
-export const CHART_RANGES = {
-  '1h': { ms: 3_600_000, bucketMs: 60_000 },
-  '24h': { ms: 86_400_000, bucketMs: 1_800_000 },
-  '7d': { ms: 604_800_000, bucketMs: 10_800_000 },
-} as const;
-export type ChartRange = keyof typeof CHART_RANGES;
+export { CHART_RANGES } from './admin-rows.js';
+import { CHART_RANGES } from './admin-rows.js';
+export type { ChartRange } from './admin-rows.js';
+import type { ChartRange } from './admin-rows.js';
+export type { ChartBucket } from './admin-rows.js';
+import type { ChartBucket } from './admin-rows.js';
 
 /**
  * Throughput: runs created per bucket. $1 range start (timestamptz), $2 bucket width (ms). Index:
@@ -32,16 +31,9 @@ FROM durable_runs
 WHERE finished_at IS NOT NULL AND finished_at >= $1::timestamptz
 GROUP BY 1, 2`;
 
-export interface ChartBucket {
-  at: string;
-  started: number;
-  succeeded: number;
-  failed: number;
-  cancelled: number;
-}
-
 /** Both charts' series over `range` ending at the database clock, one bucket per step, empty ones included. */
 export async function charts(store: Store, range: ChartRange): Promise<{ range: ChartRange; bucketMs: number; buckets: ChartBucket[] }> {
+  if (store.sql.dialect === 'mysql') return mysql.charts(store, range);
   const { ms, bucketMs } = CHART_RANGES[range];
   const end = await dbNow(store);
   const start = Math.floor((end - ms) / bucketMs) * bucketMs + bucketMs;

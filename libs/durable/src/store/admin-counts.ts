@@ -5,18 +5,15 @@
  * the list answers with the planner's estimate per status (EXPLAIN, no scan), marked estimated, so
  * a dashboard page never waits on a count.
  */
+import * as mysql from './mysql/admin-list.js';
 import { COUNT_RUNS_BY_STATUS, filterParams, runFilter, type RunFilter } from './admin-list.js';
 import { RUN_STATUSES, type RunStatus } from './rows.js';
 import type { Store } from './store.js';
+export type { StatusCounts } from './admin-rows.js';
+import type { StatusCounts } from './admin-rows.js';
 
 /** How long the exact counts of one list request may take (ms) before estimates replace them. */
 export const COUNT_BUDGET_MS = 1_000;
-
-export interface StatusCounts {
-  counts: Record<RunStatus, number>;
-  /** True when the exact counts ran past the budget and `counts` are the planner's estimates. */
-  estimated: boolean;
-}
 
 /** One EXPLAIN per status: the filter's estimated matches (parameters as COUNT_RUNS_BY_STATUS's, without the cap). */
 const ESTIMATE_RUNS_OF_STATUS = (() => {
@@ -32,6 +29,7 @@ function isStatementTimeout(err: unknown): boolean {
 
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1; estimates past `budgetMs`. */
 export async function countByStatusWithin(store: Store, f: RunFilter, cap: number, budgetMs = COUNT_BUDGET_MS): Promise<StatusCounts> {
+  if (store.sql.dialect === 'mysql') return mysql.countByStatusWithin(store, f, cap, (budgetMs = COUNT_BUDGET_MS));
   const params = filterParams(f, false);
   try {
     const row = await store.sql.transaction(async (tx) => {

@@ -1,27 +1,19 @@
 /** The admin API's view of one run: everything about it in one round trip, and a short summary. */
+import * as mysql from './mysql/admin-views.js';
+import { liveProgress } from './live-progress.js';
 import { iso, parsed, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
-
-/** Nested values (step outputs, messages, events) larger than this come back as a preview. */
-export const CLIP_BYTES = 64 * 1024;
-/** Most rows of each kind returned with one run. */
-export const DETAIL_LIMITS = { steps: 2000, messages: 500, events: 500, history: 1000, children: 500 } as const;
+export { CLIP_BYTES } from './admin-rows.js';
+import { CLIP_BYTES } from './admin-rows.js';
+export { DETAIL_LIMITS } from './admin-rows.js';
+import { DETAIL_LIMITS } from './admin-rows.js';
+export type { RunDetailRow } from './admin-rows.js';
+import type { RunDetailRow } from './admin-rows.js';
 
 /** A jsonb value, or { $truncated, bytes, preview } when its text is longer than CLIP_BYTES. */
 const clip = (col: string) => `CASE WHEN octet_length(${col}::text) > ${CLIP_BYTES}
   THEN jsonb_build_object('$truncated', true, 'bytes', octet_length(${col}::text), 'preview', left(${col}::text, 2000))
   ELSE ${col} END`;
-
-export interface RunDetailRow {
-  run: Record<string, unknown>;
-  steps: Array<Record<string, unknown>>;
-  messages: Array<Record<string, unknown>>;
-  events: Array<Record<string, unknown>>;
-  history: Array<Record<string, unknown>>;
-  children: Array<Record<string, unknown>>;
-  totals: { steps: number; messages: number; events: number; history: number; children: number };
-  dbNow: string;
-}
 
 /**
  * One run with everything about it, in one round trip. $1 run id. Indexes: durable_runs_pkey,
@@ -64,6 +56,7 @@ FROM durable_runs r WHERE r.id = $1`;
 export const SELECT_RUN_SUMMARY = `SELECT id, workflow_name, status, updated_at, cancel_requested_at FROM durable_runs WHERE id = $1`;
 
 export async function runDetail(store: Store, id: string): Promise<RunDetailRow | null> {
+  if (store.sql.dialect === 'mysql') return mysql.runDetail(store, id);
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_DETAIL, [id]);
   if (!r) return null;
   const list = (k: string) => parsed<Array<Record<string, unknown>>>(r[k]) ?? [];
@@ -123,28 +116,11 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
   };
 }
 
-/**
- * The latest Durable.progress() of the steps executing now: those without a checkpoint among the
- * steps returned (a step recorded since has its result instead). null when there is none.
- */
-function liveProgress(
-  stored: unknown,
-  steps: Array<Record<string, unknown>>,
-): { at: string | null; steps: Array<Record<string, unknown>> } | null {
-  const p = parsed<{ at?: string; steps?: Record<string, { step: string; value: unknown }> } | null>(stored);
-  if (!p?.steps || typeof p.steps !== 'object') return null;
-  const recorded = new Set(steps.map((s) => Number(s.seq)));
-  const live = Object.entries(p.steps)
-    .map(([seq, v]) => ({ seq: Number(seq), step: v?.step ?? null, value: v?.value ?? null }))
-    .filter((s) => !recorded.has(s.seq))
-    .sort((a, b) => a.seq - b.seq);
-  return live.length ? { at: iso(p.at), steps: live } : null;
-}
-
 export async function runSummary(
   store: Store,
   id: string,
 ): Promise<{ id: string; workflowName: string; status: RunStatus; updatedAt: string; cancelRequestedAt: string | null } | null> {
+  if (store.sql.dialect === 'mysql') return mysql.runSummary(store, id);
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_SUMMARY, [id]);
   return r
     ? {

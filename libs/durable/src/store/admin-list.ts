@@ -25,55 +25,20 @@
  *   durable_steps_pkey (run_id, seq), durable_events_pkey (run_id, key),
  *   durable_messages_idempotency_key (run_id, …), durable_run_events_run_idx (run_id, id)   run detail
  */
+import * as mysql from './mysql/admin-list.js';
 import { RUN_STATUSES, type RunStatus } from './rows.js';
 import { iso, parsed, type Store } from './store.js';
+export type { RunFilter } from './admin-rows.js';
+import type { RunFilter } from './admin-rows.js';
+export type { RunListItem } from './admin-rows.js';
+import type { RunListItem } from './admin-rows.js';
+export type { SortKey } from './admin-rows.js';
+import type { SortKey } from './admin-rows.js';
+export type { SortOrder } from './admin-rows.js';
+import type { SortOrder } from './admin-rows.js';
 
 /** Per-status counts of the runs list stop at this many rows per status (index-only, bounded). */
 export const COUNT_CAP = 10_000;
-
-/** Validated filter of the runs list (null = no filter). */
-export interface RunFilter {
-  statuses: RunStatus[] | null;
-  workflows: string[] | null;
-  queues: string[] | null;
-  createdFrom: Date | null;
-  createdTo: Date | null;
-  finishedFrom: Date | null;
-  finishedTo: Date | null;
-  idPrefix: string | null;
-  parentId: string | null;
-  /** Runs carrying every one of these tags. */
-  tags: string[] | null;
-  /** Runs whose input contains this JSON (Postgres `@>`: the given keys with these values, arrays as subsets). */
-  input: unknown;
-  /** Exactly these runs (a selection in the dashboard). */
-  ids: string[] | null;
-}
-
-export interface RunListItem {
-  id: string;
-  workflowName: string;
-  queue: string;
-  status: RunStatus;
-  priority: number;
-  attempt: number;
-  parentId: string | null;
-  appVersion: string | null;
-  leaseOwner: string | null;
-  errorMessage: string | null;
-  /** The output's JSON text, cut at 160 characters (or its size when it is over 2 kB); null without output. */
-  outputSummary: string | null;
-  stepCount: number;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  updatedAt: string;
-  availableAt: string;
-  deadlineAt: string | null;
-  /** Set when cancel(id, { compensate: true }) was asked and the run has not ended yet (or ended after it). */
-  cancelRequestedAt: string | null;
-  tags: string[];
-}
 
 /**
  * The runs-list filter, parameters numbered from $1: statuses text[] (only when withStatus),
@@ -134,9 +99,6 @@ const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.at
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS step_count,
   CASE WHEN r.status = 'WAITING' THEN (
     SELECT h.detail->'waits' FROM durable_run_events h WHERE h.run_id = r.id AND h.kind = 'suspended' ORDER BY h.id DESC LIMIT 1) END AS waits`;
-
-export type SortKey = 'created' | 'updated';
-export type SortOrder = 'asc' | 'desc';
 
 function listRunsSql(sort: SortKey, order: SortOrder): string {
   const col = sort === 'created' ? 'r.created_at' : 'r.updated_at';
@@ -213,6 +175,7 @@ export async function listRuns(
   after: { at: Date; id: string } | null,
   limit: number,
 ): Promise<RunListItem[]> {
+  if (store.sql.dialect === 'mysql') return mysql.listRuns(store, f, sort, order, after, limit);
   const rows = await store.sql.query<Record<string, unknown>>(LIST_RUNS[`${sort}_${order}`], [
     ...filterParams(f, true),
     after ? after.at.toISOString() : null,
@@ -246,6 +209,7 @@ export async function listRuns(
 
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1. */
 export async function countByStatus(store: Store, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
+  if (store.sql.dialect === 'mysql') return mysql.countByStatus(store, f, cap);
   const [row] = await store.sql.query<Record<RunStatus, number>>(COUNT_RUNS_BY_STATUS, [...filterParams(f, false), cap]);
   return Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
 }

@@ -1,22 +1,9 @@
 /** The admin API's statistics: unfinished runs, finished in a window, and per minute for the last hour. */
+import * as mysql from './mysql/admin-views.js';
 import { iso, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
-
-export interface StatsRows {
-  dbNow: string;
-  active: Array<{ workflow: string; queue: string; status: RunStatus; n: number; oldestDue: string | null; expired: number }>;
-  finished: Array<{ workflow: string; queue: string; status: RunStatus; n: number }>;
-  perMinute: Array<{
-    workflow: string;
-    queue: string;
-    minute: string;
-    started: number;
-    succeeded: number;
-    failed: number;
-    cancelled: number;
-  }>;
-  currentMinute: string;
-}
+export type { StatsRows } from './admin-rows.js';
+import type { StatsRows } from './admin-rows.js';
 
 /**
  * Unfinished runs per workflow, queue and status, with the oldest due claimable run and the
@@ -67,6 +54,7 @@ FROM ev GROUP BY workflow_name, queue, minute`;
 /** The database clock (stats are aligned to it, never to the app's). */
 export const SELECT_NOW = `SELECT now() AS db_now, date_trunc('minute', now()) AS minute`;
 export async function stats(store: Store, windowMinutes: number): Promise<StatsRows> {
+  if (store.sql.dialect === 'mysql') return mysql.stats(store, windowMinutes);
   const [active, finished, perMinute, [now]] = await Promise.all([
     store.sql.query<Record<string, unknown>>(STATS_ACTIVE),
     store.sql.query<Record<string, unknown>>(STATS_FINISHED, [windowMinutes]),

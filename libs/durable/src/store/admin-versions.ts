@@ -1,6 +1,9 @@
 /** The admin API's view of app versions: which versions started the runs still in flight. */
+import * as mysql from './mysql/admin-views.js';
 import { iso, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
+export type { VersionInFlightRow } from './admin-rows.js';
+import type { VersionInFlightRow } from './admin-rows.js';
 
 /**
  * Unfinished runs per app version (app_version, null for runs started without one), workflow and
@@ -13,15 +16,8 @@ FROM durable_runs
 WHERE status = ANY(ARRAY['PENDING','RUNNING','WAITING'])
 GROUP BY app_version, workflow_name, status`;
 
-export interface VersionInFlightRow {
-  appVersion: string | null;
-  workflow: string;
-  status: RunStatus;
-  n: number;
-  oldest: string;
-}
-
 export async function versionsInFlight(store: Store): Promise<VersionInFlightRow[]> {
+  if (store.sql.dialect === 'mysql') return mysql.versionsInFlight(store);
   const rows = await store.sql.query<Record<string, unknown>>(VERSIONS_IN_FLIGHT);
   return rows.map((r) => ({
     appVersion: (r.app_version as string | null) ?? null,

@@ -1,14 +1,15 @@
 /** Flow control: the queue limits table (set at runtime, synced from the options at boot) and what the admin API shows of it. */
+import * as mysql from './mysql/admin-views.js';
 import { notYet } from './mysql/not-yet.js';
 import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
 import { iso, type Store } from './store.js';
-
-/** A rate limit as stored: at most `limit` starts in any `periodMs`. */
-export interface RateLimitView {
-  limit: number;
-  periodMs: number;
-}
+export type { RateLimitView } from './admin-rows.js';
+import type { RateLimitView } from './admin-rows.js';
+export type { LimitValues } from './admin-rows.js';
+import type { LimitValues } from './admin-rows.js';
+export type { RunBlockersRow } from './admin-rows.js';
+import type { RunBlockersRow } from './admin-rows.js';
 
 /** A queue's cluster-wide limits as stored: declared in the options (synced at boot) or set at runtime. */
 export interface QueueLimitsView {
@@ -19,14 +20,6 @@ export interface QueueLimitsView {
   keyRateLimit: RateLimitView | null;
   source: 'declared' | 'runtime';
   updatedAt: string | null;
-}
-
-/** The limits of one queue as the statements take them (null = no such limit). */
-export interface LimitValues {
-  globalConcurrency: number | null;
-  keyConcurrency: number | null;
-  rateLimit: RateLimitView | null;
-  keyRateLimit: RateLimitView | null;
 }
 
 /** A limit that is not null: the row makes the queue a limited one (the plain claim leaves it alone). */
@@ -272,25 +265,8 @@ export async function keyUsage(store: Store, queue: string, limit: number): Prom
   }));
 }
 
-/** What SELECT_RUN_BLOCKERS reads about one run. */
-export interface RunBlockersRow extends LimitValues {
-  status: string;
-  queue: string;
-  concurrencyKey: string | null;
-  availableAt: Date | null;
-  dbNow: Date;
-  due: boolean;
-  queueRunning: number;
-  keyRunning: number;
-  /** When the queue's / the key's rate window next has room (null: it has room, or no such limit). */
-  rateFreeAt: Date | null;
-  keyRateFreeAt: Date | null;
-  /** Debounce: its key while it has not started (null otherwise), and the latest time it may be pushed to. */
-  debounceKey: string | null;
-  debounceUntil: Date | null;
-}
-
 export async function runBlockers(store: Store, id: string): Promise<RunBlockersRow | null> {
+  if (store.sql.dialect === 'mysql') return mysql.runBlockers(store, id);
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_BLOCKERS, [id]);
   if (!r) return null;
   const { globalConcurrency, keyConcurrency, rateLimit, keyRateLimit } = toLimits(r);

@@ -1,9 +1,11 @@
 /** The live feed's one statement per interval (admin/live-feed.ts): what changed, for every subscriber at once. */
+import * as mysql from './mysql/admin-views.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
-
-/** Most changed runs one tick names; beyond it the tick says `many` (a client reloads what it shows). */
-export const LIVE_CHANGED_LIMIT = 100;
+export { LIVE_CHANGED_LIMIT } from './admin-rows.js';
+import { LIVE_CHANGED_LIMIT } from './admin-rows.js';
+export type { LiveTick } from './admin-rows.js';
+import type { LiveTick } from './admin-rows.js';
 
 /** A row version's xmin (32 bits, wraps) as a full transaction id, relative to the statement's snapshot. */
 const FULL_XMIN = `(x.xmax - ((x.xmax % 4294967296 - r.xmin::text::bigint + 4294967296) % 4294967296))`;
@@ -42,18 +44,8 @@ SELECT now() AS now, (SELECT xmin::text FROM x) AS horizon,
    FROM durable_runs r WHERE r.id = ANY($3::text[])) AS watched`,
 );
 
-export interface LiveTick {
-  /** The database clock at the tick. */
-  now: Date;
-  /** The tick's snapshot xmin (full transaction id, as text): the next tick's horizon. */
-  horizon: string;
-  /** The start of the oldest transaction open in this database (the tick's own at the latest). */
-  oldest: Date;
-  changed: Array<{ id: string; status: string; xid: string }>;
-  watched: Array<{ id: string; v: string }>;
-}
-
 export async function liveTick(store: Store, since: Date, horizon: string | null, watched: string[]): Promise<LiveTick> {
+  if (store.sql.dialect === 'mysql') return mysql.liveTick(store, since, horizon, watched);
   const [row] = await store.sql.query<Record<string, unknown>>(LIVE_TICK, [since.toISOString(), horizon, watched]);
   const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
   const now = new Date(row.now as string);

@@ -1,0 +1,160 @@
+/** The admin API's rows and limits, shared by both dialects' admin statements (see admin-*.ts, live.ts, flow-limits.ts). */
+import type { RunStatus } from './rows.js';
+
+/** Validated filter of the runs list (null = no filter). */
+export interface RunFilter {
+  statuses: RunStatus[] | null;
+  workflows: string[] | null;
+  queues: string[] | null;
+  createdFrom: Date | null;
+  createdTo: Date | null;
+  finishedFrom: Date | null;
+  finishedTo: Date | null;
+  idPrefix: string | null;
+  parentId: string | null;
+  /** Runs carrying every one of these tags. */
+  tags: string[] | null;
+  /** Runs whose input contains this JSON (Postgres `@>`: the given keys with these values, arrays as subsets). */
+  input: unknown;
+  /** Exactly these runs (a selection in the dashboard). */
+  ids: string[] | null;
+}
+
+export interface RunListItem {
+  id: string;
+  workflowName: string;
+  queue: string;
+  status: RunStatus;
+  priority: number;
+  attempt: number;
+  parentId: string | null;
+  appVersion: string | null;
+  leaseOwner: string | null;
+  errorMessage: string | null;
+  /** The output's JSON text, cut at 160 characters (or its size when it is over 2 kB); null without output. */
+  outputSummary: string | null;
+  stepCount: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  updatedAt: string;
+  availableAt: string;
+  deadlineAt: string | null;
+  /** Set when cancel(id, { compensate: true }) was asked and the run has not ended yet (or ended after it). */
+  cancelRequestedAt: string | null;
+  tags: string[];
+}
+
+export type SortKey = 'created' | 'updated';
+
+export type SortOrder = 'asc' | 'desc';
+
+export interface StatusCounts {
+  counts: Record<RunStatus, number>;
+  /** True when the exact counts ran past the budget and `counts` are the planner's estimates. */
+  estimated: boolean;
+}
+
+/** Nested values (step outputs, messages, events) larger than this come back as a preview. */
+export const CLIP_BYTES = 64 * 1024;
+
+/** Most rows of each kind returned with one run. */
+export const DETAIL_LIMITS = { steps: 2000, messages: 500, events: 500, history: 1000, children: 500 } as const;
+
+export interface RunDetailRow {
+  run: Record<string, unknown>;
+  steps: Array<Record<string, unknown>>;
+  messages: Array<Record<string, unknown>>;
+  events: Array<Record<string, unknown>>;
+  history: Array<Record<string, unknown>>;
+  children: Array<Record<string, unknown>>;
+  totals: { steps: number; messages: number; events: number; history: number; children: number };
+  dbNow: string;
+}
+
+/** The ranges a chart covers, and the bucket width of each (60 buckets per chart at most: 1 min, 30 min, 3 h). */
+export const CHART_RANGES = {
+  '1h': { ms: 3_600_000, bucketMs: 60_000 },
+  '24h': { ms: 86_400_000, bucketMs: 1_800_000 },
+  '7d': { ms: 604_800_000, bucketMs: 10_800_000 },
+} as const;
+
+export type ChartRange = keyof typeof CHART_RANGES;
+
+export interface ChartBucket {
+  at: string;
+  started: number;
+  succeeded: number;
+  failed: number;
+  cancelled: number;
+}
+
+export interface StatsRows {
+  dbNow: string;
+  active: Array<{ workflow: string; queue: string; status: RunStatus; n: number; oldestDue: string | null; expired: number }>;
+  finished: Array<{ workflow: string; queue: string; status: RunStatus; n: number }>;
+  perMinute: Array<{
+    workflow: string;
+    queue: string;
+    minute: string;
+    started: number;
+    succeeded: number;
+    failed: number;
+    cancelled: number;
+  }>;
+  currentMinute: string;
+}
+
+export interface VersionInFlightRow {
+  appVersion: string | null;
+  workflow: string;
+  status: RunStatus;
+  n: number;
+  oldest: string;
+}
+
+/** Most changed runs one tick names; beyond it the tick says `many` (a client reloads what it shows). */
+export const LIVE_CHANGED_LIMIT = 100;
+
+export interface LiveTick {
+  /** The database clock at the tick. */
+  now: Date;
+  /** The tick's snapshot xmin (full transaction id, as text): the next tick's horizon. */
+  horizon: string;
+  /** The start of the oldest transaction open in this database (the tick's own at the latest). */
+  oldest: Date;
+  changed: Array<{ id: string; status: string; xid: string }>;
+  watched: Array<{ id: string; v: string }>;
+}
+
+/** A rate limit as stored: at most `limit` starts in any `periodMs`. */
+export interface RateLimitView {
+  limit: number;
+  periodMs: number;
+}
+
+/** The limits of one queue as the statements take them (null = no such limit). */
+export interface LimitValues {
+  globalConcurrency: number | null;
+  keyConcurrency: number | null;
+  rateLimit: RateLimitView | null;
+  keyRateLimit: RateLimitView | null;
+}
+
+/** What SELECT_RUN_BLOCKERS reads about one run. */
+export interface RunBlockersRow extends LimitValues {
+  status: string;
+  queue: string;
+  concurrencyKey: string | null;
+  availableAt: Date | null;
+  dbNow: Date;
+  due: boolean;
+  queueRunning: number;
+  keyRunning: number;
+  /** When the queue's / the key's rate window next has room (null: it has room, or no such limit). */
+  rateFreeAt: Date | null;
+  keyRateFreeAt: Date | null;
+  /** Debounce: its key while it has not started (null otherwise), and the latest time it may be pushed to. */
+  debounceKey: string | null;
+  debounceUntil: Date | null;
+}

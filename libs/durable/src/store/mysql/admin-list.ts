@@ -1,0 +1,140 @@
+/**
+ * The admin API's runs list on a MySQL-family database (see admin-list.ts): the same filters, keyset
+ * pages and capped per-status counts. The statement text holds only the conditions of the filters
+ * given (fixed fragments); every value is a parameter. Tags and input containment use
+ * JSON_CONTAINS (no index: a filter on whichever index orders or narrows the scan).
+ */
+import type { RunFilter, RunListItem, SortKey, SortOrder, StatusCounts } from '../admin-rows.js';
+import { RUN_STATUSES, type RunStatus } from '../rows.js';
+import type { Store } from '../store.js';
+import { date, json, marks } from './sql.js';
+
+/** `abc` → `abc%` with LIKE's wildcards and escape character taken literally. */
+const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const utcText = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
+
+/** The WHERE conditions of a filter and their parameters (statuses only when `withStatus`). */
+export function mysqlFilter(f: RunFilter, withStatus: boolean): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  const add = (sql: string, ...values: unknown[]) => {
+    parts.push(sql);
+    params.push(...values);
+  };
+  const list = (col: string, values: string[] | null) => {
+    if (values) add(values.length ? `${col} IN (${marks(values.length)})` : 'FALSE', ...values);
+  };
+  if (withStatus) list('r.status', f.statuses);
+  list('r.workflow_name', f.workflows);
+  list('r.queue', f.queues);
+  if (f.createdFrom) add('r.created_at >= ?', utcText(f.createdFrom));
+  if (f.createdTo) add('r.created_at < ?', utcText(f.createdTo));
+  if (f.finishedFrom) add('r.finished_at >= ?', utcText(f.finishedFrom));
+  if (f.finishedTo) add('r.finished_at < ?', utcText(f.finishedTo));
+  if (f.idPrefix !== null) add("r.id LIKE ? ESCAPE '\\\\'", likePrefix(f.idPrefix));
+  if (f.parentId !== null) add('r.parent_id = ?', f.parentId);
+  if (f.tags) add('JSON_CONTAINS(r.tags, ?)', JSON.stringify(f.tags));
+  if (f.input !== null && f.input !== undefined) add('JSON_CONTAINS(r.input, ?)', JSON.stringify(f.input));
+  list('r.id', f.ids);
+  return { sql: parts.length ? parts.join(' AND ') : 'TRUE', params };
+}
+
+const OUTPUT_SUMMARY_MAX_BYTES = 2048;
+const OUTPUT_SUMMARY_CHARS = 160;
+
+const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.attempt, r.parent_id, r.app_version,
+  r.lease_owner, r.created_at, r.started_at, r.finished_at, r.updated_at, r.available_at, r.deadline_at,
+  r.cancel_requested_at, r.tags, JSON_UNQUOTE(JSON_EXTRACT(r.error, '$.message')) AS error_message,
+  CASE WHEN r.output IS NULL THEN NULL WHEN octet_length(r.output) <= ${OUTPUT_SUMMARY_MAX_BYTES} THEN left(r.output, ${OUTPUT_SUMMARY_CHARS})
+       ELSE concat('(', octet_length(r.output), ' bytes)') END AS output_summary,
+  (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id) AS step_count,
+  CASE WHEN r.status = 'WAITING' THEN (
+    SELECT JSON_EXTRACT(h.detail, '$.waits') FROM durable_run_events h WHERE h.run_id = r.id AND h.kind = 'suspended' ORDER BY h.id DESC LIMIT 1) END AS waits`;
+
+const isoOf = (v: unknown) => date(v)?.toISOString() ?? null;
+
+/** See listRuns() in admin-list.ts. */
+export async function listRuns(
+  store: Store,
+  f: RunFilter,
+  sort: SortKey,
+  order: SortOrder,
+  after: { at: Date; id: string } | null,
+  limit: number,
+): Promise<RunListItem[]> {
+  const col = sort === 'created' ? 'r.created_at' : 'r.updated_at';
+  const cmp = order === 'desc' ? '<' : '>';
+  const dir = order === 'desc' ? 'DESC' : 'ASC';
+  const where = mysqlFilter(f, true);
+  const keyset = after ? ` AND (${col} ${cmp} ? OR (${col} = ? AND r.id ${cmp} ?))` : '';
+  const rows = await store.sql.query<Record<string, unknown>>(
+    `SELECT ${LIST_COLUMNS} FROM durable_runs r WHERE ${where.sql}${keyset} ORDER BY ${col} ${dir}, r.id ${dir} LIMIT ?`,
+    [...where.params, ...(after ? [utcText(after.at), utcText(after.at), after.id] : []), limit],
+  );
+  return rows.map((r) => ({
+    id: r.id as string,
+    workflowName: r.workflow_name as string,
+    queue: r.queue as string,
+    status: r.status as RunStatus,
+    priority: Number(r.priority),
+    attempt: Number(r.attempt),
+    parentId: (r.parent_id as string | null) ?? null,
+    appVersion: (r.app_version as string | null) ?? null,
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    errorMessage: (r.error_message as string | null) ?? null,
+    outputSummary: (r.output_summary as string | null) ?? null,
+    waits: json<Array<{ seq: number; kind: 'sleep' | 'recv' | 'child'; key: string | null }>>(r.waits),
+    stepCount: Number(r.step_count),
+    createdAt: isoOf(r.created_at)!,
+    startedAt: isoOf(r.started_at),
+    finishedAt: isoOf(r.finished_at),
+    updatedAt: isoOf(r.updated_at)!,
+    availableAt: isoOf(r.available_at)!,
+    deadlineAt: isoOf(r.deadline_at),
+    cancelRequestedAt: isoOf(r.cancel_requested_at),
+    tags: json<string[]>(r.tags) ?? [],
+  }));
+}
+
+/** See countByStatus() in admin-list.ts: one bounded scan per status (durable_runs_status_created_idx). */
+export async function countByStatus(store: Store, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
+  const where = mysqlFilter(f, false);
+  const one = (s: RunStatus) =>
+    `(SELECT count(*) FROM (SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${where.sql} LIMIT ?) x) AS ${s}`;
+  const [row] = await store.sql.query<Record<RunStatus, unknown>>(
+    `SELECT ${RUN_STATUSES.map(one).join(', ')}`,
+    RUN_STATUSES.flatMap(() => [...where.params, cap + 1]),
+  );
+  return Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
+}
+
+/**
+ * See countByStatusWithin() in admin-counts.ts. The counts are capped scans already; MariaDB bounds
+ * them in time too (max_statement_time, seconds); past the budget the optimizer's row estimates
+ * (EXPLAIN) stand in, reported as estimated.
+ */
+export async function countByStatusWithin(store: Store, f: RunFilter, cap: number, budgetMs: number): Promise<StatusCounts> {
+  try {
+    const counts = await store.sql.transaction(async (tx) => {
+      await tx.execute(`SET SESSION max_statement_time = ${Math.max(0.001, budgetMs / 1000)}`);
+      try {
+        return await countByStatus({ ...store, sql: tx }, f, cap);
+      } finally {
+        await tx.execute('SET SESSION max_statement_time = 0');
+      }
+    });
+    return { counts, estimated: false };
+  } catch (err) {
+    if ((err as { errno?: number }).errno !== 1969) throw err; // ER_STATEMENT_TIMEOUT
+  }
+  const where = mysqlFilter(f, false);
+  const counts = {} as Record<RunStatus, number>;
+  for (const s of RUN_STATUSES) {
+    const [plan] = await store.sql.query<{ rows: unknown }>(
+      `EXPLAIN SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${where.sql}`,
+      where.params,
+    );
+    counts[s] = Number(plan?.rows ?? 0);
+  }
+  return { counts, estimated: true };
+}

@@ -1,0 +1,324 @@
+/**
+ * The admin API's other views on a MySQL-family database: one run in detail, statistics, charts,
+ * versions in flight and the live feed's tick (see admin-detail.ts, admin-stats.ts, admin-charts.ts,
+ * admin-versions.ts and live.ts). A view that is one statement on PostgreSQL is a few here (no
+ * json_agg over correlated subqueries); each reads by primary key or through the same indexes.
+ */
+import { CHART_RANGES, CLIP_BYTES, DETAIL_LIMITS, LIVE_CHANGED_LIMIT } from '../admin-rows.js';
+import type { RunStatus } from '../rows.js';
+import type { ChartBucket, ChartRange, LiveTick, RunBlockersRow, RunDetailRow, StatsRows, VersionInFlightRow } from '../admin-rows.js';
+import { liveProgress } from '../live-progress.js';
+import type { Store } from '../store.js';
+import { date, json, marks, NOW } from './sql.js';
+
+const isoOf = (v: unknown) => date(v)?.toISOString() ?? null;
+
+/** A JSON column's value, or { $truncated, bytes, preview } when its text is longer than CLIP_BYTES. */
+const clipped = (text: unknown): unknown => {
+  if (text == null) return null;
+  const s = String(text);
+  const bytes = Buffer.byteLength(s);
+  return bytes > CLIP_BYTES ? { $truncated: true, bytes, preview: s.slice(0, 2000) } : JSON.parse(s);
+};
+
+/** See runDetail() in admin-detail.ts: the run, its newest rows of each kind, and how many there are. */
+export async function runDetail(store: Store, id: string): Promise<RunDetailRow | null> {
+  const sql = store.sql;
+  const [r] = await sql.query<Record<string, unknown>>(
+    `SELECT r.*, ${NOW} AS db_now,
+       (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id) AS steps_total,
+       (SELECT count(*) FROM durable_messages m WHERE m.run_id = r.id) AS messages_total,
+       (SELECT count(*) FROM durable_events e WHERE e.run_id = r.id) AS events_total,
+       (SELECT count(*) FROM durable_run_events h WHERE h.run_id = r.id) AS history_total,
+       (SELECT count(*) FROM durable_runs c WHERE c.parent_id = r.id) AS children_total
+     FROM durable_runs r WHERE r.id = ?`,
+    [id],
+  );
+  if (!r) return null;
+  const [steps, messages, events, history, children] = await Promise.all([
+    sql.query<Record<string, unknown>>('SELECT * FROM durable_steps WHERE run_id = ? ORDER BY seq LIMIT ?', [id, DETAIL_LIMITS.steps]),
+    sql.query<Record<string, unknown>>('SELECT * FROM durable_messages WHERE run_id = ? ORDER BY id DESC LIMIT ?', [
+      id,
+      DETAIL_LIMITS.messages,
+    ]),
+    sql.query<Record<string, unknown>>('SELECT * FROM durable_events WHERE run_id = ? ORDER BY `key` LIMIT ?', [id, DETAIL_LIMITS.events]),
+    sql.query<Record<string, unknown>>('SELECT * FROM durable_run_events WHERE run_id = ? ORDER BY id DESC LIMIT ?', [
+      id,
+      DETAIL_LIMITS.history,
+    ]),
+    sql.query<Record<string, unknown>>(
+      'SELECT id, workflow_name, status, created_at, finished_at FROM durable_runs WHERE parent_id = ? ORDER BY created_at, id LIMIT ?',
+      [id, DETAIL_LIMITS.children],
+    ),
+  ]);
+  const traceparent = (r.traceparent as string | null) ?? null;
+  const stepRows = steps.map((s) => {
+    const started = date(s.started_at);
+    const finished = date(s.finished_at);
+    return {
+      seq: Number(s.seq),
+      name: s.name,
+      status: s.status,
+      attempts: Number(s.attempts),
+      startedAt: started?.toISOString() ?? null,
+      finishedAt: finished?.toISOString() ?? null,
+      durationMs: started && finished ? finished.getTime() - started.getTime() : null,
+      output: clipped(s.output),
+      error: clipped(s.error),
+      compensation: clipped(s.compensation),
+      compensates: s.compensates == null ? null : Number(s.compensates),
+    };
+  });
+  return {
+    run: {
+      id: r.id,
+      workflowName: r.workflow_name,
+      queue: r.queue,
+      status: r.status,
+      input: json(r.input),
+      output: json(r.output),
+      error: json(r.error),
+      priority: Number(r.priority),
+      attempt: Number(r.attempt),
+      leaseOwner: r.lease_owner ?? null,
+      leaseExpiresAt: isoOf(r.lease_expires_at),
+      leaseEpoch: Number(r.lease_epoch),
+      parentId: r.parent_id ?? null,
+      appVersion: r.app_version ?? null,
+      deadlineAt: isoOf(r.deadline_at),
+      availableAt: isoOf(r.available_at),
+      createdAt: isoOf(r.created_at),
+      startedAt: isoOf(r.started_at),
+      finishedAt: isoOf(r.finished_at),
+      updatedAt: isoOf(r.updated_at),
+      cancelRequestedAt: isoOf(r.cancel_requested_at),
+      concurrencyKey: r.concurrency_key ?? null,
+      tags: json<string[]>(r.tags) ?? [],
+      progress: r.status === 'RUNNING' ? liveProgress(r.progress, stepRows) : null,
+      traceparent,
+      traceId: traceparent?.split('-')[1] || null,
+    },
+    steps: stepRows,
+    messages: messages.reverse().map((m) => ({
+      id: String(m.id),
+      topic: m.topic,
+      payload: clipped(m.payload),
+      idempotencyKey: m.idempotency_key ?? null,
+      createdAt: isoOf(m.created_at),
+      consumedSeq: m.consumed_seq == null ? null : Number(m.consumed_seq),
+      consumedAt: isoOf(m.consumed_at),
+    })),
+    events: events.map((e) => ({ key: e.key, value: clipped(e.value), updatedAt: isoOf(e.updated_at) })),
+    history: history.reverse().map((h) => ({ id: String(h.id), kind: h.kind, detail: clipped(h.detail), at: isoOf(h.at) })),
+    children: children.map((c) => ({
+      id: c.id,
+      workflowName: c.workflow_name,
+      status: c.status,
+      createdAt: isoOf(c.created_at),
+      finishedAt: isoOf(c.finished_at),
+    })),
+    dbNow: isoOf(r.db_now)!,
+    totals: {
+      steps: Number(r.steps_total),
+      messages: Number(r.messages_total),
+      events: Number(r.events_total),
+      history: Number(r.history_total),
+      children: Number(r.children_total),
+    },
+  };
+}
+
+/** See runSummary() in admin-detail.ts. */
+export async function runSummary(
+  store: Store,
+  id: string,
+): Promise<{ id: string; workflowName: string; status: RunStatus; updatedAt: string; cancelRequestedAt: string | null } | null> {
+  const [r] = await store.sql.query<Record<string, unknown>>(
+    'SELECT id, workflow_name, status, updated_at, cancel_requested_at FROM durable_runs WHERE id = ?',
+    [id],
+  );
+  return r
+    ? {
+        id: r.id as string,
+        workflowName: r.workflow_name as string,
+        status: r.status as RunStatus,
+        updatedAt: isoOf(r.updated_at)!,
+        cancelRequestedAt: isoOf(r.cancel_requested_at),
+      }
+    : null;
+}
+
+/** The start of the minute `ms` falls in (UTC). */
+const minuteOf = (ms: number) => Math.floor(ms / 60_000) * 60_000;
+
+/** See stats() in admin-stats.ts (per-minute figures bucketed here, from the database clock). */
+export async function stats(store: Store, windowMinutes: number): Promise<StatsRows> {
+  const sql = store.sql;
+  const [[now], active, finished] = await Promise.all([
+    sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`),
+    sql.query<Record<string, unknown>>(
+      `SELECT workflow_name, queue, status, count(*) AS n,
+              min(CASE WHEN status IN ('PENDING', 'WAITING') AND available_at <= ${NOW} THEN available_at END) AS oldest_due,
+              sum(CASE WHEN status = 'RUNNING' AND lease_expires_at < ${NOW} THEN 1 ELSE 0 END) AS expired
+       FROM durable_runs WHERE status IN ('PENDING', 'RUNNING', 'WAITING') GROUP BY workflow_name, queue, status`,
+    ),
+    sql.query<Record<string, unknown>>(
+      `SELECT workflow_name, queue, status, count(*) AS n FROM durable_runs
+       WHERE updated_at >= ${NOW} - INTERVAL ? MINUTE AND finished_at >= ${NOW} - INTERVAL ? MINUTE
+       GROUP BY workflow_name, queue, status`,
+      [windowMinutes, windowMinutes],
+    ),
+  ]);
+  const dbNow = date(now.now)!.getTime();
+  const from = minuteOf(dbNow) - 59 * 60_000;
+  const recent = await sql.query<Record<string, unknown>>(
+    'SELECT workflow_name, queue, status, started_at, finished_at FROM durable_runs WHERE updated_at >= ?',
+    [new Date(from).toISOString().replace('T', ' ').replace('Z', '')],
+  );
+  const perMinute = new Map<string, StatsRows['perMinute'][number]>();
+  const bump = (r: Record<string, unknown>, at: Date | null, field: 'started' | 'succeeded' | 'failed' | 'cancelled') => {
+    if (!at || at.getTime() < from) return;
+    const minute = new Date(minuteOf(at.getTime())).toISOString();
+    const key = `${String(r.workflow_name)}\u0000${String(r.queue)}\u0000${minute}`;
+    let row = perMinute.get(key);
+    if (!row) {
+      row = { workflow: r.workflow_name as string, queue: r.queue as string, minute, started: 0, succeeded: 0, failed: 0, cancelled: 0 };
+      perMinute.set(key, row);
+    }
+    row[field]++;
+  };
+  for (const r of recent) {
+    bump(r, date(r.started_at), 'started');
+    const end = { SUCCEEDED: 'succeeded', FAILED: 'failed', CANCELLED: 'cancelled' }[r.status as string] as 'succeeded' | undefined;
+    if (end) bump(r, date(r.finished_at), end);
+  }
+  return {
+    dbNow: new Date(dbNow).toISOString(),
+    currentMinute: new Date(minuteOf(dbNow)).toISOString(),
+    active: active.map((r) => ({
+      workflow: r.workflow_name as string,
+      queue: r.queue as string,
+      status: r.status as RunStatus,
+      n: Number(r.n),
+      oldestDue: isoOf(r.oldest_due),
+      expired: Number(r.expired),
+    })),
+    finished: finished.map((r) => ({
+      workflow: r.workflow_name as string,
+      queue: r.queue as string,
+      status: r.status as RunStatus,
+      n: Number(r.n),
+    })),
+    perMinute: [...perMinute.values()],
+  };
+}
+
+/** See charts() in admin-charts.ts: buckets counted here from the bucket number MariaDB computes (ms since the start, divided). */
+export async function charts(store: Store, range: ChartRange): Promise<{ range: ChartRange; bucketMs: number; buckets: ChartBucket[] }> {
+  const { ms, bucketMs } = CHART_RANGES[range];
+  const [now] = await store.sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`);
+  const end = date(now.now)!.getTime();
+  const start = Math.floor((end - ms) / bucketMs) * bucketMs + bucketMs;
+  const from = new Date(start).toISOString().replace('T', ' ').replace('Z', '');
+  const bucketOf = (col: string) => `FLOOR(TIMESTAMPDIFF(MICROSECOND, ?, ${col}) / 1000 / ?)`;
+  const [started, finished] = await Promise.all([
+    store.sql.query<{ b: unknown; n: unknown }>(
+      `SELECT ${bucketOf('created_at')} AS b, count(*) AS n FROM durable_runs WHERE created_at >= ? GROUP BY 1`,
+      [from, bucketMs, from],
+    ),
+    store.sql.query<{ b: unknown; status: string; n: unknown }>(
+      `SELECT ${bucketOf('finished_at')} AS b, status, count(*) AS n FROM durable_runs WHERE finished_at >= ? GROUP BY 1, 2`,
+      [from, bucketMs, from],
+    ),
+  ]);
+  const buckets: ChartBucket[] = [];
+  for (let t = start; t <= end; t += bucketMs)
+    buckets.push({ at: new Date(t).toISOString(), started: 0, succeeded: 0, failed: 0, cancelled: 0 });
+  for (const r of started) {
+    const b = buckets[Number(r.b)];
+    if (b) b.started += Number(r.n);
+  }
+  for (const r of finished) {
+    const b = buckets[Number(r.b)];
+    const key = r.status.toLowerCase() as 'succeeded' | 'failed' | 'cancelled';
+    if (b && key in b) b[key] += Number(r.n);
+  }
+  return { range, bucketMs, buckets };
+}
+
+/** See versionsInFlight() in admin-versions.ts. */
+export async function versionsInFlight(store: Store): Promise<VersionInFlightRow[]> {
+  const rows = await store.sql.query<Record<string, unknown>>(
+    `SELECT app_version, workflow_name, status, count(*) AS n, min(created_at) AS oldest FROM durable_runs
+     WHERE status IN ('PENDING', 'RUNNING', 'WAITING') GROUP BY app_version, workflow_name, status`,
+  );
+  return rows.map((r) => ({
+    appVersion: (r.app_version as string | null) ?? null,
+    workflow: r.workflow_name as string,
+    status: r.status as RunStatus,
+    n: Number(r.n),
+    oldest: isoOf(r.oldest)!,
+  }));
+}
+
+/**
+ * See liveTick() in live.ts. MariaDB has no snapshot horizon to read: a run's version is its
+ * updated_at (ms), the horizon is `since` (versions older than it are not returned again), and the
+ * oldest open transaction is taken as now (the feed's slack covers the engine's transactions, which
+ * last milliseconds).
+ */
+export async function liveTick(store: Store, since: Date, _horizon: string | null, watched: string[]): Promise<LiveTick> {
+  const sinceText = since.toISOString().replace('T', ' ').replace('Z', '');
+  const [[now], changed, seen] = await Promise.all([
+    store.sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`),
+    store.sql.query<{ id: string; status: string; updated_at: unknown }>(
+      'SELECT id, status, updated_at FROM durable_runs WHERE updated_at >= ? ORDER BY updated_at LIMIT ?',
+      [sinceText, LIVE_CHANGED_LIMIT + 1],
+    ),
+    watched.length
+      ? store.sql.query<{ id: string; status: string; updated_at: unknown; steps: unknown; progress: unknown }>(
+          `SELECT r.id, r.status, r.updated_at, (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id) AS steps, md5(coalesce(r.progress, '')) AS progress
+           FROM durable_runs r WHERE r.id IN (${marks(watched.length)})`,
+          watched,
+        )
+      : Promise.resolve([]),
+  ]);
+  const at = date(now.now)!;
+  return {
+    now: at,
+    horizon: String(since.getTime()),
+    oldest: at,
+    changed: changed.map((c) => ({ id: c.id, status: c.status, xid: String(date(c.updated_at)!.getTime()) })),
+    watched: seen.map((w) => ({ id: w.id, v: `${w.status}:${isoOf(w.updated_at)}:${Number(w.steps)}:${String(w.progress)}` })),
+  };
+}
+
+/** See runBlockers() in flow-limits.ts: on MariaDB no queue has cluster-wide limits yet, so only the run's own state blocks it. */
+export async function runBlockers(store: Store, id: string): Promise<RunBlockersRow | null> {
+  const [r] = await store.sql.query<Record<string, unknown>>(
+    `SELECT r.status, r.queue, r.concurrency_key, r.available_at, ${NOW} AS db_now, r.available_at <= ${NOW} AS due,
+       (SELECT count(*) FROM durable_runs q WHERE q.queue = r.queue AND q.status = 'RUNNING') AS queue_running,
+       (SELECT count(*) FROM durable_runs k WHERE k.queue = r.queue AND k.status = 'RUNNING' AND k.concurrency_key = r.concurrency_key) AS key_running
+     FROM durable_runs r WHERE r.id = ?`,
+    [id],
+  );
+  if (!r) return null;
+  return {
+    status: r.status as string,
+    queue: r.queue as string,
+    concurrencyKey: (r.concurrency_key as string | null) ?? null,
+    availableAt: date(r.available_at),
+    dbNow: date(r.db_now)!,
+    due: Number(r.due) === 1,
+    globalConcurrency: null,
+    keyConcurrency: null,
+    rateLimit: null,
+    keyRateLimit: null,
+    queueRunning: Number(r.queue_running),
+    keyRunning: Number(r.key_running),
+    rateFreeAt: null,
+    keyRateFreeAt: null,
+    debounceKey: null,
+    debounceUntil: null,
+  };
+}
