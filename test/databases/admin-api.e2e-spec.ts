@@ -2,6 +2,7 @@ import { Injectable, UnauthorizedException, type CanActivate, type ExecutionCont
 import { Test } from '@nestjs/testing';
 import { Durable, DurableModule, NonRetryableError, Workflow, WorkflowClient } from 'nestjs-durable';
 import request from 'supertest';
+import { runRunsCommand } from '../../libs/durable/src/cli/runs-command.js';
 import { eventually } from '../support/engine-harness.js';
 import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 
@@ -158,5 +159,31 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
     expect((await get('versions').expect(200)).body).toBeDefined();
     const blockers = await get('runs/A-001/blockers').expect(200);
     expect(blockers.body).toMatchObject({ status: 'SUCCEEDED' });
+  });
+
+  it('serves `npx nestjs-durable runs` with no app running: list, show, cancel', async () => {
+    const cli = async (...args: string[]) => {
+      let out = '';
+      let err = '';
+      const code = await runRunsCommand(
+        args,
+        { cwd: process.cwd(), out: (t) => (out += t), err: (t) => (err += t) },
+        { DATABASE_URL: db.url },
+      );
+      return { code, out, err };
+    };
+    const list = await cli('list', '--status', 'FAILED', '--json');
+    expect(list).toMatchObject({ code: 0, err: '' });
+    expect(
+      JSON.parse(list.out)
+        .items.map((r: { id: string }) => r.id)
+        .sort(),
+    ).toEqual(['B-0', 'B-1', 'B-2']);
+    const shown = await cli('show', 'A-004', '--json');
+    expect(JSON.parse(shown.out)).toMatchObject({ id: 'A-004', status: 'SUCCEEDED', output: { doubled: 8 } });
+    await client.start('waiter', {}, { id: 'W-2' });
+    await eventually(async () => (await client.getRun('W-2'))?.status === 'WAITING', 10_000, 'the run to wait');
+    expect((await cli('cancel', 'W-2')).code).toBe(0);
+    expect((await client.getRun('W-2'))?.status).toBe('CANCELLED');
   });
 });
