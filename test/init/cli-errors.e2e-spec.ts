@@ -2,6 +2,17 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { runRunsCommand } from '../../libs/durable/src/cli/runs-command.js';
 import { runSchedulesCommand } from '../../libs/durable/src/cli/schedules-command.js';
 import { adminQuery, urlFor } from '../support/db.js';
+import { MARIADB_AVAILABLE } from '../support/databases.js';
+import { createMariaTestDatabase, MARIADB_SERVER, mariaQuery } from '../support/mariadb.js';
+
+/** A port nothing listens on. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 
 /**
  * The command line against a database it cannot use: one line saying what failed and what to do,
@@ -89,7 +100,30 @@ describe('nestjs-durable CLI: database errors', () => {
     expect(unreachable.code).toBe(3);
     oneLine(unreachable.err);
     expect(unreachable.err).toContain(`cannot reach postgres@127.0.0.1:${port}/shop (connect ECONNREFUSED`);
-    expect(unreachable.err).toContain('Is PostgreSQL running there?');
+    expect(unreachable.err).toContain('Is the database server running there?');
+  });
+
+  (MARIADB_AVAILABLE ? it : it.skip)('says the same things of a MariaDB URL', async () => {
+    const server = MARIADB_SERVER.replace(/\/$/, '');
+    const noDb = await cli(runRunsCommand, ['list'], `${server}/no_such_database_here`);
+    expect(noDb.code).toBe(3);
+    oneLine(noDb.err);
+    expect(noDb.err).toContain('Check the database name in DATABASE_URL');
+    const empty = await createMariaTestDatabase('cli_errors');
+    try {
+      await mariaQuery(empty.name, 'DROP TABLE durable_steps, durable_runs');
+      const noTables = await cli(runRunsCommand, ['list'], empty.url);
+      expect(noTables.code).toBe(3);
+      expect(noTables.err).toContain('has no nestjs-durable tables');
+      expect(noTables.err).toContain('schema.mysql.sql');
+    } finally {
+      await empty.drop();
+    }
+    const port = await freePort();
+    const unreachable = await cli(runRunsCommand, ['show', 'x'], `mysql://root@127.0.0.1:${port}/shop`);
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.err).toContain(`cannot reach root@127.0.0.1:${port}/shop`);
+    expect(unreachable.err).toContain('Is the database server running there?');
   });
 
   it('--verbose adds the stack after the line', async () => {

@@ -28,10 +28,18 @@ export function whereDb(url: string | undefined): string {
   try {
     const u = new URL(url);
     const user = u.username ? `${decodeURIComponent(u.username)}@` : '';
-    return `${user}${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
+    const port = u.port || (/^(mysql|mariadb):/.test(url ?? '') ? '3306' : '5432');
+    return `${user}${u.hostname || 'localhost'}:${port}${u.pathname && u.pathname !== '/' ? u.pathname : ''}`;
   } catch {
     return 'the database (DATABASE_URL is not a URL)';
   }
+}
+
+/** MariaDB/MySQL errors (the mariadb driver's errno) as the PostgreSQL SQLSTATE that means the same to the user. */
+const MYSQL_ERRNO: Record<number, string> = { 1045: '28P01', 1044: '28000', 1049: '3D000', 1146: '42P01', 1054: '42703' };
+function mysqlSqlState(c: unknown): string | undefined {
+  const errno = (c as { errno?: unknown; sqlState?: unknown } | null)?.errno;
+  return typeof errno === 'number' && (c as { sqlState?: unknown }).sqlState !== undefined ? MYSQL_ERRNO[errno] : undefined;
 }
 
 function causes(e: unknown): unknown[] {
@@ -47,7 +55,7 @@ export function describeFailure(e: unknown, url: string | undefined): { code: nu
     if (c instanceof SchemaMissingError || c instanceof SchemaOutdatedError || c instanceof SchemaTooNewError)
       return { code: EXIT.database, line: `${at}: ${c.message}` };
     if (c instanceof DurableError || c instanceof CliRefusal) return { code: EXIT.refused, line: c.message };
-    const code = (c as { code?: unknown })?.code;
+    const code = mysqlSqlState(c) ?? (c as { code?: unknown })?.code;
     if (typeof code !== 'string') continue;
     const msg = errorText(c);
     if (code === '28P01' || code === '28000')
@@ -62,18 +70,20 @@ export function describeFailure(e: unknown, url: string | undefined): { code: nu
         code: EXIT.database,
         line:
           `${at} has no nestjs-durable tables, or older ones (${msg}). Point DATABASE_URL at the app's database, or create ` +
-          `the tables: npx nestjs-durable init, then npx prisma migrate deploy.`,
+          (/^(mysql|mariadb):/.test(url ?? '')
+            ? `the tables from node_modules/nestjs-durable/prisma/schema.mysql.sql (docs/databases.md).`
+            : `the tables: npx nestjs-durable init, then npx prisma migrate deploy.`),
       };
     if (UNREACHABLE.has(code) || code.startsWith('08') || code === '57P03')
       return {
         code: EXIT.database,
-        line: `cannot reach ${at} (${msg}). Is PostgreSQL running there? Check the host and port in DATABASE_URL.`,
+        line: `cannot reach ${at} (${msg}). Is the database server running there? Check the host and port in DATABASE_URL.`,
       };
   }
   if (/timeout exceeded when trying to connect|Connection terminated/i.test(errorText(e)))
     return {
       code: EXIT.database,
-      line: `cannot reach ${at} (${errorText(e)}). Is PostgreSQL running there? Check the host and port in DATABASE_URL.`,
+      line: `cannot reach ${at} (${errorText(e)}). Is the database server running there? Check the host and port in DATABASE_URL.`,
     };
   if (/password must be a string|SASL/i.test(errorText(e)))
     return { code: EXIT.database, line: `cannot log in to ${at}: ${errorText(e)}. Check the user and password in DATABASE_URL.` };
