@@ -22,6 +22,7 @@ import { runJobs, runJobsBench } from './jobs/main.js';
 import { OURS_JOB_CONCURRENCY } from './jobs/ours-job.js';
 import { runInstancesBench } from './instances.js';
 import { runClaimsBench } from './claims-bench.js';
+import { runDatabasesBench } from './databases.js';
 
 takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
@@ -47,6 +48,11 @@ if (process.argv[2] === 'jobs') {
 // `npm run bench -- instances …`: 1 → 2 → 4 → 8 worker processes on one Postgres (see instances.ts).
 if (process.argv[2] === 'instances') {
   await runInstancesBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- databases …`: PostgreSQL and MariaDB side by side (see databases.ts).
+if (process.argv[2] === 'databases') {
+  await runDatabasesBench(process.argv.slice(3));
   process.exit(0);
 }
 // `npm run bench -- claims …`: claim cost with flow control, plain vs limited (see claims-bench.ts).
