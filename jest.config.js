@@ -66,6 +66,7 @@ export const BROWSER = [
   'test/admin/dashboard-browser.e2e-spec.ts',
   'test/admin/dashboard-layout-browser.e2e-spec.ts',
   'test/admin/dashboard-operations-browser.e2e-spec.ts',
+  'test/databases/dashboard-browser.e2e-spec.ts',
   'test/example/dashboard-tour.e2e-spec.ts',
   'test/failover/replica-dashboard-browser.e2e-spec.ts',
   'test/flow/flow-dashboard.e2e-spec.ts',
