@@ -208,7 +208,10 @@ export class DurableEngine implements HandleBackend {
    */
   verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
     if (!this.runtime.pool)
-      throw new InvalidOptionsError("verify reads through the engine's own connection: pass `connection` (a Postgres URL or pg Pool).");
+      throw new InvalidOptionsError(
+        "verify reads through the engine's own PostgreSQL connection: pass `connection` (a Postgres URL or pg Pool). " +
+          'On MariaDB verify is not available yet (docs/databases.md).',
+      );
     return verifyRuns(this.registry, this.runtime.pool, opts);
   }
 

@@ -1,4 +1,6 @@
 /** What `verify` reads: runs with their checkpoints, a page at a time, inside one READ ONLY transaction. */
+import { UnsupportedDatabaseError } from '../errors/index.js';
+import { isMysqlUrl } from './dialect.js';
 import pg from 'pg';
 import { statement } from './statement.js';
 import { STEPS_OF_R } from './sql-fragments.js';
@@ -62,6 +64,12 @@ export async function verifyRunsPage(
  * or a pg Pool (a client checked out and returned).
  */
 export async function withReadOnlyTransaction<T>(connection: string | pg.Pool, fn: (store: Store) => Promise<T>): Promise<T> {
+  if (typeof connection === 'string' && isMysqlUrl(connection)) {
+    throw new UnsupportedDatabaseError(
+      'verify',
+      'verify is not available on MariaDB/MySQL yet (docs/databases.md lists what is); it reads PostgreSQL.',
+    );
+  }
   const config = typeof connection === 'string' ? pgConfigFromUrl(connection) : null;
   const own = config ? new config.Client({ ...config, application_name: 'nestjs-durable verify' }) : null;
   const client = own ?? (await (connection as pg.Pool).connect());
