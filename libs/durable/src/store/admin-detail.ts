@@ -1,6 +1,5 @@
 /** The admin API's view of one run: everything about it in one round trip, and a short summary. */
 import * as mysql from './mysql/admin-views.js';
-import { liveProgress } from './live-progress.js';
 import { iso, parsed, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
 export { CLIP_BYTES } from './admin-rows.js';
@@ -9,6 +8,7 @@ export { DETAIL_LIMITS } from './admin-rows.js';
 import { DETAIL_LIMITS } from './admin-rows.js';
 export type { RunDetailRow } from './admin-rows.js';
 import type { RunDetailRow } from './admin-rows.js';
+import { detailRun, detailTotals, runSummaryOf } from './admin-rows.js';
 
 /** A jsonb value, or { $truncated, bytes, preview } when its text is longer than CLIP_BYTES. */
 const clip = (col: string) => `CASE WHEN octet_length(${col}::text) > ${CLIP_BYTES}
@@ -70,34 +70,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
   const events = list('events').map((e) => ({ ...e, updatedAt: iso(e.updatedAt) }));
   const history = list('history').map((h) => ({ ...h, at: iso(h.at) }));
   const children = list('children').map((c) => ({ ...c, createdAt: iso(c.createdAt), finishedAt: iso(c.finishedAt) }));
-  const run = {
-    id: r.id,
-    workflowName: r.workflow_name,
-    queue: r.queue,
-    status: r.status,
-    input: r.input ?? null,
-    output: r.output ?? null,
-    error: r.error ?? null,
-    priority: Number(r.priority),
-    attempt: Number(r.attempt),
-    leaseOwner: r.lease_owner ?? null,
-    leaseExpiresAt: iso(r.lease_expires_at),
-    leaseEpoch: Number(r.lease_epoch),
-    parentId: r.parent_id ?? null,
-    appVersion: r.app_version ?? null,
-    deadlineAt: iso(r.deadline_at),
-    availableAt: iso(r.available_at),
-    createdAt: iso(r.created_at),
-    startedAt: iso(r.started_at),
-    finishedAt: iso(r.finished_at),
-    updatedAt: iso(r.updated_at),
-    cancelRequestedAt: iso(r.cancel_requested_at),
-    concurrencyKey: r.concurrency_key ?? null,
-    tags: (r.tags as string[] | null) ?? [],
-    progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
-    traceparent: r.traceparent ?? null,
-    traceId: r.trace_id || null,
-  };
+  const run = detailRun(r, steps, (v) => v);
   return {
     run,
     steps,
@@ -106,13 +79,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     history,
     children,
     dbNow: iso(r.db_now)!,
-    totals: {
-      steps: Number(r.steps_total),
-      messages: Number(r.messages_total),
-      events: Number(r.events_total),
-      history: Number(r.history_total),
-      children: Number(r.children_total),
-    },
+    totals: detailTotals(r),
   };
 }
 
@@ -122,13 +89,5 @@ export async function runSummary(
 ): Promise<{ id: string; workflowName: string; status: RunStatus; updatedAt: string; cancelRequestedAt: string | null } | null> {
   if (store.sql.dialect === 'mysql') return mysql.runSummary(store, id);
   const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_SUMMARY, [id]);
-  return r
-    ? {
-        id: r.id as string,
-        workflowName: r.workflow_name as string,
-        status: r.status as RunStatus,
-        updatedAt: iso(r.updated_at)!,
-        cancelRequestedAt: iso(r.cancel_requested_at),
-      }
-    : null;
+  return runSummaryOf(r);
 }

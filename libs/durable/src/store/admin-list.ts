@@ -27,7 +27,7 @@
  */
 import * as mysql from './mysql/admin-list.js';
 import { RUN_STATUSES, type RunStatus } from './rows.js';
-import { iso, parsed, type Store } from './store.js';
+import type { Store } from './store.js';
 export type { RunFilter } from './admin-rows.js';
 import type { RunFilter } from './admin-rows.js';
 export type { RunListItem } from './admin-rows.js';
@@ -36,6 +36,7 @@ export type { SortKey } from './admin-rows.js';
 import type { SortKey } from './admin-rows.js';
 export type { SortOrder } from './admin-rows.js';
 import type { SortOrder } from './admin-rows.js';
+import { runListItem } from './admin-rows.js';
 
 /** Per-status counts of the runs list stop at this many rows per status (index-only, bounded). */
 export const COUNT_CAP = 10_000;
@@ -182,29 +183,7 @@ export async function listRuns(
     after ? after.id : null,
     limit,
   ]);
-  return rows.map((r) => ({
-    id: r.id as string,
-    workflowName: r.workflow_name as string,
-    queue: r.queue as string,
-    status: r.status as RunStatus,
-    priority: Number(r.priority),
-    attempt: Number(r.attempt),
-    parentId: (r.parent_id as string | null) ?? null,
-    appVersion: (r.app_version as string | null) ?? null,
-    leaseOwner: (r.lease_owner as string | null) ?? null,
-    errorMessage: (r.error_message as string | null) ?? null,
-    outputSummary: (r.output_summary as string | null) ?? null,
-    waits: parsed<Array<{ seq: number; kind: 'sleep' | 'recv' | 'child'; key: string | null }> | null>(r.waits) ?? null,
-    stepCount: Number(r.step_count),
-    createdAt: iso(r.created_at)!,
-    startedAt: iso(r.started_at),
-    finishedAt: iso(r.finished_at),
-    updatedAt: iso(r.updated_at)!,
-    availableAt: iso(r.available_at)!,
-    deadlineAt: iso(r.deadline_at),
-    cancelRequestedAt: iso(r.cancel_requested_at),
-    tags: (r.tags as string[] | null) ?? [],
-  }));
+  return rows.map((r) => runListItem(r, (v) => v));
 }
 
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1. */

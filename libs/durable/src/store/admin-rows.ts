@@ -1,4 +1,6 @@
-/** The admin API's rows and limits, shared by both dialects' admin statements (see admin-*.ts, live.ts, flow-limits.ts). */
+/** The admin API's rows and limits, shared by both dialects' admin statements (see admin-*.ts, live.ts, flow-limits.ts), and the mapping of the rows both read alike. */
+import { liveProgress } from './live-progress.js';
+import { iso } from './store.js';
 import type { RunStatus } from './rows.js';
 
 /** Validated filter of the runs list (null = no filter). */
@@ -43,6 +45,8 @@ export interface RunListItem {
   /** Set when cancel(id, { compensate: true }) was asked and the run has not ended yet (or ended after it). */
   cancelRequestedAt: string | null;
   tags: string[];
+  /** A WAITING run: the waits of its latest suspension (sleep, recv, child), else null. */
+  waits: Array<{ seq: number; kind: 'sleep' | 'recv' | 'child'; key: string | null }> | null;
 }
 
 export type SortKey = 'created' | 'updated';
@@ -158,3 +162,106 @@ export interface RunBlockersRow extends LimitValues {
   debounceKey: string | null;
   debounceUntil: Date | null;
 }
+
+/** How a dialect's driver hands back a JSON column: PostgreSQL's parsed, MySQL-family text to parse. */
+export type JsonReader = (v: unknown) => unknown;
+
+/** A runs-list row (LIST_COLUMNS of either dialect) as the API shows it. */
+export function runListItem(r: Record<string, unknown>, json: JsonReader): RunListItem {
+  return {
+    id: r.id as string,
+    workflowName: r.workflow_name as string,
+    queue: r.queue as string,
+    status: r.status as RunStatus,
+    priority: Number(r.priority),
+    attempt: Number(r.attempt),
+    parentId: (r.parent_id as string | null) ?? null,
+    appVersion: (r.app_version as string | null) ?? null,
+    leaseOwner: (r.lease_owner as string | null) ?? null,
+    errorMessage: (r.error_message as string | null) ?? null,
+    outputSummary: (r.output_summary as string | null) ?? null,
+    waits: (json(r.waits) as RunListItem['waits']) ?? null,
+    stepCount: Number(r.step_count),
+    createdAt: iso(r.created_at)!,
+    startedAt: iso(r.started_at),
+    finishedAt: iso(r.finished_at),
+    updatedAt: iso(r.updated_at)!,
+    availableAt: iso(r.available_at)!,
+    deadlineAt: iso(r.deadline_at),
+    cancelRequestedAt: iso(r.cancel_requested_at),
+    tags: (json(r.tags) as string[] | null) ?? [],
+  };
+}
+
+/** The run of a run detail (its durable_runs row), with the live progress of its steps not recorded yet. */
+export function detailRun(r: Record<string, unknown>, steps: Array<Record<string, unknown>>, json: JsonReader): Record<string, unknown> {
+  const traceparent = (r.traceparent as string | null) ?? null;
+  return {
+    id: r.id,
+    workflowName: r.workflow_name,
+    queue: r.queue,
+    status: r.status,
+    input: json(r.input) ?? null,
+    output: json(r.output) ?? null,
+    error: json(r.error) ?? null,
+    priority: Number(r.priority),
+    attempt: Number(r.attempt),
+    leaseOwner: r.lease_owner ?? null,
+    leaseExpiresAt: iso(r.lease_expires_at),
+    leaseEpoch: Number(r.lease_epoch),
+    parentId: r.parent_id ?? null,
+    appVersion: r.app_version ?? null,
+    deadlineAt: iso(r.deadline_at),
+    availableAt: iso(r.available_at),
+    createdAt: iso(r.created_at),
+    startedAt: iso(r.started_at),
+    finishedAt: iso(r.finished_at),
+    updatedAt: iso(r.updated_at),
+    cancelRequestedAt: iso(r.cancel_requested_at),
+    concurrencyKey: r.concurrency_key ?? null,
+    tags: (json(r.tags) as string[] | null) ?? [],
+    progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
+    traceparent,
+    traceId: traceparent?.split('-')[1] || null,
+  };
+}
+
+/** How many rows of each kind a run has (the detail shows the newest DETAIL_LIMITS of them). */
+export const detailTotals = (r: Record<string, unknown>): RunDetailRow['totals'] => ({
+  steps: Number(r.steps_total),
+  messages: Number(r.messages_total),
+  events: Number(r.events_total),
+  history: Number(r.history_total),
+  children: Number(r.children_total),
+});
+
+/** A run's status after an action (cancel, resume), as the API answers it. */
+export function runSummaryOf(
+  r: Record<string, unknown> | undefined,
+): { id: string; workflowName: string; status: RunStatus; updatedAt: string; cancelRequestedAt: string | null } | null {
+  return r
+    ? {
+        id: r.id as string,
+        workflowName: r.workflow_name as string,
+        status: r.status as RunStatus,
+        updatedAt: iso(r.updated_at)!,
+        cancelRequestedAt: iso(r.cancel_requested_at),
+      }
+    : null;
+}
+
+/** The statistics' rows of unfinished and of recently finished runs, per workflow, queue and status. */
+export const activeStatsRow = (r: Record<string, unknown>): StatsRows['active'][number] => ({
+  workflow: r.workflow_name as string,
+  queue: r.queue as string,
+  status: r.status as RunStatus,
+  n: Number(r.n),
+  oldestDue: iso(r.oldest_due),
+  expired: Number(r.expired),
+});
+export const finishedStatsRow = (r: Record<string, unknown>): StatsRows['finished'][number] => ({
+  workflow: r.workflow_name as string,
+  queue: r.queue as string,
+  status: r.status as RunStatus,
+  n: Number(r.n),
+});

@@ -1,9 +1,9 @@
 /** The admin API's statistics: unfinished runs, finished in a window, and per minute for the last hour. */
 import * as mysql from './mysql/admin-views.js';
 import { iso, type Store } from './store.js';
-import type { RunStatus } from './rows.js';
 export type { StatsRows } from './admin-rows.js';
 import type { StatsRows } from './admin-rows.js';
+import { activeStatsRow, finishedStatsRow } from './admin-rows.js';
 
 /**
  * Unfinished runs per workflow, queue and status, with the oldest due claimable run and the
@@ -64,20 +64,8 @@ export async function stats(store: Store, windowMinutes: number): Promise<StatsR
   return {
     dbNow: iso(now.db_now)!,
     currentMinute: iso(now.minute)!,
-    active: active.map((r) => ({
-      workflow: r.workflow_name as string,
-      queue: r.queue as string,
-      status: r.status as RunStatus,
-      n: Number(r.n),
-      oldestDue: iso(r.oldest_due),
-      expired: Number(r.expired),
-    })),
-    finished: finished.map((r) => ({
-      workflow: r.workflow_name as string,
-      queue: r.queue as string,
-      status: r.status as RunStatus,
-      n: Number(r.n),
-    })),
+    active: active.map(activeStatsRow),
+    finished: finished.map(finishedStatsRow),
     perMinute: perMinute.map((r) => ({
       workflow: r.workflow_name as string,
       queue: r.queue as string,

@@ -24,4 +24,7 @@ export const toDate = (v: unknown): Date | null => (v == null ? null : v instanc
 /** json columns may come back as text from some drivers; jsonb/json from pg and Prisma are parsed. */
 export const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) : v) as T;
 /** Dates as ISO strings (the admin API's JSON). */
-export const iso = (v: unknown): string | null => (v == null ? null : new Date(v as string).toISOString());
+export const iso = (v: unknown): string | null =>
+  v == null
+    ? null
+    : new Date(typeof v === 'string' && /^\d{4}-\d\d-\d\d \d[\d:.]*$/.test(v) ? `${v.replace(' ', 'T')}Z` : (v as string)).toISOString();

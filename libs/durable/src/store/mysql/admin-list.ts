@@ -7,7 +7,8 @@
 import type { RunFilter, RunListItem, SortKey, SortOrder, StatusCounts } from '../admin-rows.js';
 import { RUN_STATUSES, type RunStatus } from '../rows.js';
 import type { Store } from '../store.js';
-import { date, json, marks } from './sql.js';
+import { json, marks } from './sql.js';
+import { runListItem } from '../admin-rows.js';
 
 /** `abc` → `abc%` with LIKE's wildcards and escape character taken literally. */
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -51,8 +52,6 @@ const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.at
   CASE WHEN r.status = 'WAITING' THEN (
     SELECT JSON_EXTRACT(h.detail, '$.waits') FROM durable_run_events h WHERE h.run_id = r.id AND h.kind = 'suspended' ORDER BY h.id DESC LIMIT 1) END AS waits`;
 
-const isoOf = (v: unknown) => date(v)?.toISOString() ?? null;
-
 /** See listRuns() in admin-list.ts. */
 export async function listRuns(
   store: Store,
@@ -71,29 +70,7 @@ export async function listRuns(
     `SELECT ${LIST_COLUMNS} FROM durable_runs r WHERE ${where.sql}${keyset} ORDER BY ${col} ${dir}, r.id ${dir} LIMIT ?`,
     [...where.params, ...(after ? [utcText(after.at), utcText(after.at), after.id] : []), limit],
   );
-  return rows.map((r) => ({
-    id: r.id as string,
-    workflowName: r.workflow_name as string,
-    queue: r.queue as string,
-    status: r.status as RunStatus,
-    priority: Number(r.priority),
-    attempt: Number(r.attempt),
-    parentId: (r.parent_id as string | null) ?? null,
-    appVersion: (r.app_version as string | null) ?? null,
-    leaseOwner: (r.lease_owner as string | null) ?? null,
-    errorMessage: (r.error_message as string | null) ?? null,
-    outputSummary: (r.output_summary as string | null) ?? null,
-    waits: json<Array<{ seq: number; kind: 'sleep' | 'recv' | 'child'; key: string | null }>>(r.waits),
-    stepCount: Number(r.step_count),
-    createdAt: isoOf(r.created_at)!,
-    startedAt: isoOf(r.started_at),
-    finishedAt: isoOf(r.finished_at),
-    updatedAt: isoOf(r.updated_at)!,
-    availableAt: isoOf(r.available_at)!,
-    deadlineAt: isoOf(r.deadline_at),
-    cancelRequestedAt: isoOf(r.cancel_requested_at),
-    tags: json<string[]>(r.tags) ?? [],
-  }));
+  return rows.map((r) => runListItem(r, json));
 }
 
 /** See countByStatus() in admin-list.ts: one bounded scan per status (durable_runs_status_created_idx). */

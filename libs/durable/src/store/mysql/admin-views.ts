@@ -7,9 +7,10 @@
 import { CHART_RANGES, CLIP_BYTES, DETAIL_LIMITS, LIVE_CHANGED_LIMIT } from '../admin-rows.js';
 import type { RunStatus } from '../rows.js';
 import type { ChartBucket, ChartRange, LiveTick, RunBlockersRow, RunDetailRow, StatsRows, VersionInFlightRow } from '../admin-rows.js';
-import { liveProgress } from '../live-progress.js';
 import type { Store } from '../store.js';
 import { date, json, marks, NOW } from './sql.js';
+import { detailRun, detailTotals, runSummaryOf } from '../admin-rows.js';
+import { activeStatsRow, finishedStatsRow } from '../admin-rows.js';
 
 const isoOf = (v: unknown) => date(v)?.toISOString() ?? null;
 
@@ -51,7 +52,6 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
       [id, DETAIL_LIMITS.children],
     ),
   ]);
-  const traceparent = (r.traceparent as string | null) ?? null;
   const stepRows = steps.map((s) => {
     const started = date(s.started_at);
     const finished = date(s.finished_at);
@@ -70,34 +70,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
     };
   });
   return {
-    run: {
-      id: r.id,
-      workflowName: r.workflow_name,
-      queue: r.queue,
-      status: r.status,
-      input: json(r.input),
-      output: json(r.output),
-      error: json(r.error),
-      priority: Number(r.priority),
-      attempt: Number(r.attempt),
-      leaseOwner: r.lease_owner ?? null,
-      leaseExpiresAt: isoOf(r.lease_expires_at),
-      leaseEpoch: Number(r.lease_epoch),
-      parentId: r.parent_id ?? null,
-      appVersion: r.app_version ?? null,
-      deadlineAt: isoOf(r.deadline_at),
-      availableAt: isoOf(r.available_at),
-      createdAt: isoOf(r.created_at),
-      startedAt: isoOf(r.started_at),
-      finishedAt: isoOf(r.finished_at),
-      updatedAt: isoOf(r.updated_at),
-      cancelRequestedAt: isoOf(r.cancel_requested_at),
-      concurrencyKey: r.concurrency_key ?? null,
-      tags: json<string[]>(r.tags) ?? [],
-      progress: r.status === 'RUNNING' ? liveProgress(r.progress, stepRows) : null,
-      traceparent,
-      traceId: traceparent?.split('-')[1] || null,
-    },
+    run: detailRun(r, stepRows, json),
     steps: stepRows,
     messages: messages.reverse().map((m) => ({
       id: String(m.id),
@@ -118,13 +91,7 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
       finishedAt: isoOf(c.finished_at),
     })),
     dbNow: isoOf(r.db_now)!,
-    totals: {
-      steps: Number(r.steps_total),
-      messages: Number(r.messages_total),
-      events: Number(r.events_total),
-      history: Number(r.history_total),
-      children: Number(r.children_total),
-    },
+    totals: detailTotals(r),
   };
 }
 
@@ -137,15 +104,7 @@ export async function runSummary(
     'SELECT id, workflow_name, status, updated_at, cancel_requested_at FROM durable_runs WHERE id = ?',
     [id],
   );
-  return r
-    ? {
-        id: r.id as string,
-        workflowName: r.workflow_name as string,
-        status: r.status as RunStatus,
-        updatedAt: isoOf(r.updated_at)!,
-        cancelRequestedAt: isoOf(r.cancel_requested_at),
-      }
-    : null;
+  return runSummaryOf(r);
 }
 
 /** The start of the minute `ms` falls in (UTC). */
@@ -195,20 +154,8 @@ export async function stats(store: Store, windowMinutes: number): Promise<StatsR
   return {
     dbNow: new Date(dbNow).toISOString(),
     currentMinute: new Date(minuteOf(dbNow)).toISOString(),
-    active: active.map((r) => ({
-      workflow: r.workflow_name as string,
-      queue: r.queue as string,
-      status: r.status as RunStatus,
-      n: Number(r.n),
-      oldestDue: isoOf(r.oldest_due),
-      expired: Number(r.expired),
-    })),
-    finished: finished.map((r) => ({
-      workflow: r.workflow_name as string,
-      queue: r.queue as string,
-      status: r.status as RunStatus,
-      n: Number(r.n),
-    })),
+    active: active.map(activeStatsRow),
+    finished: finished.map(finishedStatsRow),
     perMinute: [...perMinute.values()],
   };
 }
