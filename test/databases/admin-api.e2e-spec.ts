@@ -1,12 +1,10 @@
 import { Injectable, UnauthorizedException, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { Durable, DurableModule, NonRetryableError, Workflow, WorkflowClient } from 'nestjs-durable';
+import { Durable, NonRetryableError, Workflow, WorkflowClient } from 'nestjs-durable';
 import request from 'supertest';
 import { runRunsCommand } from '../../libs/durable/src/cli/runs-command.js';
 import { eventually } from '../support/engine-harness.js';
-import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
+import { DATABASES, durableApp, type KindDatabase, openDatabase } from '../support/databases.js';
 
-const PRISMA = Symbol('PrismaService');
 const TOKEN = 'admin-token-for-the-tests';
 
 @Injectable()
@@ -53,20 +51,7 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
 
   beforeAll(async () => {
     db = await openDatabase(kind, `admin_${kind}`);
-    const ref = await Test.createTestingModule({
-      imports: [
-        DurableModule.forRoot({
-          prisma: PRISMA,
-          connection: db.url,
-          pollIntervalMs: 100,
-          logging: false,
-          admin: { guards: [TokenGuard] },
-        }),
-      ],
-      providers: [{ provide: PRISMA, useValue: db.prisma }, Jobs],
-    }).compile();
-    app = ref.createNestApplication({ logger: false });
-    await app.init();
+    app = await durableApp(db, [Jobs], { admin: { guards: [TokenGuard] } });
     client = app.get(WorkflowClient);
     for (let i = 0; i < 12; i++)
       await client.start('ok', { n: i }, { id: `A-${String(i).padStart(3, '0')}`, tags: i % 3 === 0 ? ['vip'] : [] });

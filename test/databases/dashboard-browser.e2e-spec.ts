@@ -1,13 +1,10 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { Durable, DurableModule, NonRetryableError, Workflow, WorkflowClient } from 'nestjs-durable';
+import { Durable, NonRetryableError, Workflow, WorkflowClient } from 'nestjs-durable';
 import type pw from 'playwright-core';
 import { launchChromium } from '../admin/support/browser.js';
 import { describeBrowser } from '../support/chromium.js';
-import { MARIADB_AVAILABLE, openDatabase, type KindDatabase } from '../support/databases.js';
+import { durableApp, type KindDatabase, MARIADB_AVAILABLE, openDatabase } from '../support/databases.js';
 import { eventually } from '../support/engine-harness.js';
-
-const PRISMA = Symbol('PrismaService');
 
 @Injectable()
 class Orders {
@@ -37,13 +34,7 @@ class Orders {
 
   beforeAll(async () => {
     db = await openDatabase('mariadb', 'dashboard');
-    const ref = await Test.createTestingModule({
-      imports: [
-        DurableModule.forRoot({ prisma: PRISMA, connection: db.url, pollIntervalMs: 100, logging: false, admin: { unsafeNoGuard: true } }),
-      ],
-      providers: [{ provide: PRISMA, useValue: db.prisma }, Orders],
-    }).compile();
-    app = ref.createNestApplication({ logger: false });
+    app = await durableApp(db, [Orders], { admin: { unsafeNoGuard: true } });
     await app.listen(0, '127.0.0.1');
     url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     const client = app.get(WorkflowClient);

@@ -1,11 +1,8 @@
 import { Inject, Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { Durable, DurableModule, Step, Workflow, WorkflowClient } from 'nestjs-durable';
+import { Durable, Step, Workflow, WorkflowClient } from 'nestjs-durable';
 import { eventually } from '../support/engine-harness.js';
-import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
+import { DATABASES, durableApp, type KindDatabase, openDatabase, PRISMA } from '../support/databases.js';
 
-/** The app's PrismaClient provider (a token: each database has its own generated client). */
-const PRISMA = Symbol('PrismaService');
 let db: KindDatabase;
 
 @Injectable()
@@ -57,21 +54,7 @@ describe.each(DATABASES)('a Nest app on %s', (kind) => {
 
   beforeAll(async () => {
     db = await openDatabase(kind, `nest_${kind}`);
-    const ref = await Test.createTestingModule({
-      imports: [
-        DurableModule.forRoot({
-          prisma: PRISMA,
-          connection: db.url,
-          pollIntervalMs: 100,
-          leaseMs: 2_000,
-          heartbeatMs: 400,
-          logging: false,
-        }),
-      ],
-      providers: [{ provide: PRISMA, useValue: db.prisma }, Payments],
-    }).compile();
-    app = ref.createNestApplication({ logger: false });
-    await app.init();
+    app = await durableApp(db, [Payments], { leaseMs: 2_000, heartbeatMs: 400 });
     payments = app.get(Payments);
     client = app.get(WorkflowClient);
     payments.client = client;

@@ -1,4 +1,7 @@
+import type { INestApplication, Provider } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
+import { DurableModule } from 'nestjs-durable';
 import pg from 'pg';
 import { PrismaClient as MysqlPrismaClient } from '../generated/mysql-prisma/client.js';
 import { createTestDatabase } from './db.js';
@@ -67,4 +70,25 @@ export async function openDatabase(kind: DatabaseKind, label: string): Promise<K
       await db.drop();
     },
   };
+}
+
+/** The token the suites provide a database's PrismaClient under (as an app's PrismaService). */
+export const PRISMA = Symbol('PrismaService');
+
+/**
+ * A Nest app on `db`: DurableModule.forRoot with its Prisma client and its URL (the engine's own
+ * pool), short polls, the given options and providers; initialised, not listening.
+ */
+export async function durableApp(
+  db: KindDatabase,
+  providers: Provider[],
+  options: Omit<Parameters<typeof DurableModule.forRoot>[0], 'prisma'> = {},
+): Promise<INestApplication> {
+  const ref = await Test.createTestingModule({
+    imports: [DurableModule.forRoot({ prisma: PRISMA, connection: db.url, pollIntervalMs: 100, logging: false, ...options })],
+    providers: [{ provide: PRISMA, useValue: db.prisma }, ...providers],
+  }).compile();
+  const app = ref.createNestApplication({ logger: false });
+  await app.init();
+  return app;
 }

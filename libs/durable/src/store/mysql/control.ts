@@ -9,7 +9,7 @@ import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { CANCEL_CHANNEL, COMPENSATE_CHANNEL } from '../sql-fragments.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
-import { bool, date, insertHistory, marks, NOW } from './sql.js';
+import { bool, date, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
 
 const ACTIVE = `('PENDING', 'RUNNING', 'WAITING')`;
 
@@ -92,14 +92,7 @@ export async function cancelTreeCompensating(
     const runs = await lockActive(sql, await tree(sql, id, cascade));
     if (!runs.length) return [];
     const ids = runs.map((r) => r.id);
-    const undo = new Set(
-      (
-        await sql.query<{ run_id: string }>(
-          `SELECT DISTINCT run_id FROM durable_steps WHERE run_id IN (${marks(ids.length)}) AND JSON_EXTRACT(compensation, '$.by') IS NOT NULL`,
-          ids,
-        )
-      ).map((r) => r.run_id),
-    );
+    const undo = await runsWithUndo(sql, ids);
     const pivots = new Map<string, { seq: number; step: string }>();
     for (const p of await sql.query<{ run_id: string; seq: number; name: string }>(
       `SELECT run_id, seq, name FROM durable_steps WHERE run_id IN (${marks(ids.length)}) AND status = 'SUCCEEDED'

@@ -3,7 +3,7 @@ import type { QueueFiguresRow } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
-import { date, insertHistory, marks, NOW } from './sql.js';
+import { date, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
 
 /** See sweepDeadlines() in maintenance.ts: runs past their deadline fail, or compensate first when a step recorded how to undo it. */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
@@ -16,14 +16,7 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
     );
     if (!rows.length) return { failed: [], compensating: [] };
     const ids = rows.map((r) => r.id);
-    const undo = new Set(
-      (
-        await sql.query<{ run_id: string }>(
-          `SELECT DISTINCT run_id FROM durable_steps WHERE run_id IN (${marks(ids.length)}) AND JSON_EXTRACT(compensation, '$.by') IS NOT NULL`,
-          ids,
-        )
-      ).map((r) => r.run_id),
-    );
+    const undo = await runsWithUndo(sql, ids);
     for (const r of rows) {
       const deadline = date(r.deadline_at)!.toISOString();
       const error = JSON.stringify({

@@ -18,9 +18,6 @@ export const DUE_BY = `(${NOW} + INTERVAL 1000 MICROSECOND)`;
 /** `?, ?, ?` for a list of n values (n ≥ 1). */
 export const marks = (n: number): string => Array.from({ length: Math.max(n, 1) }, () => '?').join(', ');
 
-/** `(?, ?), (?, ?)` for n rows of `width` values. */
-export const rowMarks = (n: number, width: number): string => Array.from({ length: n }, () => `(${marks(width)})`).join(', ');
-
 /** A JSON column read back as text (MariaDB's JSON is LONGTEXT): parsed here, so a JSON string stays a string. */
 export const json = <T = unknown>(v: unknown): T | null => {
   if (v == null) return null;
@@ -51,5 +48,12 @@ export async function insertHistory(
   );
 }
 
-/** Rows of a table locked by primary key, in id order (every path locks runs in id order: no deadlock between them). */
-export const byIdsInOrder = (ids: readonly string[]): string => `id IN (${marks(ids.length)}) ORDER BY id`;
+/** Those of `ids` that have something to undo: a step recorded a compensation (`by`). Index: durable_steps' primary key. */
+export async function runsWithUndo(sql: SqlClient, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await sql.query<{ run_id: string }>(
+    `SELECT DISTINCT run_id FROM durable_steps WHERE run_id IN (${marks(ids.length)}) AND JSON_EXTRACT(compensation, '$.by') IS NOT NULL`,
+    ids,
+  );
+  return new Set(rows.map((r) => r.run_id));
+}
