@@ -126,6 +126,9 @@ export class PgCluster {
    */
   async inspectOldPrimary<T>(db: string, fn: (url: string) => Promise<T>): Promise<T> {
     if (readPostmasterPid(this.primary.dataDir)) throw new Error('the old primary still runs: kill it first');
+    // Its lock file names a dead postmaster, which may linger as a zombie (nothing reaps a process pg_ctl
+    // detached when PID 1 does not): Postgres would take it for a running server and refuse to start.
+    rmSync(join(this.primary.dataDir, 'postmaster.pid'), { force: true });
     const port = await freePort();
     // No standby will ever answer it: without this, a commit would wait for one (nothing commits here; it only reads).
     await this.pgCtl([

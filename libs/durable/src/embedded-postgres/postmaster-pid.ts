@@ -27,11 +27,25 @@ export function readPostmasterPid(dataDir: string): PostmasterPid | null {
   return { pid, port: Number(lines[3]), status: (lines[7] ?? '').trim() || 'starting' };
 }
 
+/**
+ * Whether process `pid` runs. A zombie (it exited, and its parent has not reaped it: a postmaster
+ * SIGKILLed after pg_ctl detached it, under a PID 1 that reaps nothing) answers signal 0 like a
+ * live process; on Linux its state in /proc says it is dead.
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  return !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false; // no /proc (not Linux), or the process is gone
   }
 }
