@@ -15,8 +15,20 @@ class TokenGuard implements CanActivate {
   }
 }
 
+/** Released by the progress test: the step reports its progress, then waits for it. */
+let releaseCrunch: () => void = () => {};
+
 @Injectable()
 class Jobs {
+  @Workflow({ name: 'crunch' })
+  async crunch() {
+    return Durable.step('crunch', async () => {
+      Durable.progress({ done: 3, total: 10 });
+      await new Promise<void>((r) => (releaseCrunch = r));
+      return 'crunched';
+    });
+  }
+
   @Workflow({ name: 'ok' })
   async ok(input: { n: number }) {
     await Durable.step('one', async () => input.n);
@@ -170,5 +182,15 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
     await eventually(async () => (await client.getRun('W-2'))?.status === 'WAITING', 10_000, 'the run to wait');
     expect((await cli('cancel', 'W-2')).code).toBe(0);
     expect((await client.getRun('W-2'))?.status).toBe('CANCELLED');
+  });
+
+  it('shows the live progress a running step reports, and its input searched by containment', async () => {
+    await client.start('crunch', {}, { id: 'C-1' });
+    const live = await eventually(async () => (await get('runs/C-1').expect(200)).body.progress, 10_000, 'the progress');
+    expect(live.steps).toEqual([{ seq: 0, step: 'crunch', value: { done: 3, total: 10 } }]);
+    releaseCrunch();
+    await eventually(async () => (await get('runs/C-1').expect(200)).body.status === 'SUCCEEDED', 10_000, 'the run to end');
+    const found = await get(`runs?input=${encodeURIComponent(JSON.stringify({ n: 7 }))}`).expect(200);
+    expect(found.body.items.map((r: { id: string }) => r.id)).toEqual(['A-007']);
   });
 });
