@@ -36,7 +36,8 @@ function maintenanceUrl(url: string): string {
   return u.toString();
 }
 
-function scratchName(url: string, what: string): string {
+/** The database name of `url`, refused when protected or unusual (every database the bench drops goes through here). */
+export function scratchName(url: string, what: string): string {
   const name = databaseName(url);
   if (PROTECTED.some((re) => re.test(name)) || !/^[a-z_][a-z0-9_]*$/.test(name)) {
     throw new Error(`refusing to ${what} database "${name}": protected or unusual name`);

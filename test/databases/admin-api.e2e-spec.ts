@@ -193,4 +193,13 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
     const found = await get(`runs?input=${encodeURIComponent(JSON.stringify({ n: 7 }))}`).expect(200);
     expect(found.body.items.map((r: { id: string }) => r.id)).toEqual(['A-007']);
   });
+
+  it('acts on many runs by filter: bulk delete of finished runs, counted first', async () => {
+    const preview = await post('runs/bulk/preview', { action: 'delete', filter: { workflow: ['bad'] } });
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ matched: 3 });
+    expect(await client.bulk('delete', { workflows: ['bad'] })).toMatchObject({ action: 'delete', matched: 3, done: 3, skipped: 0 });
+    expect(await db.query("SELECT id FROM durable_runs WHERE workflow_name = 'bad'")).toEqual([]);
+    expect(await db.query("SELECT run_id FROM durable_run_events WHERE run_id LIKE 'B-%'")).toEqual([]);
+  });
 });

@@ -43,7 +43,16 @@ export interface HostConfig {
   prepared?: boolean;
   /** false: the engine option telemetry { traces: false, metrics: false } (the telemetry bench's "app" mode). */
   telemetry?: boolean;
+  /** The engine's warnings and errors to stderr (and kept in OursHost.warnings); by default the engine logs nothing. */
+  logWarnings?: boolean;
 }
+
+/**
+ * A MariaDB/MySQL URL (mysql:// or mariadb://): the engine then gets the URL itself (its own `mariadb` pool of
+ * `poolSize`), so its statements are not counted and there is no LISTEN session (wake-ups across processes come
+ * from its poll). --db-write and `prepared` are Postgres-only.
+ */
+export const isMysqlUrl = (url: string) => /^(mysql|mariadb):/i.test(url);
 
 // ---- statement counting --------------------------------------------------------------------
 
@@ -126,7 +135,9 @@ export class OursHost {
   /** Statements the step bodies sent (--db-write), not the engine's. */
   userWrites = 0;
   readonly engine: DurableEngine;
-  private readonly pool: pg.Pool;
+  /** Warnings and errors the engine logged (with cfg.logWarnings). */
+  readonly warnings: string[] = [];
+  private readonly pool?: pg.Pool;
   private readonly writePool?: pg.Pool;
 
   constructor(
@@ -135,7 +146,9 @@ export class OursHost {
     /** Called when an execution of a run begins (the jobs comparison's start latency). */
     onStart?: (id: string) => void,
   ) {
-    this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, this.claims, cfg.prepared);
+    const mysql = isMysqlUrl(cfg.url);
+    if (mysql && (cfg.dbWrite || cfg.prepared)) throw new Error('--db-write and prepared are Postgres-only in the bench');
+    if (!mysql) this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, this.claims, cfg.prepared);
     if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: writePoolSize(cfg.concurrency) });
     const registry = new WorkflowRegistry();
     const writePool = this.writePool;
@@ -159,10 +172,15 @@ export class OursHost {
         return (input as string).length;
       },
     });
+    const note = (level: string) => (m: string) => {
+      this.warnings.push(`${level}: ${m}`);
+      process.stderr.write(`  [engine ${level}] ${m}\n`);
+    };
     this.engine = new DurableEngine({
       registry,
-      connection: this.pool as never,
+      ...(this.pool ? { connection: this.pool as never } : { connection: cfg.url, poolSize: cfg.poolSize }),
       options: {
+        ...(cfg.logWarnings ? { logger: { log() {}, warn: note('warn'), error: note('error') } } : {}),
         worker: cfg.worker,
         concurrency: cfg.concurrency,
         history: cfg.history,
@@ -178,7 +196,7 @@ export class OursHost {
 
   async stop(): Promise<void> {
     await this.engine.stop();
-    await this.pool.end().catch(() => {});
+    await this.pool?.end().catch(() => {});
     await this.writePool?.end().catch(() => {});
   }
 }
