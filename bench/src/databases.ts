@@ -1,268 +1,619 @@
 /**
- * `npm run bench -- databases [--workflows 2000] [--concurrency 50] [--rounds 2] [--latency-runs 100]`:
- * the engine on PostgreSQL and on MariaDB side by side in one run, alternating (round by round), with
- * the same shapes: 3 steps without payload, and 10 steps with a 1 KB input. For each: the drain
- * (runs enqueued first, then a worker starts), starts one by one in the worker's process (10
- * callers, each awaiting its run), start → first claim across engines (a client engine starts, a
- * worker engine claims: LISTEN/NOTIFY on Postgres, the poll on MariaDB, at the default
- * pollIntervalMs and at 100 ms), and what an idle worker costs the server (statements per second).
+ * `npm run bench -- databases [--workflows 2000] [--concurrency 50] [--rounds 2] [--latency-runs 100] …`:
+ * our engine alone (no DBOS) on PostgreSQL and on MariaDB in one run, alternating round by round (ABBA: a
+ * round's second database goes first in the next), with the same shapes: 3 steps without payload, and 10
+ * steps with a 1 KB input. Per database, shape and round, on a fresh database (Postgres: prisma/migrations,
+ * as ours.ts makes it; MariaDB: libs/durable/prisma/schema.mysql.sql):
+ *
+ *   drain         warm-up, then N runs enqueued with startMany by a client engine (worker: false), then one
+ *                 worker engine at --concurrency drains them: N ÷ (first started_at → last finished_at).
+ *   one by one    --callers callers in the worker engine's process each start a run and await the start
+ *                 (ours.ts' end-to-end phase): N ÷ (first created_at → last finished_at). A start that finds
+ *                 a free slot takes the in-process path on both databases.
+ *   start → claim a client engine (worker: false) starts --latency-runs runs one at a time, 20–50 ms apart; a
+ *                 worker engine claims them, at the default pollIntervalMs and at 100 ms: started_at −
+ *                 created_at (database clock; started_at is the first claim, where the first step begins).
+ *                 Postgres wakes the worker by LISTEN/NOTIFY, MariaDB has none: the worker's poll finds them.
+ *   idle cost     one idle worker engine (default poll) for --idle-seconds: statements per second at the
+ *                 server. MariaDB: SHOW GLOBAL STATUS 'Questions' before/after minus this probe's own
+ *                 statements (server-wide: other clients are listed). Postgres: pg_stat_statements calls of
+ *                 the database when the server loads it, else pg_stat_database.xact_commit of the database
+ *                 (read from the maintenance database; one commit per autocommit statement), with the
+ *                 engine's own count at its pool beside it.
+ *
+ * The engines are the bench's OursHost (peers/ours-lib.ts), the workload and enqueueing those of ours.ts.
+ * Prints one table per shape (a row per database and MariaDB ÷ PostgreSQL) and writes
+ * results/databases-latest.json.
  */
-import { loadavg } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
-import { createConnection } from 'mariadb';
-import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable/engine';
-import { benchDbUrl, recreateDatabase, dropDatabase, withClient } from './db.js';
-import { createSchema } from './peers/ours-lib.js';
+import { benchDbUrl, databaseName, dropDatabase, readDbStats, recreateDatabase, serverVersion, withClient } from './db.js';
+import { withStatistics } from './autoanalyze.js';
 import { oneByOne } from './callers.js';
+import { peerPoolSize } from './figures.js';
+import { guardStall } from './stall.js';
 import { percentiles } from './stats.js';
+import { createSchema, diffCounts, OursHost, WORKFLOW, type HostConfig, type StatementCounts } from './peers/ours-lib.js';
+import { readTimings, type Timing } from './peers/ours-measure.js';
+import { enqueueBulk, untilDone } from './peers/ours.js';
+import { startWorkers, type WorkerSet } from './peers/ours-workers.js';
+import { countingProxy, diffCommands } from './mysql-count-proxy.js';
+import {
+  dropMariaDatabase,
+  mariaConnect,
+  mariaServerInfo,
+  mariaStatusSummary,
+  otherConnections,
+  questions,
+  readMariaTimings,
+  recreateMariaDatabase,
+  withMaria,
+} from './mariadb.js';
 
 type Db = 'postgres' | 'mariadb';
+const DBS: readonly Db[] = ['postgres', 'mariadb'];
+const LABEL: Record<Db, string> = { postgres: 'PostgreSQL', mariadb: 'MariaDB' };
+
 interface Shape {
   steps: number;
-  payload: number;
+  payloadBytes: number;
 }
-interface Figures {
-  drain: number;
-  inProcess: number;
-  latency: Record<string, { p50: number; p99: number }>;
-  idleStatementsPerS: number;
-}
+const SHAPES: readonly Shape[] = [
+  { steps: 3, payloadBytes: 0 },
+  { steps: 10, payloadBytes: 1024 },
+];
+/** The poll intervals of the start → claim measurement: the engine's default, and 100 ms. */
+const POLLS: ReadonlyArray<number | undefined> = [undefined, 100];
+const pollLabel = (p: number | undefined) => (p === undefined ? 'default (1000)' : String(p));
 
-const PG_SERVER = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432';
-const MARIADB_SERVER = process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306';
-const MYSQL_SCHEMA = readFileSync(new URL('../../libs/durable/prisma/schema.mysql.sql', import.meta.url), 'utf8');
-const QUEUE = 'default';
-
-/** A fresh database of `db`, with the engine's tables; its URL. */
-async function freshDatabase(db: Db): Promise<string> {
-  if (db === 'postgres') {
-    const url = benchDbUrl(PG_SERVER, 'dbs');
-    await recreateDatabase(url);
-    await createSchema(url);
-    return url;
-  }
-  const name = 'bench_dbs';
-  const c = await mariaServer();
-  try {
-    await c.query(`DROP DATABASE IF EXISTS ${name}`);
-    await c.query(`CREATE DATABASE ${name}`);
-    await c.query(`USE ${name}`);
-    await c.query(MYSQL_SCHEMA);
-  } finally {
-    await c.end();
-  }
-  return `${MARIADB_SERVER.replace(/\/+$/, '')}/${name}`;
+interface Opts {
+  workflows: number;
+  concurrency: number;
+  callers: number;
+  rounds: number;
+  latencyRuns: number;
+  idleSeconds: number;
 }
 
-async function mariaServer() {
-  const u = new URL(MARIADB_SERVER);
-  return createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username) || 'root',
-    password: decodeURIComponent(u.password) || undefined,
-    multipleStatements: true,
-    timezone: 'Z',
+interface Pcts {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+interface LatencyFigures {
+  pollIntervalMs: string;
+  runs: number;
+  /** started_at − created_at, ms (database clock). */
+  startToClaimMs: Pcts;
+  /** The first step's started_at (the checkpoint's now() minus the step's duration, so later by the checkpoint's batching) − created_at, ms. */
+  startToFirstStepRowMs: Pcts;
+  /** Raw start → claim delays (for pooling rounds). */
+  samples: number[];
+}
+interface IdleFigures {
+  seconds: number;
+  statementsPerSec: number;
+  method: string;
+  /**
+   * The engine's own statements, counted on the client side (other clients of the server left out): Postgres at its pool
+   * (the LISTEN session's are not; it sends none while idle), by statement name; MariaDB by a counting relay between
+   * the engine and the server (mysql-count-proxy.ts), by SQL text and by protocol command.
+   */
+  engineStatementsPerSec: number;
+  engineStatements: Record<string, number>;
+  engineCommands?: Record<string, number>;
+  /** MariaDB: Questions is server-wide; the other clients' connections seen during the window (none: the figure is the engine's). */
+  otherConnectionsSeen?: string[];
+}
+interface Measurement {
+  db: Db;
+  round: number;
+  loadAverage: number[];
+  drain: { workflowsPerSec: number; dbWallS: number; workerStartToDoneS: number };
+  oneByOne: { workflowsPerSec: number; dbWallS: number; fastPathShare: number };
+  latency: LatencyFigures[];
+  idle: IdleFigures;
+  durationS: number;
+  warnings: string[];
+  notes: string[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const round2 = (xs: number[]) => xs.map((x) => Number(x.toFixed(2)));
+const pcts = (xs: number[]): Pcts => ({ ...percentiles(xs, [50, 90, 99]), max: xs.length ? Math.max(...xs) : NaN });
+
+// ---- the two databases behind one interface ---------------------------------------------------
+
+interface Side {
+  db: Db;
+  url: string;
+  recreate(): Promise<void>;
+  drop(): Promise<void>;
+  timings(prefix: string): Promise<Timing[]>;
+  /** Per run with the prefix: its first step row's started_at − the run's created_at, ms. */
+  firstStepDelays(prefix: string): Promise<number[]>;
+  /** Waits until the workers finished `n` runs; fails with the runs by status if nothing finishes for a minute. */
+  until(ws: WorkerSet, n: number, log?: (m: string) => void): Promise<void>;
+  idle(cfg: HostConfig, seconds: number, log: (m: string) => void): Promise<IdleFigures>;
+}
+
+function postgresSide(url: string): Side {
+  return {
+    db: 'postgres',
+    url,
+    recreate: async () => {
+      await recreateDatabase(url);
+      await createSchema(url);
+    },
+    drop: () => dropDatabase(url),
+    timings: (prefix) => readTimings(url, prefix),
+    firstStepDelays: (prefix) =>
+      withClient(url, async (c) => {
+        const { rows } = await c.query<{ d: string }>(
+          `SELECT extract(epoch FROM min(s.started_at) - r.created_at) * 1000 AS d
+             FROM durable_runs r JOIN durable_steps s ON s.run_id = r.id WHERE r.id LIKE $1 GROUP BY r.id, r.created_at`,
+          [`${prefix}%`],
+        );
+        return rows.map((r) => Number(r.d));
+      }),
+    until: (ws, n, log) => untilDone(ws, n, url, log),
+    idle: (cfg, seconds, log) => postgresIdle(url, cfg, seconds, log),
+  };
+}
+
+function mariadbSide(url: string): Side {
+  return {
+    db: 'mariadb',
+    url,
+    recreate: () => recreateMariaDatabase(url),
+    drop: () => dropMariaDatabase(url),
+    timings: (prefix) => readMariaTimings(url, prefix),
+    firstStepDelays: (prefix) =>
+      withMaria(url, async (c) => {
+        const rows = await c.query<Array<{ d: string }>>(
+          `SELECT TIMESTAMPDIFF(MICROSECOND, r.created_at, min(s.started_at)) / 1000 AS d
+             FROM durable_runs r JOIN durable_steps s ON s.run_id = r.id WHERE r.id LIKE ? GROUP BY r.id, r.created_at`,
+          [`${prefix}%`],
+        );
+        return rows.map((r) => Number(r.d));
+      }),
+    until: (ws, n, log) =>
+      guardStall(
+        'nestjs-durable on MariaDB',
+        ws.done.until(n, log),
+        () => ws.done.n,
+        () => mariaStatusSummary(url),
+      ),
+    idle: (cfg, seconds, log) => mariadbIdle(url, cfg, seconds, log),
+  };
+}
+
+// ---- the idle cost ----------------------------------------------------------------------------
+
+/** An idle worker engine, given a moment after its start (its boot statements) before the window opens. */
+async function idleWorker(cfg: HostConfig): Promise<WorkerSet> {
+  const ws = await startWorkers(cfg, 1);
+  await sleep(2_000);
+  return ws;
+}
+
+const total = (c: StatementCounts) => Object.values(c).reduce((a, b) => a + b, 0);
+
+async function postgresIdle(url: string, cfg: HostConfig, seconds: number, log: (m: string) => void): Promise<IdleFigures> {
+  const dbName = databaseName(url);
+  // pg_stat_statements when the server loads it (the extension is created in the fresh database); else the database's commits.
+  const pss = await withClient(url, async (c) => {
+    const { rows } = await c.query<{ loaded: boolean }>(
+      `SELECT current_setting('shared_preload_libraries') ~ 'pg_stat_statements' AS loaded`,
+    );
+    if (!rows[0].loaded) return false;
+    await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    return true;
   });
-}
-
-/** Statements the server has answered so far (MariaDB: Questions; Postgres: the database's commits, one per autocommit statement). */
-async function serverStatements(db: Db, url: string): Promise<number> {
-  if (db === 'postgres') {
-    return withClient(url, async (c) => {
+  const calls = () =>
+    withClient(url, async (c) => {
       const { rows } = await c.query<{ n: string }>(
-        `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+        `SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
+        [dbName],
       );
       return Number(rows[0].n);
     });
-  }
-  const c = await mariaServer();
-  try {
-    const [row] = await c.query<Array<{ Value: string }>>("SHOW GLOBAL STATUS LIKE 'Questions'");
-    return Number(row.Value);
-  } finally {
-    await c.end();
-  }
-}
-
-/** Runs finished so far (SUCCEEDED). */
-async function succeeded(db: Db, url: string): Promise<number> {
-  if (db === 'postgres')
-    return withClient(url, async (c) =>
-      Number((await c.query(`SELECT count(*) AS n FROM durable_runs WHERE status = 'SUCCEEDED'`)).rows[0].n),
-    );
-  const c = await createConnection(url.replace(/^mysql:/, 'mariadb:'));
-  try {
-    const [row] = await c.query<Array<{ n: bigint }>>(`SELECT count(*) AS n FROM durable_runs WHERE status = 'SUCCEEDED'`);
-    return Number(row.n);
-  } finally {
-    await c.end();
-  }
-}
-
-/** Start → first claim of each run, from the database's own timestamps (ms). */
-async function claimDelays(db: Db, url: string, ids: string[]): Promise<number[]> {
-  const sql = `SELECT r.created_at, r.started_at FROM durable_runs r WHERE r.id IN (${ids.map((_, i) => (db === 'postgres' ? `$${i + 1}` : '?')).join(', ')})`;
-  let rows: Array<{ created_at: Date; started_at: Date }>;
-  if (db === 'postgres') rows = await withClient(url, async (c) => (await c.query(sql, ids)).rows);
-  else {
-    const c = await createConnection({ ...mariaConfig(url), timezone: 'Z' });
-    try {
-      rows = await c.query(sql, ids);
-    } finally {
-      await c.end();
-    }
-  }
-  return rows.map((r) => new Date(r.started_at).getTime() - new Date(r.created_at).getTime());
-}
-
-function mariaConfig(url: string) {
-  const u = new URL(url);
-  return { host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), database: u.pathname.slice(1) };
-}
-
-function engine(url: string, shape: Shape, options: Record<string, unknown>): DurableEngine {
-  const registry = new WorkflowRegistry();
-  registry.register({
-    name: 'bench',
-    queue: QUEUE,
-    options: {},
-    run: async () => {
-      let total = 0;
-      for (let i = 0; i < shape.steps; i++) total += (await Durable.step(`s${i}`, async () => i)) as number;
-      return total;
-    },
-  });
-  return new DurableEngine({ registry, connection: url, poolSize: 10, options: { logLevel: 'warn', ...options } });
-}
-
-const waitFor = async (done: () => Promise<boolean>, timeoutMs: number) => {
-  for (const end = Date.now() + timeoutMs; Date.now() < end; await new Promise((r) => setTimeout(r, 25))) if (await done()) return;
-  throw new Error(`not done within ${timeoutMs} ms`);
-};
-
-async function measure(db: Db, shape: Shape, n: number, concurrency: number, latencyRuns: number): Promise<Figures> {
-  const input = { data: 'x'.repeat(shape.payload) };
-  // The drain: everything enqueued, then one worker.
-  let url = await freshDatabase(db);
-  const client = engine(url, shape, { worker: false });
-  await client.start();
-  for (let i = 0; i < n; i += 500)
-    await client.startMany(Array.from({ length: Math.min(500, n - i) }, () => ({ workflow: 'bench', input })));
-  const worker = engine(url, shape, { concurrency });
+  const ws = await idleWorker(cfg);
+  const host = ws.host!;
+  log(`  idle worker for ${seconds} s (${pss ? 'pg_stat_statements' : 'pg_stat_database.xact_commit'})`);
+  const read = async () => (pss ? await calls() : (await readDbStats(url)).xactCommit);
+  const n0 = await read();
+  const counts0 = { ...host.counts };
   const t0 = performance.now();
-  await worker.start();
-  await waitFor(async () => (await succeeded(db, url)) >= n, 300_000);
-  const drain = n / ((performance.now() - t0) / 1000);
-  await worker.stop();
-  await client.stop();
-
-  // One by one in the worker's process: 10 callers, each starting a run and awaiting its result.
-  url = await freshDatabase(db);
-  const local = engine(url, shape, { concurrency });
-  await local.start();
-  const half = Math.round(n / 2);
-  const t1 = performance.now();
-  await oneByOne(half, 10, async () => (await local.startRun('bench', input)).result({ timeoutMs: 60_000 }));
-  const inProcess = half / ((performance.now() - t1) / 1000);
-  await local.stop();
-
-  // Start → first claim across engines, and the idle cost.
-  const latency: Figures['latency'] = {};
-  let idleStatementsPerS = 0;
-  for (const pollMs of [1_000, 100]) {
-    url = await freshDatabase(db);
-    const starter = engine(url, shape, { worker: false });
-    const claimer = engine(url, shape, { concurrency, pollIntervalMs: pollMs });
-    await starter.start();
-    await claimer.start();
-    if (pollMs === 1_000) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      const before = await serverStatements(db, url);
-      const s0 = performance.now();
-      await new Promise((r) => setTimeout(r, 10_000));
-      const after = await serverStatements(db, url);
-      idleStatementsPerS = Math.max(0, after - before - 2) / ((performance.now() - s0) / 1000); // minus this probe's own statements
-    }
-    const ids: string[] = [];
-    for (let i = 0; i < latencyRuns; i++) {
-      const h = await starter.startRun('bench', input);
-      ids.push(h.id);
-      await new Promise((r) => setTimeout(r, 20 + Math.random() * 30));
-    }
-    await waitFor(async () => (await succeeded(db, url)) >= latencyRuns, 120_000);
-    const p = percentiles(await claimDelays(db, url, ids), [50, 99]);
-    latency[`poll ${pollMs} ms`] = { p50: p.p50, p99: p.p99 };
-    await claimer.stop();
-    await starter.stop();
-  }
-  if (db === 'postgres') await dropDatabase(benchDbUrl(PG_SERVER, 'dbs'));
-  return { drain, inProcess, latency, idleStatementsPerS };
+  await sleep(seconds * 1000);
+  const counts = diffCounts(host.counts, counts0);
+  // pg_stat_statements: the "before" read is recorded in the window (a statement is counted once it ran). xact_commit is read
+  // from the maintenance database, so the reads never count.
+  const n1 = await read();
+  const s = (performance.now() - t0) / 1000;
+  await ws.stop();
+  return {
+    seconds: s,
+    statementsPerSec: (n1 - n0 - (pss ? 1 : 0)) / s,
+    method: pss
+      ? `pg_stat_statements: sum(calls) of database ${dbName} before/after, minus the probe's own read`
+      : `pg_stat_database.xact_commit of database ${dbName} before/after, read from the maintenance database ` +
+        '(pg_stat_statements is not loaded by this server); one commit per autocommit statement; backends flush their counters ' +
+        'at most once a second, so the window is exact to about one statement per connection',
+    engineStatementsPerSec: total(counts) / s,
+    engineStatements: counts,
+  };
 }
 
-const fmt = (x: number, digits = 0) => x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+async function mariadbIdle(url: string, cfg: HostConfig, seconds: number, log: (m: string) => void): Promise<IdleFigures> {
+  const dbName = databaseName(url);
+  // The engine talks to the server through a counting relay: its own statements, whoever else uses the server.
+  const proxy = await countingProxy(url);
+  const ws = await idleWorker({ ...cfg, url: proxy.url });
+  log(`  idle worker for ${seconds} s (SHOW GLOBAL STATUS LIKE 'Questions', and a counting relay)`);
+  // The probe's connection is open (its session settings sent) before the first reading.
+  const c = await mariaConnect(url);
+  const others = new Set<string>();
+  let probes = 0;
+  let q0 = 0;
+  let s = 0;
+  try {
+    q0 = await questions(c);
+    const p0 = proxy.snapshot();
+    const t0 = performance.now();
+    for (let i = 0; i < seconds; i++) {
+      await sleep(1_000);
+      for (const o of await otherConnections(c, dbName)) others.add(o);
+      probes++;
+    }
+    const p1 = proxy.snapshot();
+    const q1 = await questions(c);
+    probes++; // the reading counts itself
+    s = (performance.now() - t0) / 1000;
+    await ws.stop();
+    const engine = diffCommands(p1, p0);
+    return {
+      seconds: s,
+      statementsPerSec: (q1 - q0 - probes) / s,
+      method:
+        `SHOW GLOBAL STATUS LIKE 'Questions' before/after (server-wide), minus the probe's own ${probes} statements ` +
+        '(a reading counts itself; one PROCESSLIST look a second for other clients)',
+      engineStatementsPerSec: engine.statements / s,
+      engineStatements: engine.bySql,
+      engineCommands: engine.byCommand,
+      otherConnectionsSeen: [...others],
+    };
+  } finally {
+    await c.end().catch(() => {});
+    await proxy.close();
+  }
+}
+
+// ---- one database, one shape, one round -------------------------------------------------------
+
+async function measure(side: Side, shape: Shape, o: Opts, round: number, log: (m: string) => void): Promise<Measurement> {
+  const t0 = performance.now();
+  const N = o.workflows;
+  const payload = 'x'.repeat(shape.payloadBytes);
+  const cfg = (worker: boolean, pollIntervalMs?: number): HostConfig => ({
+    url: side.url,
+    steps: shape.steps,
+    concurrency: o.concurrency,
+    dbWrite: false,
+    worker,
+    history: true,
+    pollIntervalMs,
+    // As ours.ts sizes a worker's pool; a client engine only starts runs.
+    poolSize: worker ? peerPoolSize(o.concurrency) : 10,
+    logWarnings: true,
+  });
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  const loadAverage = round2(loadavg());
+  const stopHost = async (h: OursHost) => {
+    await h.stop();
+    warnings.push(...h.warnings);
+  };
+  const stopWorkers = async (ws: WorkerSet) => {
+    await ws.stop();
+    if (ws.host) warnings.push(...ws.host.warnings);
+  };
+  const startClient = async () => {
+    const h = new OursHost(cfg(false));
+    await h.start();
+    return h;
+  };
+  const check = (name: string, ts: Timing[], n: number) => {
+    const bad = ts.filter((t) => t.status !== 'SUCCEEDED').length;
+    if (ts.length !== n || bad) notes.push(`WARNING: ${name}: ${ts.length} rows of ${n}, ${bad} not SUCCEEDED`);
+  };
+
+  log(`recreating ${databaseName(side.url)}`);
+  await side.recreate();
+
+  const phases = async () => {
+    // ---- drain ----
+    let ws = await startWorkers(cfg(true), 1);
+    const warm = Math.min(100, Math.max(20, o.concurrency * 4));
+    log(`warm-up: ${warm} runs`);
+    await enqueueBulk(ws.host!, 'warm-', warm, payload);
+    await side.until(ws, warm);
+    await stopWorkers(ws);
+    const client = await startClient();
+    log(`drain: startMany ${N} with no worker, then one worker at concurrency ${o.concurrency}`);
+    await enqueueBulk(client, 'drain-', N, payload);
+    await stopHost(client);
+    await sleep(300);
+    const w0 = performance.now();
+    ws = await startWorkers(cfg(true), 1);
+    await side.until(ws, N, log);
+    const workerStartToDoneS = (performance.now() - w0) / 1000;
+    await stopWorkers(ws);
+    const dT = await side.timings('drain-');
+    check('drain', dT, N);
+    const drainS = (Math.max(...dT.map((t) => t.finished)) - Math.min(...dT.map((t) => t.started))) / 1000;
+
+    // ---- one by one, in the worker's process ----
+    await sleep(300);
+    ws = await startWorkers(cfg(true), 1);
+    log(`one by one: ${N} runs started by ${o.callers} callers in the worker's process`);
+    const host = ws.host!;
+    await oneByOne(N, o.callers, (i) => host.engine.startRun(WORKFLOW, payload, { id: `obo-${i}` }));
+    await side.until(ws, N, log);
+    await stopWorkers(ws);
+    const oT = await side.timings('obo-');
+    check('one by one', oT, N);
+    const oboS = (Math.max(...oT.map((t) => t.finished)) - Math.min(...oT.map((t) => t.created))) / 1000;
+    const fastPathShare = oT.filter((t) => t.started === t.created).length / oT.length;
+
+    // ---- start → claim across engines ----
+    const latency: LatencyFigures[] = [];
+    for (const poll of POLLS) {
+      await sleep(300);
+      ws = await startWorkers(cfg(true, poll), 1);
+      const starter = await startClient();
+      await sleep(1_000); // the worker's LISTEN session (Postgres) and first poll
+      const prefix = `lat${poll ?? 'default'}-`;
+      log(`start → claim: ${o.latencyRuns} runs from a client engine, one at a time, worker pollIntervalMs ${pollLabel(poll)}`);
+      for (let i = 0; i < o.latencyRuns; i++) {
+        await starter.engine.startRun(WORKFLOW, payload, { id: `${prefix}${i}` });
+        await sleep(20 + Math.random() * 30);
+      }
+      await side.until(ws, o.latencyRuns, log);
+      await stopHost(starter);
+      await stopWorkers(ws);
+      const lT = await side.timings(prefix);
+      check(`start → claim, poll ${pollLabel(poll)}`, lT, o.latencyRuns);
+      const samples = lT.map((t) => t.started - t.created);
+      latency.push({
+        pollIntervalMs: pollLabel(poll),
+        runs: lT.length,
+        startToClaimMs: pcts(samples),
+        startToFirstStepRowMs: pcts(await side.firstStepDelays(prefix)),
+        samples,
+      });
+    }
+    return {
+      drain: { workflowsPerSec: N / drainS, dbWallS: drainS, workerStartToDoneS },
+      oneByOne: { workflowsPerSec: N / oboS, dbWallS: oboS, fastPathShare },
+      latency,
+    };
+  };
+  let figures: Awaited<ReturnType<typeof phases>>;
+  if (side.db === 'postgres') {
+    // This server may run without autovacuum: the bench's ANALYZE rule, as main.ts applies it (not during the idle window).
+    const { result, note } = await withStatistics(side.url, phases);
+    figures = result;
+    if (note) notes.push(note);
+  } else figures = await phases();
+
+  await sleep(300);
+  const idle = await side.idle(cfg(true), o.idleSeconds, log);
+  if (idle.otherConnectionsSeen?.length)
+    notes.push(
+      `idle: other clients were connected to the MariaDB server during the window (${idle.otherConnectionsSeen.join(', ')}): Questions counts theirs too`,
+    );
+  await side.drop();
+  return { db: side.db, round, loadAverage, ...figures, idle, durationS: (performance.now() - t0) / 1000, warnings, notes };
+}
+
+// ---- summary and table ------------------------------------------------------------------------
+
+interface Summary {
+  drainWorkflowsPerSec: number;
+  oneByOneWorkflowsPerSec: number;
+  /** By poll label: start → claim over every round's runs. */
+  startToClaimMs: Record<string, Pcts>;
+  idleStatementsPerSec: number;
+  idleEngineStatementsPerSec: number;
+  fastPathShare: number;
+}
+
+function summarize(ms: Measurement[]): Summary {
+  const startToClaimMs: Record<string, Pcts> = {};
+  for (const poll of POLLS) {
+    const label = pollLabel(poll);
+    startToClaimMs[label] = pcts(ms.flatMap((m) => m.latency.find((l) => l.pollIntervalMs === label)?.samples ?? []));
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return {
+    drainWorkflowsPerSec: Math.max(...ms.map((m) => m.drain.workflowsPerSec)),
+    oneByOneWorkflowsPerSec: Math.max(...ms.map((m) => m.oneByOne.workflowsPerSec)),
+    startToClaimMs,
+    idleStatementsPerSec: mean(ms.map((m) => m.idle.statementsPerSec)),
+    idleEngineStatementsPerSec: mean(ms.map((m) => m.idle.engineStatementsPerSec)),
+    fastPathShare: mean(ms.map((m) => m.oneByOne.fastPathShare)),
+  };
+}
+
+const fmt = (v: number, digits: number) =>
+  Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+
+const COLUMNS: Array<{ head: string; get: (s: Summary) => number; digits: number }> = [
+  { head: 'drain wf/s', get: (s) => s.drainWorkflowsPerSec, digits: 0 },
+  { head: 'one by one wf/s', get: (s) => s.oneByOneWorkflowsPerSec, digits: 0 },
+  ...POLLS.flatMap((p) => {
+    const label = pollLabel(p);
+    const short = p === undefined ? 'poll default' : `poll ${p}`;
+    return [
+      { head: `start→claim p50 ms (${short})`, get: (s: Summary) => s.startToClaimMs[label].p50, digits: 1 },
+      { head: `p99 ms (${short})`, get: (s: Summary) => s.startToClaimMs[label].p99, digits: 1 },
+    ];
+  }),
+  { head: 'idle stmts/s (server)', get: (s) => s.idleStatementsPerSec, digits: 1 },
+  { head: 'idle stmts/s (engine)', get: (s) => s.idleEngineStatementsPerSec, digits: 1 },
+];
+
+function renderShape(shape: Shape, o: Opts, summary: Record<Db, Summary>): string[] {
+  const header = ['database', ...COLUMNS.map((c) => c.head)];
+  const body = DBS.map((db) => [LABEL[db], ...COLUMNS.map((c) => fmt(c.get(summary[db]), c.digits))]);
+  body.push([
+    'MariaDB/PostgreSQL',
+    ...COLUMNS.map((c) => {
+      const pg = c.get(summary.postgres);
+      return pg ? `${(c.get(summary.mariadb) / pg).toFixed(2)}x` : 'n/a';
+    }),
+  ]);
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((l) => l[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ');
+  return [
+    `== ${shape.steps} steps, ${shape.payloadBytes ? `${shape.payloadBytes} B input` : 'no payload'}: ${o.workflows} workflows, ` +
+      `concurrency ${o.concurrency}; throughputs the best of ${o.rounds} round(s), start→claim over all rounds' runs ` +
+      `(${o.latencyRuns} a round), idle the mean of the rounds ==`,
+    '',
+    line(header),
+    widths.map((w) => '-'.repeat(w)).join('-|-'),
+    ...body.map(line),
+  ];
+}
+
+// ---- the command ------------------------------------------------------------------------------
 
 export async function runDatabasesBench(argv: string[]): Promise<void> {
-  const { values } = parseArgs({
+  const { values: a } = parseArgs({
     args: argv,
     options: {
-      workflows: { type: 'string' },
-      concurrency: { type: 'string' },
-      rounds: { type: 'string' },
-      'latency-runs': { type: 'string' },
+      workflows: { type: 'string', default: '2000' },
+      concurrency: { type: 'string', default: '50' },
+      callers: { type: 'string', default: '10' },
+      rounds: { type: 'string', default: '2' },
+      'latency-runs': { type: 'string', default: '100' },
+      'idle-seconds': { type: 'string', default: '10' },
+      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'mariadb-url': { type: 'string', default: process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306' },
+      out: { type: 'string', default: fileURLToPath(new URL('../results/databases-latest.json', import.meta.url)) },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  const n = Number(values.workflows ?? 2000);
-  const concurrency = Number(values.concurrency ?? 50);
-  const rounds = Number(values.rounds ?? 2);
-  const latencyRuns = Number(values['latency-runs'] ?? 100);
-  const shapes: Shape[] = [
-    { steps: 3, payload: 0 },
-    { steps: 10, payload: 1024 },
-  ];
-  console.log(
-    `nestjs-durable on PostgreSQL and MariaDB: ${n} workflows per phase, concurrency ${concurrency}, ${rounds} round(s) alternating; load average at start ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
+  if (a.help) {
+    process.stdout.write(
+      'usage: npm run bench -- databases [--workflows 2000] [--concurrency 50] [--callers 10] [--rounds 2] [--latency-runs 100]\n' +
+        '       [--idle-seconds 10] [--pg-url postgres://postgres@127.0.0.1:5432] [--mariadb-url mysql://root@127.0.0.1:3306]\n' +
+        '       [--out results/databases-latest.json] [--db-prefix bench]   (database <prefix>_dbs on both servers, dropped at the end)\n',
+    );
+    return;
+  }
+  const int = (name: string, min: number) => {
+    const n = Number(a[name as keyof typeof a]);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${a[name as keyof typeof a]}`);
+    return n;
+  };
+  const o: Opts = {
+    workflows: int('workflows', 1),
+    concurrency: int('concurrency', 1),
+    callers: int('callers', 1),
+    rounds: int('rounds', 1),
+    latencyRuns: int('latency-runs', 1),
+    idleSeconds: int('idle-seconds', 1),
+  };
+  const log = (m: string) => process.stderr.write(`${m}\n`);
+  const sides: Record<Db, Side> = {
+    postgres: postgresSide(benchDbUrl(a['pg-url']!, 'dbs')),
+    mariadb: mariadbSide(benchDbUrl(a['mariadb-url']!, 'dbs')),
+  };
+  const meta: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    command: `npm run bench -- databases ${argv.join(' ')}`.trim(),
+    loadAverage: round2(loadavg()),
+    workload: { ...o, shapes: SHAPES, polls: POLLS.map(pollLabel) },
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    postgres: await serverVersion(sides.postgres.url),
+    postgresSettings: await withClient(sides.postgres.url.replace(/\/[^/]*$/, '/postgres'), async (c) => {
+      const { rows } = await c.query<{ name: string; setting: string }>(
+        `SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit', 'autovacuum', 'shared_buffers', 'max_connections', 'shared_preload_libraries')`,
+      );
+      return Object.fromEntries(rows.map((r) => [r.name, r.setting]));
+    }),
+    mariadb: await mariaServerInfo(sides.mariadb.url),
+    engine: `libs/durable/src through peers/ours-lib.ts (OursHost): history on, leaseMs 30000, pool ${peerPoolSize(o.concurrency)} per worker engine, 10 per client engine`,
+  };
+  const t0 = performance.now();
+  process.stdout.write(
+    `nestjs-durable on PostgreSQL ${meta.postgres} and MariaDB ${(meta.mariadb as Record<string, string>).version}: ` +
+      `${o.workflows} workflows per phase, concurrency ${o.concurrency}, ${o.rounds} round(s) alternating; ` +
+      `${meta.cpus} x ${meta.cpuModel}, Node ${meta.node}; load average at start ${(meta.loadAverage as number[]).join(' ')}\n`,
   );
-  for (const shape of shapes) {
-    const results: Record<Db, Figures[]> = { postgres: [], mariadb: [] };
-    for (let r = 0; r < rounds; r++) {
-      for (const db of ['postgres', 'mariadb'] as const) {
-        process.stderr.write(`[${shape.steps} steps × ${shape.payload} B] round ${r + 1}: ${db}…\n`);
-        results[db].push(await measure(db, shape, n, concurrency, latencyRuns));
+  const shapes: Array<{ shape: Shape; summary: Record<Db, Summary>; ratio: Record<string, number>; rounds: Measurement[] }> = [];
+  for (const shape of SHAPES) {
+    const rounds: Measurement[] = [];
+    for (let r = 0; r < o.rounds; r++) {
+      // ABBA: neither database always goes first (a warm cache, the other's leftovers).
+      for (const db of r % 2 === 0 ? DBS : [...DBS].reverse()) {
+        const tag = `[${LABEL[db]} ${shape.steps}×${shape.payloadBytes} B r${r + 1}]`;
+        log(
+          `${tag} load average ${loadavg()
+            .map((x) => x.toFixed(2))
+            .join(' ')}`,
+        );
+        const m = await measure(sides[db], shape, o, r + 1, (msg) => log(`${tag} ${msg}`));
+        log(
+          `${tag} drain ${m.drain.workflowsPerSec.toFixed(0)} wf/s, one by one ${m.oneByOne.workflowsPerSec.toFixed(0)} wf/s, ` +
+            `claim p50 ${m.latency.map((l) => `${l.startToClaimMs.p50.toFixed(1)} ms (poll ${l.pollIntervalMs})`).join(', ')}, ` +
+            `idle ${m.idle.statementsPerSec.toFixed(1)} statements/s, ${m.warnings.length} engine warning(s), ${m.durationS.toFixed(0)} s`,
+        );
+        rounds.push(m);
       }
     }
-    const best = (db: Db, f: (x: Figures) => number) => Math.max(...results[db].map(f));
-    const median = (db: Db, f: (x: Figures) => number) => {
-      const xs = results[db].map(f).sort((a, b) => a - b);
-      return xs[Math.floor(xs.length / 2)];
+    const summary = {
+      postgres: summarize(rounds.filter((m) => m.db === 'postgres')),
+      mariadb: summarize(rounds.filter((m) => m.db === 'mariadb')),
     };
-    console.log(
-      `\n== ${shape.steps} steps, ${shape.payload ? `${shape.payload} B input` : 'no payload'} (best of ${rounds}; latencies: the median round) ==`,
-    );
-    const rows: Array<[string, (x: Figures) => number, 'best' | 'median', number]> = [
-      ['drain, workflows/s', (x) => x.drain, 'best', 0],
-      ['one by one in-process (10 callers), workflows/s', (x) => x.inProcess, 'best', 0],
-      ['start → claim from another engine, poll 1000 ms: p50 ms', (x) => x.latency['poll 1000 ms'].p50, 'median', 1],
-      ['  p99 ms', (x) => x.latency['poll 1000 ms'].p99, 'median', 1],
-      ['start → claim from another engine, poll 100 ms: p50 ms', (x) => x.latency['poll 100 ms'].p50, 'median', 1],
-      ['  p99 ms', (x) => x.latency['poll 100 ms'].p99, 'median', 1],
-      ['idle worker: statements/s at the server (poll 1000 ms)', (x) => x.idleStatementsPerS, 'median', 1],
+    const ratio = Object.fromEntries(COLUMNS.map((c) => [c.head, c.get(summary.mariadb) / c.get(summary.postgres)]));
+    shapes.push({ shape, summary, ratio, rounds });
+    const table = renderShape(shape, o, summary);
+    const notes = [
+      `  one by one: ${DBS.map((db) => `${LABEL[db]} ${(summary[db].fastPathShare * 100).toFixed(0)} %`).join(', ')} of the runs took the in-process path (started_at = created_at)`,
+      ...DBS.map((db) => `  idle, ${LABEL[db]}: ${rounds.find((m) => m.db === db)!.idle.method}`),
+      ...DBS.map((db) => {
+        const m = rounds.find((x) => x.db === db)!;
+        return (
+          `  idle, ${LABEL[db]}, the engine's own statements (${db === 'postgres' ? 'counted at its pool' : 'counted by a relay in front of the server'}), ` +
+          `round ${m.round}, ${m.idle.seconds.toFixed(1)} s: ${Object.entries(m.idle.engineStatements)
+            .map(([k, v]) => `${v} × ${k}`)
+            .join('; ')}` +
+          (m.idle.engineCommands
+            ? ` (protocol commands: ${Object.entries(m.idle.engineCommands)
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', ')})`
+            : '')
+        );
+      }),
+      ...rounds.flatMap((m) => [...m.notes, ...m.warnings.map((w) => `engine ${w}`)].map((n) => `  ${LABEL[m.db]} r${m.round}: ${n}`)),
     ];
-    console.log(`${'figure'.padEnd(58)} | ${'PostgreSQL'.padStart(10)} | ${'MariaDB'.padStart(10)} | MariaDB/PG`);
-    for (const [label, f, how, digits] of rows) {
-      const pg = how === 'best' ? best('postgres', f) : median('postgres', f);
-      const my = how === 'best' ? best('mariadb', f) : median('mariadb', f);
-      console.log(
-        `${label.padEnd(58)} | ${fmt(pg, digits).padStart(10)} | ${fmt(my, digits).padStart(10)} | ${pg ? (my / pg).toFixed(2) : 'n/a'}`,
-      );
-    }
+    process.stdout.write([...table, '', ...notes].map((l) => `${l}\n`).join('') + '\n');
   }
-  console.log(
-    `\nload average at end ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  );
+  meta.durationS = Math.round((performance.now() - t0) / 1000);
+  meta.loadAverageAtEnd = round2(loadavg());
+  process.stdout.write(`load average at end ${(meta.loadAverageAtEnd as number[]).join(' ')}; ${meta.durationS} s\n`);
+  mkdirSync(dirname(a.out!), { recursive: true });
+  writeFileSync(a.out!, JSON.stringify({ meta, shapes }, null, 2) + '\n');
+  log(`\nwrote ${a.out}`);
 }
