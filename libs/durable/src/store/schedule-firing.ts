@@ -4,7 +4,7 @@
  * still at the revision it was made from (a pause, an update or another instance's fire changes
  * nothing).
  */
-import { notYet, dbNow as mysqlDbNow } from './mysql/not-yet.js';
+import { noSchedules as mysqlNoSchedules, notYet } from './mysql/not-yet.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { toDate, type Store } from './store.js';
@@ -143,7 +143,7 @@ export async function selectDueSchedules(
   limit: number,
   after: { nextFireAt: number; id: string } | null,
 ): Promise<DuePage> {
-  if (store.sql.dialect === 'mysql') return { dbNow: await mysqlDbNow(store), earliest: null, rows: [] };
+  if (store.sql.dialect === 'mysql') return mysqlNoSchedules();
   const rows = await store.sql.query<{
     db_now: unknown;
     earliest: unknown;

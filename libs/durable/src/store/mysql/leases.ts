@@ -11,7 +11,7 @@ import type { Store } from '../store.js';
 import type { ClaimRequest } from '../rows.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from '../rows.js';
 import { wakeQueues } from './checkpoints.js';
-import { bool, date, DUE_BY, insertHistory, json, marks, NOW, NOW_PLUS_MS } from './sql.js';
+import { anyRow, bool, date, DUE_BY, insertHistory, json, marks, NOW, NOW_PLUS_MS } from './sql.js';
 
 interface Due {
   id: string;
@@ -202,6 +202,7 @@ export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number
 
 /** See sweepExpiredLeases() in leases.ts. Index: durable_runs_lease_idx (status, lease_expires_at). */
 export async function sweepExpiredLeases(store: Store, batch: number): Promise<number> {
+  if (!(await anyRow(store.sql, `SELECT 1 FROM durable_runs WHERE status = 'RUNNING' AND lease_expires_at < ${NOW} LIMIT 1`))) return 0;
   return store.sql.transaction(async (sql) => {
     const expired = await sql.query<{ id: string; queue: string; lease_owner: string | null; lease_epoch: number }>(
       `SELECT id, queue, lease_owner, lease_epoch FROM durable_runs WHERE status = 'RUNNING' AND lease_expires_at < ${NOW}

@@ -3,10 +3,12 @@ import type { QueueFiguresRow } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
-import { date, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
+import { anyRow, date, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
 
 /** See sweepDeadlines() in maintenance.ts: runs past their deadline fail, or compensate first when a step recorded how to undo it. */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
+  const probe = `SELECT 1 FROM durable_runs WHERE deadline_at < ${NOW} AND status IN ('PENDING', 'RUNNING', 'WAITING') LIMIT 1`;
+  if (!(await anyRow(store.sql, probe))) return { failed: [], compensating: [] };
   return store.sql.transaction(async (sql) => {
     const rows = await sql.query<{ id: string; queue: string; parent_id: string | null; deadline_at: unknown }>(
       `SELECT id, queue, parent_id, deadline_at FROM durable_runs
@@ -66,6 +68,8 @@ async function deleteRuns(sql: SqlClient, ids: string[]): Promise<string[]> {
 
 /** See sweepRetention() in maintenance.ts. Index: durable_runs_finished_idx. */
 export async function sweepRetention(store: Store, olderThanMs: number, batch: number): Promise<number> {
+  const probe = `SELECT 1 FROM durable_runs WHERE finished_at < ${NOW} - INTERVAL ROUND(? * 1000) MICROSECOND LIMIT 1`;
+  if (!(await anyRow(store.sql, probe, [olderThanMs]))) return 0;
   return store.sql.transaction(async (sql) => {
     const rows = await sql.query<{ id: string }>(
       `SELECT id FROM durable_runs WHERE finished_at < ${NOW} - INTERVAL ROUND(? * 1000) MICROSECOND

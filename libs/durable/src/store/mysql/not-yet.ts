@@ -26,3 +26,11 @@ export async function dbNow(store: Store): Promise<number> {
   const [row] = await store.sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`);
   return date(row.now)!.getTime();
 }
+
+/**
+ * The scheduler's read on a MySQL-family database: no schedule can exist there yet, so there is
+ * nothing to read, not even the clock (its offset from the app's matters only for due slots).
+ */
+export function noSchedules(): { dbNow: number; earliest: null; rows: never[] } {
+  return { dbNow: Date.now(), earliest: null, rows: [] };
+}

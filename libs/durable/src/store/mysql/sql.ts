@@ -57,3 +57,11 @@ export async function runsWithUndo(sql: SqlClient, ids: string[]): Promise<Set<s
   );
   return new Set(rows.map((r) => r.run_id));
 }
+
+/**
+ * Whether a sweep has anything to do: one non-locking statement (`exists`: a SELECT 1 … LIMIT 1), so an
+ * idle sweep costs one round trip instead of a transaction's three.
+ */
+export async function anyRow(sql: SqlClient, exists: string, params: unknown[] = []): Promise<boolean> {
+  return (await sql.query(exists, params)).length > 0;
+}
