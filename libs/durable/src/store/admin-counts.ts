@@ -29,7 +29,7 @@ function isStatementTimeout(err: unknown): boolean {
 
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1; estimates past `budgetMs`. */
 export async function countByStatusWithin(store: Store, f: RunFilter, cap: number, budgetMs = COUNT_BUDGET_MS): Promise<StatusCounts> {
-  if (store.sql.dialect === 'mysql') return mysql.countByStatusWithin(store, f, cap, (budgetMs = COUNT_BUDGET_MS));
+  if (store.sql.dialect === 'mysql') return mysql.countByStatusWithin(store, f, cap, budgetMs);
   const params = filterParams(f, false);
   try {
     const row = await store.sql.transaction(async (tx) => {

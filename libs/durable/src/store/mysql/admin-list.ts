@@ -10,8 +10,12 @@ import type { Store } from '../store.js';
 import { json, marks } from './sql.js';
 import { runListItem } from '../admin-rows.js';
 
-/** `abc` → `abc%` with LIKE's wildcards and escape character taken literally. */
-const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+/**
+ * `abc` → `abc%` with LIKE's wildcards and its escape character taken literally. The escape is `!`,
+ * not `\`: a backslash in the statement's text would mean something else under NO_BACKSLASH_ESCAPES.
+ * Under the binary collation, `r.id LIKE 'abc%'` is a range of the primary key.
+ */
+const likePrefix = (prefix: string) => `${prefix.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 const utcText = (d: Date) => d.toISOString().replace('T', ' ').replace('Z', '');
 
 /** The WHERE conditions of a filter and their parameters (statuses only when `withStatus`). */
@@ -32,7 +36,7 @@ export function mysqlFilter(f: RunFilter, withStatus: boolean): { sql: string; p
   if (f.createdTo) add('r.created_at < ?', utcText(f.createdTo));
   if (f.finishedFrom) add('r.finished_at >= ?', utcText(f.finishedFrom));
   if (f.finishedTo) add('r.finished_at < ?', utcText(f.finishedTo));
-  if (f.idPrefix !== null) add("r.id LIKE ? ESCAPE '\\\\'", likePrefix(f.idPrefix));
+  if (f.idPrefix !== null) add("r.id LIKE ? ESCAPE '!'", likePrefix(f.idPrefix));
   if (f.parentId !== null) add('r.parent_id = ?', f.parentId);
   if (f.tags) add('JSON_CONTAINS(r.tags, ?)', JSON.stringify(f.tags));
   if (f.input !== null && f.input !== undefined) add('JSON_CONTAINS(r.input, ?)', JSON.stringify(f.input));
@@ -52,7 +56,11 @@ const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.at
   CASE WHEN r.status = 'WAITING' THEN (
     SELECT JSON_EXTRACT(h.detail, '$.waits') FROM durable_run_events h WHERE h.run_id = r.id AND h.kind = 'suspended' ORDER BY h.id DESC LIMIT 1) END AS waits`;
 
-/** See listRuns() in admin-list.ts. */
+/**
+ * See listRuns() in admin-list.ts; the same indexes, but for the tag filter (no GIN index here: it
+ * filters the rows of whichever index orders or narrows the scan). The keyset condition is one range
+ * of the (created_at) or (updated_at) index: InnoDB keeps the primary key in it, so (time, id) order.
+ */
 export async function listRuns(
   store: Store,
   f: RunFilter,
@@ -73,45 +81,80 @@ export async function listRuns(
   return rows.map((r) => runListItem(r, json));
 }
 
-/** See countByStatus() in admin-list.ts: one bounded scan per status (durable_runs_status_created_idx). */
-export async function countByStatus(store: Store, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
+/** The per-status counts as one statement: one bounded scan per status, each with its status as a constant. */
+function countStatement(f: RunFilter, cap: number): { sql: string; params: unknown[] } {
   const where = mysqlFilter(f, false);
   const one = (s: RunStatus) =>
     `(SELECT count(*) FROM (SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${where.sql} LIMIT ?) x) AS ${s}`;
-  const [row] = await store.sql.query<Record<RunStatus, unknown>>(
-    `SELECT ${RUN_STATUSES.map(one).join(', ')}`,
-    RUN_STATUSES.flatMap(() => [...where.params, cap + 1]),
-  );
-  return Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
+  return { sql: `SELECT ${RUN_STATUSES.map(one).join(', ')}`, params: RUN_STATUSES.flatMap(() => [...where.params, cap + 1]) };
+}
+
+const countsOf = (row: Record<string, unknown> | undefined) =>
+  Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
+
+/**
+ * See countByStatus() in admin-list.ts. Index per status: durable_runs_status_created_idx (status
+ * leads it), or the filter's own (workflow, queue, id prefix, parent) when the optimizer finds it narrower.
+ */
+export async function countByStatus(store: Store, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
+  const count = countStatement(f, cap);
+  const [row] = await store.sql.query<Record<string, unknown>>(count.sql, count.params);
+  return countsOf(row);
 }
 
 /**
- * See countByStatusWithin() in admin-counts.ts. The counts are capped scans already; MariaDB bounds
- * them in time too (max_statement_time, seconds); past the budget the optimizer's row estimates
- * (EXPLAIN) stand in, reported as estimated.
+ * MariaDB's ER_STATEMENT_TIMEOUT (1969), as the mariadb driver reports it (errno) or Prisma's raw-query
+ * error carries it (meta.driverAdapterError.cause.originalCode, and in its message).
+ */
+function isStatementTimeout(err: unknown): boolean {
+  const e = err as { errno?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } }; message?: unknown } | null;
+  return (
+    e?.errno === 1969 ||
+    e?.meta?.driverAdapterError?.cause?.originalCode === '1969' ||
+    (typeof e?.message === 'string' && /max_statement_time exceeded/i.test(e.message))
+  );
+}
+
+/**
+ * The optimizer's estimate of a statement's matches from its EXPLAIN EXTENDED row: the rows its
+ * access path reads times the share its other conditions are expected to keep (filtered, %). An
+ * impossible condition has no rows: 0. Rougher than PostgreSQL's: InnoDB caps an index range's
+ * estimate at half the table, and without histograms (ANALYZE TABLE … PERSISTENT FOR ALL) the share
+ * of a condition is a guess; an estimate gives the magnitude. (Not EXPLAIN FORMAT=JSON: MariaDB writes
+ * the condition's string literals into it unescaped, so a JSON parameter makes it unreadable.)
+ */
+function estimateOf(plan: { rows?: unknown; filtered?: unknown } | undefined): number {
+  if (plan?.rows == null) return 0;
+  return Math.round(Number(plan.rows) * (plan.filtered == null ? 1 : Number(plan.filtered) / 100));
+}
+
+/**
+ * See countByStatusWithin() in admin-counts.ts. The budget is MariaDB's max_statement_time (seconds,
+ * for this one statement: SET STATEMENT … FOR, so no transaction and nothing left on the pooled
+ * connection). Past it, the optimizer's estimate per status (EXPLAIN, no scan) stands in, marked
+ * estimated. SET STATEMENT, max_statement_time and EXPLAIN EXTENDED are MariaDB's; MySQL would need
+ * the MAX_EXECUTION_TIME hint.
  */
 export async function countByStatusWithin(store: Store, f: RunFilter, cap: number, budgetMs: number): Promise<StatusCounts> {
+  const seconds = Math.max(0.001, budgetMs / 1000).toFixed(3);
+  const count = countStatement(f, cap);
   try {
-    const counts = await store.sql.transaction(async (tx) => {
-      await tx.execute(`SET SESSION max_statement_time = ${Math.max(0.001, budgetMs / 1000)}`);
-      try {
-        return await countByStatus({ ...store, sql: tx }, f, cap);
-      } finally {
-        await tx.execute('SET SESSION max_statement_time = 0');
-      }
-    });
-    return { counts, estimated: false };
+    const [row] = await store.sql.query<Record<string, unknown>>(
+      `SET STATEMENT max_statement_time = ${seconds} FOR ${count.sql}`,
+      count.params,
+    );
+    return { counts: countsOf(row), estimated: false };
   } catch (err) {
-    if ((err as { errno?: number }).errno !== 1969) throw err; // ER_STATEMENT_TIMEOUT
+    if (!isStatementTimeout(err)) throw err;
   }
   const where = mysqlFilter(f, false);
   const counts = {} as Record<RunStatus, number>;
   for (const s of RUN_STATUSES) {
-    const [plan] = await store.sql.query<{ rows: unknown }>(
-      `EXPLAIN SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${where.sql}`,
+    const [plan] = await store.sql.query<{ rows?: unknown; filtered?: unknown }>(
+      `EXPLAIN EXTENDED SELECT 1 FROM durable_runs r WHERE r.status = '${s}' AND ${where.sql}`,
       where.params,
     );
-    counts[s] = Number(plan?.rows ?? 0);
+    counts[s] = estimateOf(plan);
   }
   return { counts, estimated: true };
 }

@@ -14,19 +14,37 @@ import { activeStatsRow, finishedStatsRow } from '../admin-rows.js';
 
 const isoOf = (v: unknown) => date(v)?.toISOString() ?? null;
 
-/** A JSON column's value, or { $truncated, bytes, preview } when its text is longer than CLIP_BYTES. */
-const clipped = (text: unknown): unknown => {
-  if (text == null) return null;
-  const s = String(text);
-  const bytes = Buffer.byteLength(s);
-  return bytes > CLIP_BYTES ? { $truncated: true, bytes, preview: s.slice(0, 2000) } : JSON.parse(s);
+/**
+ * A JSON column as three: its text when it is at most CLIP_BYTES, else its size and first 2000
+ * characters (as clip() in admin-detail.ts): a big value is cut on the server, not sent whole.
+ */
+const clip = (col: string, as: string) =>
+  `CASE WHEN octet_length(${col}) <= ${CLIP_BYTES} THEN ${col} END AS ${as}, octet_length(${col}) AS ${as}__bytes,
+   CASE WHEN octet_length(${col}) > ${CLIP_BYTES} THEN left(${col}, 2000) END AS ${as}__preview`;
+
+/** A column read through clip(): its JSON value, or { $truncated, bytes, preview }. */
+const clipped = (r: Record<string, unknown>, as: string): unknown => {
+  if (r[`${as}__bytes`] == null) return null;
+  if (r[as] != null) return json(r[as]);
+  return { $truncated: true, bytes: Number(r[`${as}__bytes`]), preview: String(r[`${as}__preview`]) };
 };
 
-/** See runDetail() in admin-detail.ts: the run, its newest rows of each kind, and how many there are. */
+/** The run's columns a detail shows (as SELECT_RUN_DETAIL's), its progress clipped. */
+const DETAIL_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.priority, r.attempt,
+  r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
+  r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, r.tags, ${clip('r.progress', 'progress')},
+  r.concurrency_key, r.traceparent`;
+
+/**
+ * See runDetail() in admin-detail.ts: the run with how many rows of each kind it has, then its newest
+ * rows of each kind (no json_agg over correlated subqueries here: one statement per kind, in
+ * parallel). Indexes: durable_runs_pkey, durable_steps' primary key (run_id, seq), durable_messages_idempotency_key
+ * (leading run_id), durable_events' primary key (run_id, key), durable_run_events_run_idx, durable_runs_parent_idx.
+ */
 export async function runDetail(store: Store, id: string): Promise<RunDetailRow | null> {
   const sql = store.sql;
   const [r] = await sql.query<Record<string, unknown>>(
-    `SELECT r.*, ${NOW} AS db_now,
+    `SELECT ${DETAIL_COLUMNS}, ${NOW} AS db_now,
        (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id) AS steps_total,
        (SELECT count(*) FROM durable_messages m WHERE m.run_id = r.id) AS messages_total,
        (SELECT count(*) FROM durable_events e WHERE e.run_id = r.id) AS events_total,
@@ -37,16 +55,25 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
   );
   if (!r) return null;
   const [steps, messages, events, history, children] = await Promise.all([
-    sql.query<Record<string, unknown>>('SELECT * FROM durable_steps WHERE run_id = ? ORDER BY seq LIMIT ?', [id, DETAIL_LIMITS.steps]),
-    sql.query<Record<string, unknown>>('SELECT * FROM durable_messages WHERE run_id = ? ORDER BY id DESC LIMIT ?', [
-      id,
-      DETAIL_LIMITS.messages,
-    ]),
-    sql.query<Record<string, unknown>>('SELECT * FROM durable_events WHERE run_id = ? ORDER BY `key` LIMIT ?', [id, DETAIL_LIMITS.events]),
-    sql.query<Record<string, unknown>>('SELECT * FROM durable_run_events WHERE run_id = ? ORDER BY id DESC LIMIT ?', [
-      id,
-      DETAIL_LIMITS.history,
-    ]),
+    sql.query<Record<string, unknown>>(
+      `SELECT seq, name, status, attempts, started_at, finished_at, compensates,
+         ${clip('output', 'output')}, ${clip('error', 'error')}, ${clip('compensation', 'compensation')}
+       FROM durable_steps WHERE run_id = ? ORDER BY seq LIMIT ?`,
+      [id, DETAIL_LIMITS.steps],
+    ),
+    sql.query<Record<string, unknown>>(
+      `SELECT id, topic, ${clip('payload', 'payload')}, idempotency_key, created_at, consumed_seq, consumed_at
+       FROM durable_messages WHERE run_id = ? ORDER BY id DESC LIMIT ?`,
+      [id, DETAIL_LIMITS.messages],
+    ),
+    sql.query<Record<string, unknown>>(
+      `SELECT \`key\`, ${clip('value', 'value')}, updated_at FROM durable_events WHERE run_id = ? ORDER BY \`key\` LIMIT ?`,
+      [id, DETAIL_LIMITS.events],
+    ),
+    sql.query<Record<string, unknown>>(
+      `SELECT id, kind, ${clip('detail', 'detail')}, at FROM durable_run_events WHERE run_id = ? ORDER BY id DESC LIMIT ?`,
+      [id, DETAIL_LIMITS.history],
+    ),
     sql.query<Record<string, unknown>>(
       'SELECT id, workflow_name, status, created_at, finished_at FROM durable_runs WHERE parent_id = ? ORDER BY created_at, id LIMIT ?',
       [id, DETAIL_LIMITS.children],
@@ -63,26 +90,26 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
       startedAt: started?.toISOString() ?? null,
       finishedAt: finished?.toISOString() ?? null,
       durationMs: started && finished ? finished.getTime() - started.getTime() : null,
-      output: clipped(s.output),
-      error: clipped(s.error),
-      compensation: clipped(s.compensation),
+      output: clipped(s, 'output'),
+      error: clipped(s, 'error'),
+      compensation: clipped(s, 'compensation'),
       compensates: s.compensates == null ? null : Number(s.compensates),
     };
   });
   return {
-    run: detailRun(r, stepRows, json),
+    run: detailRun({ ...r, progress: clipped(r, 'progress') }, stepRows, json),
     steps: stepRows,
     messages: messages.reverse().map((m) => ({
       id: String(m.id),
       topic: m.topic,
-      payload: clipped(m.payload),
+      payload: clipped(m, 'payload'),
       idempotencyKey: m.idempotency_key ?? null,
       createdAt: isoOf(m.created_at),
       consumedSeq: m.consumed_seq == null ? null : Number(m.consumed_seq),
       consumedAt: isoOf(m.consumed_at),
     })),
-    events: events.map((e) => ({ key: e.key, value: clipped(e.value), updatedAt: isoOf(e.updated_at) })),
-    history: history.reverse().map((h) => ({ id: String(h.id), kind: h.kind, detail: clipped(h.detail), at: isoOf(h.at) })),
+    events: events.map((e) => ({ key: e.key, value: clipped(e, 'value'), updatedAt: isoOf(e.updated_at) })),
+    history: history.reverse().map((h) => ({ id: String(h.id), kind: h.kind, detail: clipped(h, 'detail'), at: isoOf(h.at) })),
     children: children.map((c) => ({
       id: c.id,
       workflowName: c.workflow_name,
@@ -107,56 +134,64 @@ export async function runSummary(
   return runSummaryOf(r);
 }
 
-/** The start of the minute `ms` falls in (UTC). */
-const minuteOf = (ms: number) => Math.floor(ms / 60_000) * 60_000;
+/** A DATETIME cut to its minute (date_trunc('minute', …)): text, read back as UTC by date(). */
+const minuteOf = (col: string) => `DATE_FORMAT(${col}, '%Y-%m-%d %H:%i:00')`;
 
-/** See stats() in admin-stats.ts (per-minute figures bucketed here, from the database clock). */
+/** The first minute of the statistics' hour: 59 minutes before the database clock's current one. */
+const HOUR_START = `(CAST(${minuteOf(NOW)} AS DATETIME(3)) - INTERVAL 59 MINUTE)`;
+
+/** See STATS_ACTIVE in admin-stats.ts. Index: durable_runs_status_created_idx (status IN: the unfinished rows only). */
+const STATS_ACTIVE = `
+SELECT workflow_name, queue, status, count(*) AS n,
+       min(CASE WHEN status IN ('PENDING', 'WAITING') AND available_at <= ${NOW} THEN available_at END) AS oldest_due,
+       sum(CASE WHEN status = 'RUNNING' AND lease_expires_at < ${NOW} THEN 1 ELSE 0 END) AS expired
+FROM durable_runs WHERE status IN ('PENDING', 'RUNNING', 'WAITING')
+GROUP BY workflow_name, queue, status`;
+
+/** See STATS_FINISHED in admin-stats.ts (? = the window in whole minutes, twice). Index: durable_runs_finished_idx or durable_runs_updated_idx. */
+const STATS_FINISHED = `
+SELECT workflow_name, queue, status, count(*) AS n FROM durable_runs
+WHERE updated_at >= ${NOW} - INTERVAL ? MINUTE AND finished_at >= ${NOW} - INTERVAL ? MINUTE
+GROUP BY workflow_name, queue, status`;
+
+/**
+ * See STATS_PER_MINUTE in admin-stats.ts: the same two halves (starts, ends) of the rows updated in
+ * the hour, as a UNION ALL of two range scans (durable_runs_updated_idx; the ends may take
+ * durable_runs_finished_idx), grouped by minute on the server.
+ */
+const STATS_PER_MINUTE = `
+SELECT workflow_name, queue, minute, sum(started) AS started, sum(succeeded) AS succeeded, sum(failed) AS failed, sum(cancelled) AS cancelled
+FROM (
+  SELECT workflow_name, queue, ${minuteOf('started_at')} AS minute, 1 AS started, 0 AS succeeded, 0 AS failed, 0 AS cancelled
+  FROM durable_runs WHERE updated_at >= ${HOUR_START} AND started_at >= ${HOUR_START}
+  UNION ALL
+  SELECT workflow_name, queue, ${minuteOf('finished_at')}, 0, status = 'SUCCEEDED', status = 'FAILED', status = 'CANCELLED'
+  FROM durable_runs WHERE updated_at >= ${HOUR_START} AND finished_at >= ${HOUR_START}
+) ev
+GROUP BY workflow_name, queue, minute`;
+
+/** See stats() in admin-stats.ts. */
 export async function stats(store: Store, windowMinutes: number): Promise<StatsRows> {
-  const sql = store.sql;
-  const [[now], active, finished] = await Promise.all([
-    sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`),
-    sql.query<Record<string, unknown>>(
-      `SELECT workflow_name, queue, status, count(*) AS n,
-              min(CASE WHEN status IN ('PENDING', 'WAITING') AND available_at <= ${NOW} THEN available_at END) AS oldest_due,
-              sum(CASE WHEN status = 'RUNNING' AND lease_expires_at < ${NOW} THEN 1 ELSE 0 END) AS expired
-       FROM durable_runs WHERE status IN ('PENDING', 'RUNNING', 'WAITING') GROUP BY workflow_name, queue, status`,
-    ),
-    sql.query<Record<string, unknown>>(
-      `SELECT workflow_name, queue, status, count(*) AS n FROM durable_runs
-       WHERE updated_at >= ${NOW} - INTERVAL ? MINUTE AND finished_at >= ${NOW} - INTERVAL ? MINUTE
-       GROUP BY workflow_name, queue, status`,
-      [windowMinutes, windowMinutes],
-    ),
+  const [active, finished, perMinute, [now]] = await Promise.all([
+    store.sql.query<Record<string, unknown>>(STATS_ACTIVE),
+    store.sql.query<Record<string, unknown>>(STATS_FINISHED, [windowMinutes, windowMinutes]),
+    store.sql.query<Record<string, unknown>>(STATS_PER_MINUTE),
+    store.sql.query<{ now: unknown; minute: unknown }>(`SELECT ${NOW} AS now, ${minuteOf(NOW)} AS minute`),
   ]);
-  const dbNow = date(now.now)!.getTime();
-  const from = minuteOf(dbNow) - 59 * 60_000;
-  const recent = await sql.query<Record<string, unknown>>(
-    'SELECT workflow_name, queue, status, started_at, finished_at FROM durable_runs WHERE updated_at >= ?',
-    [new Date(from).toISOString().replace('T', ' ').replace('Z', '')],
-  );
-  const perMinute = new Map<string, StatsRows['perMinute'][number]>();
-  const bump = (r: Record<string, unknown>, at: Date | null, field: 'started' | 'succeeded' | 'failed' | 'cancelled') => {
-    if (!at || at.getTime() < from) return;
-    const minute = new Date(minuteOf(at.getTime())).toISOString();
-    const key = `${String(r.workflow_name)}\u0000${String(r.queue)}\u0000${minute}`;
-    let row = perMinute.get(key);
-    if (!row) {
-      row = { workflow: r.workflow_name as string, queue: r.queue as string, minute, started: 0, succeeded: 0, failed: 0, cancelled: 0 };
-      perMinute.set(key, row);
-    }
-    row[field]++;
-  };
-  for (const r of recent) {
-    bump(r, date(r.started_at), 'started');
-    const end = { SUCCEEDED: 'succeeded', FAILED: 'failed', CANCELLED: 'cancelled' }[r.status as string] as 'succeeded' | undefined;
-    if (end) bump(r, date(r.finished_at), end);
-  }
   return {
-    dbNow: new Date(dbNow).toISOString(),
-    currentMinute: new Date(minuteOf(dbNow)).toISOString(),
+    dbNow: isoOf(now.now)!,
+    currentMinute: isoOf(now.minute)!,
     active: active.map(activeStatsRow),
     finished: finished.map(finishedStatsRow),
-    perMinute: [...perMinute.values()],
+    perMinute: perMinute.map((r) => ({
+      workflow: r.workflow_name as string,
+      queue: r.queue as string,
+      minute: isoOf(r.minute)!,
+      started: Number(r.started),
+      succeeded: Number(r.succeeded),
+      failed: Number(r.failed),
+      cancelled: Number(r.cancelled),
+    })),
   };
 }
 
