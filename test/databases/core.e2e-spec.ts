@@ -194,6 +194,22 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     expect(rows.map((r) => r.id).sort()).toEqual(['SAME-ID', 'many-1', 'many-2', 'same-id'].sort());
   });
 
+  it('starts one run for two concurrent starts of one id in two app transactions', async () => {
+    const e = await engine();
+    const first = db.prisma.$transaction(async (tx: any) => {
+      const h = await e.startRun('three', { x: 1 }, { tx, id: 'raced' });
+      await sleep(300); // the second start meets this one's uncommitted row
+      return h;
+    });
+    await sleep(50);
+    const second = db.prisma.$transaction(async (tx: any) => e.startRun('three', { x: 1 }, { tx, id: 'raced' }));
+    const [a, b] = await Promise.all([first, second]);
+    expect([a.id, b.id]).toEqual(['raced', 'raced']);
+    await a.result({ timeoutMs: 10_000 });
+    expect(await db.query("SELECT id FROM durable_runs WHERE id = 'raced'")).toHaveLength(1);
+    expect((await e.getRunEvents('raced')).filter((x) => x.kind === 'created')).toHaveLength(1);
+  });
+
   it('commits a transactional step with its checkpoint: the business row exists once', async () => {
     const e = await engine();
     const h = await e.startRun('booking', { id: 'book-1' });

@@ -1,4 +1,5 @@
 import { InvalidOptionsError } from '../errors/index.js';
+import { mysqlErrno } from './mysql/sql.js';
 import type { SqlClient } from './sql-client.js';
 import type { Statement } from './statement.js';
 
@@ -69,7 +70,6 @@ export function mysqlPoolConfig(url: string, size: number): MysqlPoolConfig {
 }
 
 const textOf = (s: Statement | string) => (typeof s === 'string' ? s : s.text);
-const errno = (err: unknown): number | undefined => (err as { errno?: number } | null)?.errno;
 
 /**
  * The store's SqlClient over a `mariadb` pool (created on first use: the driver is loaded only by
@@ -123,7 +123,7 @@ export function mysqlSqlClient(
           return result;
         } catch (err) {
           await conn.rollback().catch(() => {});
-          const code = errno(err);
+          const code = mysqlErrno(err);
           if (code === DEADLOCK) counts.deadlocks++;
           else if (code === LOCK_WAIT_TIMEOUT) counts.lockWaitTimeouts++;
           else throw err;

@@ -3,10 +3,7 @@ import type { RunStatus } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { signalRuns } from './checkpoints.js';
-import { json, NOW } from './sql.js';
-
-/** MySQL's "duplicate entry" error: a repeated idempotency key. */
-const DUPLICATE = 1062;
+import { isDuplicateKey, json, NOW } from './sql.js';
 
 /** Inserts a message unless its idempotency key was used for the run already; true when new. */
 async function insertMessage(
@@ -27,7 +24,7 @@ async function insertMessage(
     );
     return true;
   } catch (err) {
-    if ((err as { errno?: number }).errno === DUPLICATE) return false;
+    if (isDuplicateKey(err)) return false; // a repeated idempotency key, sent at the same time
     throw err;
   }
 }

@@ -4,11 +4,7 @@ import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from '../rows.js';
 import { wakeQueues } from './checkpoints.js';
-import { date, insertHistory, json, marks, NOW, NOW_PLUS_MS, utc } from './sql.js';
-
-/** MySQL's "duplicate entry" error. */
-const DUPLICATE = 1062;
-const isDuplicate = (err: unknown) => (err as { errno?: number } | null)?.errno === DUPLICATE;
+import { date, insertHistory, isDuplicateKey, json, marks, NOW, NOW_PLUS_MS, utc } from './sql.js';
 
 /** When a run is first due: its run-at (else now) plus its delay. Parameters: run-at, delay ms. */
 const FIRST_DUE = `(coalesce(?, ${NOW}) + INTERVAL ROUND(coalesce(?, 0) * 1000) MICROSECOND)`;
@@ -37,12 +33,15 @@ function valuesRow(r: NewRun, appVersion: string | null, lease: { owner: string;
 /**
  * Inserts the runs whose ids do not exist yet; returns those ids. Existing ids are read first, the
  * rest inserted in one statement; a concurrent start of one of the same ids makes it fail with a
- * duplicate key (nothing of it written): then the whole is tried again, and that id is found existing.
+ * duplicate key (nothing of it written; MySQL rolls back the statement, not the transaction): then
+ * the whole is tried again, and that id is found existing.
  */
 async function insertNew(sql: SqlClient, runs: NewRun[], row: (r: NewRun) => { sql: string; params: unknown[] }): Promise<NewRun[]> {
-  for (;;) {
+  for (let again = false; ; again = true) {
+    // After a duplicate, a locking read: in the app's transaction (REPEATABLE READ, MariaDB's default)
+    // a plain read keeps the snapshot that did not have the other start's row, and would never see it.
     const existing = await sql.query<{ id: string }>(
-      `SELECT id FROM durable_runs WHERE id IN (${marks(runs.length)})`,
+      `SELECT id FROM durable_runs WHERE id IN (${marks(runs.length)})${again ? ' LOCK IN SHARE MODE' : ''}`,
       runs.map((r) => r.id),
     );
     const taken = new Set(existing.map((e) => e.id));
@@ -56,7 +55,7 @@ async function insertNew(sql: SqlClient, runs: NewRun[], row: (r: NewRun) => { s
       );
       return fresh;
     } catch (err) {
-      if (!isDuplicate(err)) throw err;
+      if (!isDuplicateKey(err)) throw err;
     }
   }
 }

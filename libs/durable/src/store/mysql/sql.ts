@@ -65,3 +65,20 @@ export async function runsWithUndo(sql: SqlClient, ids: string[]): Promise<Set<s
 export async function anyRow(sql: SqlClient, exists: string, params: unknown[] = []): Promise<boolean> {
   return (await sql.query(exists, params)).length > 0;
 }
+
+/**
+ * The MySQL error number of a failed statement: the mariadb driver's `errno`, or, through Prisma's
+ * adapter, the driver error's `originalCode` in the error's meta (or its cause).
+ */
+export function mysqlErrno(err: unknown): number | undefined {
+  for (let e = err as Record<string, unknown> | null | undefined, i = 0; e && i < 5; e = e.cause as typeof e, i++) {
+    if (typeof e.errno === 'number') return e.errno;
+    const meta = e.meta as { driverAdapterError?: { cause?: { originalCode?: unknown } } } | undefined;
+    const code = Number(meta?.driverAdapterError?.cause?.originalCode);
+    if (Number.isInteger(code) && code > 0) return code;
+  }
+  return undefined;
+}
+
+/** MySQL's "duplicate entry" error (a unique key). */
+export const isDuplicateKey = (err: unknown): boolean => mysqlErrno(err) === 1062;
