@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createPool, type Pool as MariaPool } from 'mariadb';
 import { createPostgresPool } from 'nestjs-durable';
@@ -173,8 +173,25 @@ class MariaChaosDb implements ChaosDb {
     await this.pool.query('SELECT 1');
   }
 
+  /**
+   * Restarts the machine's MariaDB: a shutdown (root over the socket), then mariadbd-safe, detached
+   * (it outlives this process). Not `service mariadb restart`: where the server was not started by the
+   * init script, its stop cannot log in and the restart fails.
+   */
   async restart(): Promise<void> {
-    await promisify(execFile)('service', ['mariadb', 'restart'], { timeout: 120_000 });
+    const run = promisify(execFile);
+    await run('mariadb-admin', ['shutdown'], { timeout: 120_000 });
+    for (let i = 0; i < 300; i++) {
+      if (
+        !(await run('mariadb-admin', ['ping', '--silent']).then(
+          () => true,
+          () => false,
+        ))
+      )
+        break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    spawn('mariadbd-safe', [], { detached: true, stdio: 'ignore' }).unref();
   }
 
   async judge(): Promise<pg.Pool> {

@@ -150,7 +150,9 @@ export class ChaosDriver {
     this.events.push(e);
     this.log(
       this.s.outage === 'restart'
-        ? 'restarting Postgres (pg_ctlcluster restart)…'
+        ? this.s.database === 'mariadb'
+          ? 'restarting MariaDB (shutdown, then mariadbd-safe)…'
+          : 'restarting Postgres (pg_ctlcluster restart)…'
         : this.s.outage === 'failover'
           ? `failing over: killing the primary, promoting its standby (${this.s.replication} replication)…`
           : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`,

@@ -82,7 +82,7 @@ export interface ChaosReport {
 }
 
 const OUTAGE_TEXT: Record<ChaosSettings['outage'], string> = {
-  restart: 'Postgres restarted',
+  restart: 'the database server restarted',
   proxy: "the workers' connections cut (proxy)",
   failover: 'the primary killed and its standby promoted',
   none: 'no outage',

@@ -18,6 +18,22 @@ describe('isConnectionError', () => {
     expect(isConnectionError(new Error('remaining connection slots are reserved for non-replication superuser connections'))).toBe(true);
   });
 
+  it("recognises the mariadb driver's and MariaDB's (directly and through Prisma's adapter)", () => {
+    const driverError = (code: string, errno: number, sqlState: string, message: string) =>
+      Object.assign(new Error(message), { code, errno, sqlState, fatal: true });
+    expect(isConnectionError(driverError('ER_SOCKET_UNEXPECTED_CLOSE', 45009, '08S01', 'socket has unexpectedly been closed'))).toBe(true);
+    expect(isConnectionError(driverError('ER_GET_CONNECTION_TIMEOUT', 45028, 'HY000', 'retrieve connection from pool timeout'))).toBe(true);
+    expect(isConnectionError(driverError('ER_CONNECTION_KILLED', 1927, '70100', 'Connection was killed'))).toBe(true);
+    expect(isConnectionError(driverError('ER_SERVER_SHUTDOWN', 1053, '08S01', 'Server shutdown in progress'))).toBe(true);
+    const viaPrisma = Object.assign(new Error('Raw query failed.'), {
+      code: 'P2010',
+      meta: { driverAdapterError: { cause: { originalCode: '2013' } } },
+    });
+    expect(isConnectionError(viaPrisma)).toBe(true);
+    expect(isConnectionError(driverError('ER_DUP_ENTRY', 1062, '23000', "Duplicate entry 'x' for key 'PRIMARY'"))).toBe(false);
+    expect(isConnectionError(driverError('ER_LOCK_DEADLOCK', 1213, '40001', 'Deadlock found'))).toBe(false);
+  });
+
   it('does not take a failed statement for a connection problem', () => {
     for (const err of [
       withCode('23505', 'duplicate key'),
