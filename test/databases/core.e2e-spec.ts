@@ -339,6 +339,17 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
     expect(await e.startRun('parent', { n: 3 }).then((h) => h.result({ timeoutMs: 10_000 }))).toEqual([0, 1, 4]);
   });
 
+  it('fails a run past its deadline, and deletes finished runs past the retention', async () => {
+    const e = await engine({ retentionMs: 1_000 });
+    const late = await e.startRun('sleeper', {}, { timeoutMs: 300 });
+    await expect(late.result({ timeoutMs: 10_000 })).rejects.toThrow(/exceeded its deadline/);
+    expect((await e.getRunEvents(late.id)).map((x) => x.kind)).toContain('failed');
+    const kept = await e.startRun('three', { x: 1 });
+    await kept.result({ timeoutMs: 10_000 });
+    await eventually(async () => (await e.getRun(kept.id)) === null && (await e.getRun(late.id)) === null, 15_000, 'retention');
+    expect(await db.query('SELECT run_id FROM durable_run_events WHERE run_id IN (?, ?)', [kept.id, late.id])).toEqual([]);
+  });
+
   it('delivers lifecycle events to a hook after commit, in history order', async () => {
     const e = await engine({ hooks: { pollIntervalMs: 50, settleMs: 50 } }, false);
     const seen: Array<{ type: string; runId: string; workflowName: string | null }> = [];
