@@ -265,3 +265,21 @@ export const finishedStatsRow = (r: Record<string, unknown>): StatsRows['finishe
   status: r.status as RunStatus,
   n: Number(r.n),
 });
+export const perMinuteStatsRow = (r: Record<string, unknown>): StatsRows['perMinute'][number] => ({
+  workflow: r.workflow_name as string,
+  queue: r.queue as string,
+  minute: iso(r.minute)!,
+  started: Number(r.started),
+  succeeded: Number(r.succeeded),
+  failed: Number(r.failed),
+  cancelled: Number(r.cancelled),
+});
+
+/** The versions view's row: an app version's unfinished runs of one workflow and status. */
+export const versionInFlightRow = (r: Record<string, unknown>): VersionInFlightRow => ({
+  appVersion: (r.app_version as string | null) ?? null,
+  workflow: r.workflow_name as string,
+  status: r.status as RunStatus,
+  n: Number(r.n),
+  oldest: iso(r.oldest)!,
+});

@@ -3,7 +3,7 @@ import * as mysql from './mysql/admin-views.js';
 import { iso, type Store } from './store.js';
 export type { StatsRows } from './admin-rows.js';
 import type { StatsRows } from './admin-rows.js';
-import { activeStatsRow, finishedStatsRow } from './admin-rows.js';
+import { activeStatsRow, finishedStatsRow, perMinuteStatsRow } from './admin-rows.js';
 
 /**
  * Unfinished runs per workflow, queue and status, with the oldest due claimable run and the
@@ -66,14 +66,6 @@ export async function stats(store: Store, windowMinutes: number): Promise<StatsR
     currentMinute: iso(now.minute)!,
     active: active.map(activeStatsRow),
     finished: finished.map(finishedStatsRow),
-    perMinute: perMinute.map((r) => ({
-      workflow: r.workflow_name as string,
-      queue: r.queue as string,
-      minute: iso(r.minute)!,
-      started: Number(r.started),
-      succeeded: Number(r.succeeded),
-      failed: Number(r.failed),
-      cancelled: Number(r.cancelled),
-    })),
+    perMinute: perMinute.map(perMinuteStatsRow),
   };
 }

@@ -1,7 +1,7 @@
 /** The admin API's view of app versions: which versions started the runs still in flight. */
 import * as mysql from './mysql/admin-views.js';
-import { iso, type Store } from './store.js';
-import type { RunStatus } from './rows.js';
+import type { Store } from './store.js';
+import { versionInFlightRow } from './admin-rows.js';
 export type { VersionInFlightRow } from './admin-rows.js';
 import type { VersionInFlightRow } from './admin-rows.js';
 
@@ -19,11 +19,5 @@ GROUP BY app_version, workflow_name, status`;
 export async function versionsInFlight(store: Store): Promise<VersionInFlightRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.versionsInFlight(store);
   const rows = await store.sql.query<Record<string, unknown>>(VERSIONS_IN_FLIGHT);
-  return rows.map((r) => ({
-    appVersion: (r.app_version as string | null) ?? null,
-    workflow: r.workflow_name as string,
-    status: r.status as RunStatus,
-    n: Number(r.n),
-    oldest: iso(r.oldest)!,
-  }));
+  return rows.map(versionInFlightRow);
 }

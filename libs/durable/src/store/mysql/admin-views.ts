@@ -10,9 +10,8 @@ import type { ChartBucket, ChartRange, LiveTick, RunBlockersRow, RunDetailRow, S
 import type { Store } from '../store.js';
 import { date, json, marks, NOW } from './sql.js';
 import { detailRun, detailTotals, runSummaryOf } from '../admin-rows.js';
-import { activeStatsRow, finishedStatsRow } from '../admin-rows.js';
-
-const isoOf = (v: unknown) => date(v)?.toISOString() ?? null;
+import { activeStatsRow, finishedStatsRow, perMinuteStatsRow, versionInFlightRow } from '../admin-rows.js';
+import { iso } from '../store.js';
 
 /**
  * A JSON column as three: its text when it is at most CLIP_BYTES, else its size and first 2000
@@ -104,20 +103,20 @@ export async function runDetail(store: Store, id: string): Promise<RunDetailRow 
       topic: m.topic,
       payload: clipped(m, 'payload'),
       idempotencyKey: m.idempotency_key ?? null,
-      createdAt: isoOf(m.created_at),
+      createdAt: iso(m.created_at),
       consumedSeq: m.consumed_seq == null ? null : Number(m.consumed_seq),
-      consumedAt: isoOf(m.consumed_at),
+      consumedAt: iso(m.consumed_at),
     })),
-    events: events.map((e) => ({ key: e.key, value: clipped(e, 'value'), updatedAt: isoOf(e.updated_at) })),
-    history: history.reverse().map((h) => ({ id: String(h.id), kind: h.kind, detail: clipped(h, 'detail'), at: isoOf(h.at) })),
+    events: events.map((e) => ({ key: e.key, value: clipped(e, 'value'), updatedAt: iso(e.updated_at) })),
+    history: history.reverse().map((h) => ({ id: String(h.id), kind: h.kind, detail: clipped(h, 'detail'), at: iso(h.at) })),
     children: children.map((c) => ({
       id: c.id,
       workflowName: c.workflow_name,
       status: c.status,
-      createdAt: isoOf(c.created_at),
-      finishedAt: isoOf(c.finished_at),
+      createdAt: iso(c.created_at),
+      finishedAt: iso(c.finished_at),
     })),
-    dbNow: isoOf(r.db_now)!,
+    dbNow: iso(r.db_now)!,
     totals: detailTotals(r),
   };
 }
@@ -179,19 +178,11 @@ export async function stats(store: Store, windowMinutes: number): Promise<StatsR
     store.sql.query<{ now: unknown; minute: unknown }>(`SELECT ${NOW} AS now, ${minuteOf(NOW)} AS minute`),
   ]);
   return {
-    dbNow: isoOf(now.now)!,
-    currentMinute: isoOf(now.minute)!,
+    dbNow: iso(now.now)!,
+    currentMinute: iso(now.minute)!,
     active: active.map(activeStatsRow),
     finished: finished.map(finishedStatsRow),
-    perMinute: perMinute.map((r) => ({
-      workflow: r.workflow_name as string,
-      queue: r.queue as string,
-      minute: isoOf(r.minute)!,
-      started: Number(r.started),
-      succeeded: Number(r.succeeded),
-      failed: Number(r.failed),
-      cancelled: Number(r.cancelled),
-    })),
+    perMinute: perMinute.map(perMinuteStatsRow),
   };
 }
 
@@ -234,13 +225,7 @@ export async function versionsInFlight(store: Store): Promise<VersionInFlightRow
     `SELECT app_version, workflow_name, status, count(*) AS n, min(created_at) AS oldest FROM durable_runs
      WHERE status IN ('PENDING', 'RUNNING', 'WAITING') GROUP BY app_version, workflow_name, status`,
   );
-  return rows.map((r) => ({
-    appVersion: (r.app_version as string | null) ?? null,
-    workflow: r.workflow_name as string,
-    status: r.status as RunStatus,
-    n: Number(r.n),
-    oldest: isoOf(r.oldest)!,
-  }));
+  return rows.map(versionInFlightRow);
 }
 
 /**
@@ -271,7 +256,7 @@ export async function liveTick(store: Store, since: Date, _horizon: string | nul
     horizon: String(since.getTime()),
     oldest: at,
     changed: changed.map((c) => ({ id: c.id, status: c.status, xid: String(date(c.updated_at)!.getTime()) })),
-    watched: seen.map((w) => ({ id: w.id, v: `${w.status}:${isoOf(w.updated_at)}:${Number(w.steps)}:${String(w.progress)}` })),
+    watched: seen.map((w) => ({ id: w.id, v: `${w.status}:${iso(w.updated_at)}:${Number(w.steps)}:${String(w.progress)}` })),
   };
 }
 
