@@ -30,268 +30,32 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { benchDbUrl, databaseName, dropDatabase, readDbStats, recreateDatabase, serverVersion, withClient } from './db.js';
+import { benchDbUrl, databaseName, serverVersion, withClient } from './db.js';
 import { withStatistics } from './autoanalyze.js';
 import { oneByOne } from './callers.js';
 import { peerPoolSize } from './figures.js';
-import { guardStall } from './stall.js';
-import { percentiles } from './stats.js';
-import { createSchema, diffCounts, OursHost, WORKFLOW, type HostConfig, type StatementCounts } from './peers/ours-lib.js';
-import { readTimings, type Timing } from './peers/ours-measure.js';
-import { enqueueBulk, untilDone } from './peers/ours.js';
+import { OursHost, WORKFLOW, type HostConfig } from './peers/ours-lib.js';
+import type { Timing } from './peers/ours-measure.js';
+import { enqueueBulk } from './peers/ours.js';
 import { startWorkers, type WorkerSet } from './peers/ours-workers.js';
-import { countingProxy, diffCommands } from './mysql-count-proxy.js';
+import { mariaServerInfo } from './mariadb.js';
 import {
-  dropMariaDatabase,
-  mariaConnect,
-  mariaServerInfo,
-  mariaStatusSummary,
-  otherConnections,
-  questions,
-  readMariaTimings,
-  recreateMariaDatabase,
-  withMaria,
-} from './mariadb.js';
-
-type Db = 'postgres' | 'mariadb';
-const DBS: readonly Db[] = ['postgres', 'mariadb'];
-const LABEL: Record<Db, string> = { postgres: 'PostgreSQL', mariadb: 'MariaDB' };
-
-interface Shape {
-  steps: number;
-  payloadBytes: number;
-}
-const SHAPES: readonly Shape[] = [
-  { steps: 3, payloadBytes: 0 },
-  { steps: 10, payloadBytes: 1024 },
-];
-/** The poll intervals of the start → claim measurement: the engine's default, and 100 ms. */
-const POLLS: ReadonlyArray<number | undefined> = [undefined, 100];
-const pollLabel = (p: number | undefined) => (p === undefined ? 'default (1000)' : String(p));
-
-interface Opts {
-  workflows: number;
-  concurrency: number;
-  callers: number;
-  rounds: number;
-  latencyRuns: number;
-  idleSeconds: number;
-}
-
-interface Pcts {
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
-interface LatencyFigures {
-  pollIntervalMs: string;
-  runs: number;
-  /** started_at − created_at, ms (database clock). */
-  startToClaimMs: Pcts;
-  /** The first step's started_at (the checkpoint's now() minus the step's duration, so later by the checkpoint's batching) − created_at, ms. */
-  startToFirstStepRowMs: Pcts;
-  /** Raw start → claim delays (for pooling rounds). */
-  samples: number[];
-}
-interface IdleFigures {
-  seconds: number;
-  statementsPerSec: number;
-  method: string;
-  /**
-   * The engine's own statements, counted on the client side (other clients of the server left out): Postgres at its pool
-   * (the LISTEN session's are not; it sends none while idle), by statement name; MariaDB by a counting relay between
-   * the engine and the server (mysql-count-proxy.ts), by SQL text and by protocol command.
-   */
-  engineStatementsPerSec: number;
-  engineStatements: Record<string, number>;
-  engineCommands?: Record<string, number>;
-  /** MariaDB: Questions is server-wide; the other clients' connections seen during the window (none: the figure is the engine's). */
-  otherConnectionsSeen?: string[];
-}
-interface Measurement {
-  db: Db;
-  round: number;
-  loadAverage: number[];
-  drain: { workflowsPerSec: number; dbWallS: number; workerStartToDoneS: number };
-  oneByOne: { workflowsPerSec: number; dbWallS: number; fastPathShare: number };
-  latency: LatencyFigures[];
-  idle: IdleFigures;
-  durationS: number;
-  warnings: string[];
-  notes: string[];
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const round2 = (xs: number[]) => xs.map((x) => Number(x.toFixed(2)));
-const pcts = (xs: number[]): Pcts => ({ ...percentiles(xs, [50, 90, 99]), max: xs.length ? Math.max(...xs) : NaN });
-
-// ---- the two databases behind one interface ---------------------------------------------------
-
-interface Side {
-  db: Db;
-  url: string;
-  recreate(): Promise<void>;
-  drop(): Promise<void>;
-  timings(prefix: string): Promise<Timing[]>;
-  /** Per run with the prefix: its first step row's started_at − the run's created_at, ms. */
-  firstStepDelays(prefix: string): Promise<number[]>;
-  /** Waits until the workers finished `n` runs; fails with the runs by status if nothing finishes for a minute. */
-  until(ws: WorkerSet, n: number, log?: (m: string) => void): Promise<void>;
-  idle(cfg: HostConfig, seconds: number, log: (m: string) => void): Promise<IdleFigures>;
-}
-
-function postgresSide(url: string): Side {
-  return {
-    db: 'postgres',
-    url,
-    recreate: async () => {
-      await recreateDatabase(url);
-      await createSchema(url);
-    },
-    drop: () => dropDatabase(url),
-    timings: (prefix) => readTimings(url, prefix),
-    firstStepDelays: (prefix) =>
-      withClient(url, async (c) => {
-        const { rows } = await c.query<{ d: string }>(
-          `SELECT extract(epoch FROM min(s.started_at) - r.created_at) * 1000 AS d
-             FROM durable_runs r JOIN durable_steps s ON s.run_id = r.id WHERE r.id LIKE $1 GROUP BY r.id, r.created_at`,
-          [`${prefix}%`],
-        );
-        return rows.map((r) => Number(r.d));
-      }),
-    until: (ws, n, log) => untilDone(ws, n, url, log),
-    idle: (cfg, seconds, log) => postgresIdle(url, cfg, seconds, log),
-  };
-}
-
-function mariadbSide(url: string): Side {
-  return {
-    db: 'mariadb',
-    url,
-    recreate: () => recreateMariaDatabase(url),
-    drop: () => dropMariaDatabase(url),
-    timings: (prefix) => readMariaTimings(url, prefix),
-    firstStepDelays: (prefix) =>
-      withMaria(url, async (c) => {
-        const rows = await c.query<Array<{ d: string }>>(
-          `SELECT TIMESTAMPDIFF(MICROSECOND, r.created_at, min(s.started_at)) / 1000 AS d
-             FROM durable_runs r JOIN durable_steps s ON s.run_id = r.id WHERE r.id LIKE ? GROUP BY r.id, r.created_at`,
-          [`${prefix}%`],
-        );
-        return rows.map((r) => Number(r.d));
-      }),
-    until: (ws, n, log) =>
-      guardStall(
-        'nestjs-durable on MariaDB',
-        ws.done.until(n, log),
-        () => ws.done.n,
-        () => mariaStatusSummary(url),
-      ),
-    idle: (cfg, seconds, log) => mariadbIdle(url, cfg, seconds, log),
-  };
-}
-
-// ---- the idle cost ----------------------------------------------------------------------------
-
-/** An idle worker engine, given a moment after its start (its boot statements) before the window opens. */
-async function idleWorker(cfg: HostConfig): Promise<WorkerSet> {
-  const ws = await startWorkers(cfg, 1);
-  await sleep(2_000);
-  return ws;
-}
-
-const total = (c: StatementCounts) => Object.values(c).reduce((a, b) => a + b, 0);
-
-async function postgresIdle(url: string, cfg: HostConfig, seconds: number, log: (m: string) => void): Promise<IdleFigures> {
-  const dbName = databaseName(url);
-  // pg_stat_statements when the server loads it (the extension is created in the fresh database); else the database's commits.
-  const pss = await withClient(url, async (c) => {
-    const { rows } = await c.query<{ loaded: boolean }>(
-      `SELECT current_setting('shared_preload_libraries') ~ 'pg_stat_statements' AS loaded`,
-    );
-    if (!rows[0].loaded) return false;
-    await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    return true;
-  });
-  const calls = () =>
-    withClient(url, async (c) => {
-      const { rows } = await c.query<{ n: string }>(
-        `SELECT coalesce(sum(calls), 0) AS n FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1)`,
-        [dbName],
-      );
-      return Number(rows[0].n);
-    });
-  const ws = await idleWorker(cfg);
-  const host = ws.host!;
-  log(`  idle worker for ${seconds} s (${pss ? 'pg_stat_statements' : 'pg_stat_database.xact_commit'})`);
-  const read = async () => (pss ? await calls() : (await readDbStats(url)).xactCommit);
-  const n0 = await read();
-  const counts0 = { ...host.counts };
-  const t0 = performance.now();
-  await sleep(seconds * 1000);
-  const counts = diffCounts(host.counts, counts0);
-  // pg_stat_statements: the "before" read is recorded in the window (a statement is counted once it ran). xact_commit is read
-  // from the maintenance database, so the reads never count.
-  const n1 = await read();
-  const s = (performance.now() - t0) / 1000;
-  await ws.stop();
-  return {
-    seconds: s,
-    statementsPerSec: (n1 - n0 - (pss ? 1 : 0)) / s,
-    method: pss
-      ? `pg_stat_statements: sum(calls) of database ${dbName} before/after, minus the probe's own read`
-      : `pg_stat_database.xact_commit of database ${dbName} before/after, read from the maintenance database ` +
-        '(pg_stat_statements is not loaded by this server); one commit per autocommit statement; backends flush their counters ' +
-        'at most once a second, so the window is exact to about one statement per connection',
-    engineStatementsPerSec: total(counts) / s,
-    engineStatements: counts,
-  };
-}
-
-async function mariadbIdle(url: string, cfg: HostConfig, seconds: number, log: (m: string) => void): Promise<IdleFigures> {
-  const dbName = databaseName(url);
-  // The engine talks to the server through a counting relay: its own statements, whoever else uses the server.
-  const proxy = await countingProxy(url);
-  const ws = await idleWorker({ ...cfg, url: proxy.url });
-  log(`  idle worker for ${seconds} s (SHOW GLOBAL STATUS LIKE 'Questions', and a counting relay)`);
-  // The probe's connection is open (its session settings sent) before the first reading.
-  const c = await mariaConnect(url);
-  const others = new Set<string>();
-  let probes = 0;
-  let q0 = 0;
-  let s = 0;
-  try {
-    q0 = await questions(c);
-    const p0 = proxy.snapshot();
-    const t0 = performance.now();
-    for (let i = 0; i < seconds; i++) {
-      await sleep(1_000);
-      for (const o of await otherConnections(c, dbName)) others.add(o);
-      probes++;
-    }
-    const p1 = proxy.snapshot();
-    const q1 = await questions(c);
-    probes++; // the reading counts itself
-    s = (performance.now() - t0) / 1000;
-    await ws.stop();
-    const engine = diffCommands(p1, p0);
-    return {
-      seconds: s,
-      statementsPerSec: (q1 - q0 - probes) / s,
-      method:
-        `SHOW GLOBAL STATUS LIKE 'Questions' before/after (server-wide), minus the probe's own ${probes} statements ` +
-        '(a reading counts itself; one PROCESSLIST look a second for other clients)',
-      engineStatementsPerSec: engine.statements / s,
-      engineStatements: engine.bySql,
-      engineCommands: engine.byCommand,
-      otherConnectionsSeen: [...others],
-    };
-  } finally {
-    await c.end().catch(() => {});
-    await proxy.close();
-  }
-}
+  DBS,
+  LABEL,
+  pcts,
+  pollLabel,
+  POLLS,
+  round2,
+  SHAPES,
+  sleep,
+  type Db,
+  type LatencyFigures,
+  type Measurement,
+  type Opts,
+  type Shape,
+} from './databases-model.js';
+import { mariadbSide, postgresSide, type Side } from './databases-sides.js';
+import { COLUMNS, renderShape, summarize, type Summary } from './databases-report.js';
 
 // ---- one database, one shape, one round -------------------------------------------------------
 
@@ -419,77 +183,6 @@ async function measure(side: Side, shape: Shape, o: Opts, round: number, log: (m
     );
   await side.drop();
   return { db: side.db, round, loadAverage, ...figures, idle, durationS: (performance.now() - t0) / 1000, warnings, notes };
-}
-
-// ---- summary and table ------------------------------------------------------------------------
-
-interface Summary {
-  drainWorkflowsPerSec: number;
-  oneByOneWorkflowsPerSec: number;
-  /** By poll label: start → claim over every round's runs. */
-  startToClaimMs: Record<string, Pcts>;
-  idleStatementsPerSec: number;
-  idleEngineStatementsPerSec: number;
-  fastPathShare: number;
-}
-
-function summarize(ms: Measurement[]): Summary {
-  const startToClaimMs: Record<string, Pcts> = {};
-  for (const poll of POLLS) {
-    const label = pollLabel(poll);
-    startToClaimMs[label] = pcts(ms.flatMap((m) => m.latency.find((l) => l.pollIntervalMs === label)?.samples ?? []));
-  }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  return {
-    drainWorkflowsPerSec: Math.max(...ms.map((m) => m.drain.workflowsPerSec)),
-    oneByOneWorkflowsPerSec: Math.max(...ms.map((m) => m.oneByOne.workflowsPerSec)),
-    startToClaimMs,
-    idleStatementsPerSec: mean(ms.map((m) => m.idle.statementsPerSec)),
-    idleEngineStatementsPerSec: mean(ms.map((m) => m.idle.engineStatementsPerSec)),
-    fastPathShare: mean(ms.map((m) => m.oneByOne.fastPathShare)),
-  };
-}
-
-const fmt = (v: number, digits: number) =>
-  Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
-
-const COLUMNS: Array<{ head: string; get: (s: Summary) => number; digits: number }> = [
-  { head: 'drain wf/s', get: (s) => s.drainWorkflowsPerSec, digits: 0 },
-  { head: 'one by one wf/s', get: (s) => s.oneByOneWorkflowsPerSec, digits: 0 },
-  ...POLLS.flatMap((p) => {
-    const label = pollLabel(p);
-    const short = p === undefined ? 'poll default' : `poll ${p}`;
-    return [
-      { head: `start→claim p50 ms (${short})`, get: (s: Summary) => s.startToClaimMs[label].p50, digits: 1 },
-      { head: `p99 ms (${short})`, get: (s: Summary) => s.startToClaimMs[label].p99, digits: 1 },
-    ];
-  }),
-  { head: 'idle stmts/s (server)', get: (s) => s.idleStatementsPerSec, digits: 1 },
-  { head: 'idle stmts/s (engine)', get: (s) => s.idleEngineStatementsPerSec, digits: 1 },
-];
-
-function renderShape(shape: Shape, o: Opts, summary: Record<Db, Summary>): string[] {
-  const header = ['database', ...COLUMNS.map((c) => c.head)];
-  const body = DBS.map((db) => [LABEL[db], ...COLUMNS.map((c) => fmt(c.get(summary[db]), c.digits))]);
-  body.push([
-    'MariaDB/PostgreSQL',
-    ...COLUMNS.map((c) => {
-      const pg = c.get(summary.postgres);
-      return pg ? `${(c.get(summary.mariadb) / pg).toFixed(2)}x` : 'n/a';
-    }),
-  ]);
-  const all = [header, ...body];
-  const widths = header.map((_, i) => Math.max(...all.map((l) => l[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(' | ');
-  return [
-    `== ${shape.steps} steps, ${shape.payloadBytes ? `${shape.payloadBytes} B input` : 'no payload'}: ${o.workflows} workflows, ` +
-      `concurrency ${o.concurrency}; throughputs the best of ${o.rounds} round(s), start→claim over all rounds' runs ` +
-      `(${o.latencyRuns} a round), idle the mean of the rounds ==`,
-    '',
-    line(header),
-    widths.map((w) => '-'.repeat(w)).join('-|-'),
-    ...body.map(line),
-  ];
 }
 
 // ---- the command ------------------------------------------------------------------------------
