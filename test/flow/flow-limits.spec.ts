@@ -56,9 +56,10 @@ describe('flow control: limits, keys, and why a run has not started', () => {
     await e.startRun('tenantJob', { tenant: 'a', id: 'a1' }, { id: 'a1' });
     await e.startRun('tenantJob', { tenant: 'a', id: 'a2' }, { id: 'a2' });
     await e.startRun('tenantJob', { tenant: 'b', id: 'b1' }, { id: 'b1' });
+    // c1 only once the queue's two slots are taken: the round-robin over keys may otherwise serve c before b
+    await eventually(async () => (await status('a1')) === 'RUNNING' && (await status('b1')) === 'RUNNING');
     await e.startRun('tenantJob', { tenant: 'c', id: 'c1' }, { id: 'c1' });
     await e.startRun('tenantJob', { tenant: 'c', id: 'later' }, { id: 'later', delayMs: 60_000 });
-    await eventually(async () => (await status('a1')) === 'RUNNING' && (await status('b1')) === 'RUNNING');
     await sleep(300);
     expect(await status('a2')).toBe('PENDING');
     expect(await status('c1')).toBe('PENDING');
