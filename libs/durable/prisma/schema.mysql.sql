@@ -4,7 +4,8 @@
 -- Every text column compares byte for byte (utf8mb4_bin): run ids, keys and topics are case-sensitive,
 -- as on PostgreSQL. Times are DATETIME(3) in UTC, written from the database clock (UTC_TIMESTAMP(3)).
 -- The claim indexes lead with (queue, status): a claim reads exactly the claimable rows, in order,
--- where PostgreSQL uses partial indexes. Run it with row-based binary logging (SKIP LOCKED is unsafe
+-- where PostgreSQL uses partial indexes; durable_runs_running_idx also hands a limited claim each
+-- concurrency key's runs in claim order. Run it with row-based binary logging (SKIP LOCKED is unsafe
 -- for statement-based replication).
 
 CREATE TABLE durable_runs (
@@ -38,11 +39,17 @@ CREATE TABLE durable_runs (
   dedupe_key VARCHAR(256) NULL,
   debounce_key VARCHAR(256) NULL,
   debounce_until DATETIME(3) NULL,
+  -- A singleton's key while its run is active, and a debounce key while its run has not started:
+  -- the unique indexes on these stand in for PostgreSQL's partial unique indexes.
+  dedupe_active VARCHAR(256) AS (CASE WHEN status IN ('PENDING', 'RUNNING', 'WAITING') THEN dedupe_key END) STORED,
+  debounce_pending VARCHAR(256) AS (CASE WHEN status = 'PENDING' AND started_at IS NULL THEN debounce_key END) STORED,
   PRIMARY KEY (id),
+  UNIQUE INDEX durable_runs_dedupe_idx (workflow_name, dedupe_active),
+  UNIQUE INDEX durable_runs_debounce_idx (workflow_name, debounce_pending),
   INDEX durable_runs_claim_idx (queue, status, priority, order_at, available_at),
   INDEX durable_runs_wake_idx (queue, status, available_at),
   INDEX durable_runs_lease_idx (status, lease_expires_at),
-  INDEX durable_runs_running_idx (queue, status, concurrency_key),
+  INDEX durable_runs_running_idx (queue, status, concurrency_key, priority, order_at, available_at),
   INDEX durable_runs_deadline_idx (deadline_at),
   INDEX durable_runs_finished_idx (finished_at),
   INDEX durable_runs_created_idx (created_at),

@@ -33,6 +33,9 @@ export const MYSQL_SCHEMA_STATE = `
 SELECT ${(Object.keys(REQUIRED) as Required[]).map((k) => `${exists(REQUIRED[k])} AS ${k}`).join(',\n       ')},
        (SELECT COLUMN_DEFAULT FROM information_schema.COLUMNS
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_schema' AND COLUMN_NAME = 'version') AS version_default,
+       (SELECT count(*) FROM information_schema.COLUMNS
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_runs' AND COLUMN_NAME IN ('dedupe_active', 'debounce_pending')
+           AND IS_GENERATED = 'ALWAYS') AS generated_keys,
        (SELECT COLLATION_NAME FROM information_schema.COLUMNS
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_runs' AND COLUMN_NAME = 'id') AS id_collation`;
 
@@ -54,6 +57,12 @@ export async function readMysqlSchemaState(sql: SchemaQueryClient, expected: num
       `a binary collation on the durable_* tables (durable_runs.id is ${collation}: run ids and keys would compare case-insensitively). ` +
         `Create the tables from node_modules/nestjs-durable/prisma/schema.mysql.sql, which sets utf8mb4_bin ` +
         `(with Prisma migrations: as the SQL of the migration that adds durable.prisma; docs/databases.md shows the steps)`,
+    );
+  }
+  if (row.runs && Number(row.generated_keys) < 2) {
+    missing.push(
+      `the generated columns durable_runs.dedupe_active and debounce_pending (singleton and debounced starts rest on their unique indexes; ` +
+        `Prisma cannot declare a generated column, so create the tables from node_modules/nestjs-durable/prisma/schema.mysql.sql)`,
     );
   }
   if (missing.length || version === null) return { status: 'missing', version, missing };
