@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm start`: runs the example shop (src/). Builds only what changed, then runs dist/src/main.js
 // in this process. Without DATABASE_URL the app uses an embedded Postgres (see README).
-//   - Prisma client: `prisma generate` when the schema folder or package-lock.json changed (or the
-//     client is missing).
+//   - Prisma clients: `prisma generate` when a schema folder or package-lock.json changed (or the
+//     client is missing): prisma/schema (PostgreSQL) and prisma/mysql (MariaDB; the app picks one by
+//     DATABASE_URL).
 //   - The library: its own build (`npm run build -w nestjs-durable`) when its sources (or
 //     package-lock.json) changed;
 //     the fingerprint of those sources is kept in libs/durable/dist, so deleting dist rebuilds.
@@ -53,6 +54,18 @@ unlessUnchanged(
   ['prisma/schema', 'prisma.config.ts', 'package-lock.json'],
   { output: 'src/generated/prisma/client.ts', stamp: 'src/generated/prisma/.schema-hash' },
   () => step('generating the Prisma client (prisma generate)', process.execPath, [join(root, 'scripts', 'prisma.mjs'), 'generate']),
+);
+unlessUnchanged(
+  'Prisma client for MariaDB',
+  ['prisma/mysql', 'libs/durable/prisma/durable.mysql.prisma', 'package-lock.json'],
+  { output: 'src/generated/mysql-prisma/client.ts', stamp: 'src/generated/mysql-prisma/.schema-hash' },
+  () =>
+    step('generating the MariaDB Prisma client (prisma generate --schema prisma/mysql)', process.execPath, [
+      join(root, 'scripts', 'prisma.mjs'),
+      'generate',
+      '--schema',
+      'prisma/mysql',
+    ]),
 );
 unlessUnchanged(
   'library (libs/durable)',

@@ -1,11 +1,13 @@
 // The example shop: `npm start` (see README). Without DATABASE_URL it first starts (or finds
-// running) an embedded Postgres in .data/postgres, with the Prisma migrations applied.
+// running) an embedded Postgres in .data/postgres, with the Prisma migrations applied; with a
+// mysql:// DATABASE_URL it runs on MariaDB, creating the database's tables if it has none.
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { appConfigFromEnv } from './config/app-config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from 'nestjs-durable/embedded-postgres';
+import { ensureMariaDbTables, isMariaDbUrl } from './database/mariadb-tables.js';
 import { configureHttp } from './http/http-setup.js';
 import { SHIPMENT_SIGNATURE_HEADER } from './orders/shipment-signature.js';
 import { closeOnSignal } from './shutdown.js';
@@ -14,7 +16,9 @@ import { startTelemetry, type TraceExport } from './telemetry/otel.js';
 const log = new Logger('Main');
 
 let embedded: EmbeddedPostgres | null = null;
-if (!process.env.DATABASE_URL) {
+if (process.env.DATABASE_URL && isMariaDbUrl(process.env.DATABASE_URL)) {
+  await ensureMariaDbTables(process.env.DATABASE_URL, (m) => log.log(m));
+} else if (!process.env.DATABASE_URL) {
   log.log('no DATABASE_URL: using the embedded Postgres…');
   embedded = await startEmbeddedPostgres({
     dataDir: process.env.EMBEDDED_PG_DIR || '.data/postgres',
@@ -41,7 +45,9 @@ if (embedded) {
 }
 await app.listen(config.port, '127.0.0.1');
 const url = (await app.getUrl()).replace('127.0.0.1', 'localhost');
-log.log(`example shop on ${url}  (${embedded ? `embedded Postgres, data in ${embedded.dataDir}` : 'Postgres from DATABASE_URL'})`);
+log.log(
+  `example shop on ${url}  (${embedded ? `embedded Postgres, data in ${embedded.dataDir}` : isMariaDbUrl(config.databaseUrl) ? 'MariaDB from DATABASE_URL' : 'Postgres from DATABASE_URL'})`,
+);
 log.log(
   config.adminTokenMadeUp
     ? `admin dashboard: ${url}/durable/  (token: ${config.adminToken}, made up for this run: set ADMIN_TOKEN to choose one)`

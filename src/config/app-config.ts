@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 export interface AppConfig {
   /** HTTP port; 0 picks a free one. PORT, default 3000. */
   port: number;
-  /** Postgres the app and the library use: DATABASE_URL (main.ts sets it to the embedded server's when there is none). */
+  /** The database the app and the library use: DATABASE_URL, PostgreSQL or MariaDB (mysql://); main.ts sets it to the embedded Postgres when there is none. */
   databaseUrl: string;
   /** Connections of Prisma's pool. */
   prismaPoolSize: number;

@@ -1,29 +1,29 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { postgresPoolConfig } from 'nestjs-durable';
-import { APP_CONFIG, type AppConfig } from '../config/app-config.js';
+import type { AppConfig } from '../config/app-config.js';
+import { isMariaDbUrl } from '../database/mariadb-tables.js';
+import { PrismaClient as MysqlPrismaClient } from '../generated/mysql-prisma/client.js';
 import { PrismaClient } from '../generated/prisma/client.js';
 
 /**
- * The app's PrismaClient, as a provider. DurableModule.forRoot({ prisma: PrismaService }) uses it too.
- * Its pool comes from postgresPoolConfig(): a dropped connection never crashes the app, and a
- * DATABASE_URL with several hosts follows the primary through a failover.
+ * The app's PrismaClient, as a provider token. DurableModule.forRoot({ prisma: PrismaService }) uses
+ * it too. It is built by `createPrismaService` for the database DATABASE_URL names:
+ * - PostgreSQL: adapter-pg with postgresPoolConfig() (a dropped connection never crashes the app, and
+ *   a DATABASE_URL with several hosts follows the primary through a failover);
+ * - MariaDB (mysql:// or mariadb://): adapter-mariadb, with the client generated from prisma/mysql.
+ * Both clients have the same app models, so the services are written once against this type.
  */
-@Injectable()
-export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    super({
-      adapter: new PrismaPg(postgresPoolConfig(config.databaseUrl, { max: config.prismaPoolSize })),
-    });
-  }
+export abstract class PrismaService extends PrismaClient {}
 
-  async onModuleInit(): Promise<void> {
-    await this.$connect();
+export function createPrismaService(config: AppConfig): PrismaService {
+  if (isMariaDbUrl(config.databaseUrl)) {
+    const url = new URL(config.databaseUrl);
+    url.protocol = 'mariadb:';
+    url.searchParams.set('connectionLimit', String(config.prismaPoolSize));
+    return new MysqlPrismaClient({ adapter: new PrismaMariaDb(url.toString()) }) as unknown as PrismaService;
   }
-
-  // Not onModuleDestroy: Nest calls that before beforeApplicationShutdown, where nestjs-durable
-  // lets in-flight steps finish, and those steps still need the database.
-  async onApplicationShutdown(): Promise<void> {
-    await this.$disconnect();
-  }
+  return new PrismaClient({
+    adapter: new PrismaPg(postgresPoolConfig(config.databaseUrl, { max: config.prismaPoolSize })),
+  }) as PrismaService;
 }

@@ -65,6 +65,43 @@ function models(text: string): Model[] {
   return out;
 }
 
+/** Every model's columns, primary key and indexes are what MariaDB's catalog says `database` has. */
+async function expectCatalogMatches(database: string, declared: Model[], { binaryCollation }: { binaryCollation: boolean }) {
+  for (const model of declared) {
+    const columns = await mariaQuery<{ name: string; type: string; nullable: string; collation: string | null }>(
+      database,
+      `SELECT COLUMN_NAME AS name, COLUMN_TYPE AS type, IS_NULLABLE AS nullable, COLLATION_NAME AS collation
+       FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
+      [model.table],
+    );
+    expect({ table: model.table, columns: columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable === 'YES' })) }).toEqual({
+      table: model.table,
+      columns: model.columns,
+    });
+    if (binaryCollation)
+      for (const c of columns) if (c.collation) expect(`${model.table}.${c.name} ${c.collation}`).toMatch(/utf8mb4_bin$/);
+    const stats = await mariaQuery<{ name: string; col: string; nonUnique: number }>(
+      database,
+      `SELECT INDEX_NAME AS name, COLUMN_NAME AS col, NON_UNIQUE AS nonUnique FROM information_schema.STATISTICS
+       WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
+      [model.table],
+    );
+    const found = new Map<string, { columns: string[]; unique: boolean }>();
+    for (const s of stats) {
+      const ix = found.get(s.name) ?? { columns: [], unique: Number(s.nonUnique) === 0 };
+      ix.columns.push(s.col);
+      found.set(s.name, ix);
+    }
+    expect({ table: model.table, primary: found.get('PRIMARY')?.columns }).toEqual({ table: model.table, primary: model.primary });
+    found.delete('PRIMARY');
+    // A foreign key's own index (InnoDB names it after the constraint) is Prisma's too; none here needs one.
+    expect({ table: model.table, indexes: Object.fromEntries(found) }).toEqual({
+      table: model.table,
+      indexes: Object.fromEntries(model.indexes),
+    });
+  }
+}
+
 (MARIADB_AVAILABLE ? describe : describe.skip)('the MariaDB schema: schema.mysql.sql and durable.mysql.prisma agree', () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -84,45 +121,26 @@ function models(text: string): Model[] {
         .map((r) => r.t)
         .sort(),
     );
-    for (const model of declared) {
-      const columns = await mariaQuery<{ name: string; type: string; nullable: string; collation: string | null }>(
-        db.name,
-        `SELECT COLUMN_NAME AS name, COLUMN_TYPE AS type, IS_NULLABLE AS nullable, COLLATION_NAME AS collation
-         FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`,
-        [model.table],
-      );
-      expect({ table: model.table, columns: columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable === 'YES' })) }).toEqual(
-        {
-          table: model.table,
-          columns: model.columns,
-        },
-      );
-      for (const c of columns) if (c.collation) expect(`${model.table}.${c.name} ${c.collation}`).toMatch(/utf8mb4_bin$/);
-      const stats = await mariaQuery<{ name: string; col: string; nonUnique: number }>(
-        db.name,
-        `SELECT INDEX_NAME AS name, COLUMN_NAME AS col, NON_UNIQUE AS nonUnique FROM information_schema.STATISTICS
-         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX`,
-        [model.table],
-      );
-      const found = new Map<string, { columns: string[]; unique: boolean }>();
-      for (const s of stats) {
-        const ix = found.get(s.name) ?? { columns: [], unique: Number(s.nonUnique) === 0 };
-        ix.columns.push(s.col);
-        found.set(s.name, ix);
-      }
-      expect({ table: model.table, primary: found.get('PRIMARY')?.columns }).toEqual({ table: model.table, primary: model.primary });
-      found.delete('PRIMARY');
-      // A foreign key's own index (InnoDB names it after the constraint) is Prisma's too; none here needs one.
-      expect({ table: model.table, indexes: Object.fromEntries(found) }).toEqual({
-        table: model.table,
-        indexes: Object.fromEntries(model.indexes),
-      });
-    }
+    await expectCatalogMatches(db.name, declared, { binaryCollation: true });
     const [version] = await mariaQuery<{ d: string }>(
       db.name,
       "SELECT COLUMN_DEFAULT AS d FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_schema' AND COLUMN_NAME = 'version'",
     );
     expect(Number(version.d)).toBe(SCHEMA_VERSION);
     expect(PRISMA).toContain(`version Int @id @default(${SCHEMA_VERSION})`);
+  });
+
+  it("the example app's MariaDB tables (prisma/mysql/tables.sql) are what its models (prisma/mysql/app.prisma) say", async () => {
+    const app = await createMariaTestDatabase(
+      'mysql_example',
+      readFileSync(new URL('../../prisma/mysql/tables.sql', import.meta.url), 'utf8'),
+    );
+    try {
+      const declared = models(readFileSync(new URL('../../prisma/mysql/app.prisma', import.meta.url), 'utf8'));
+      expect(declared.map((m) => m.table).sort()).toEqual(['orders', 'outbox_emails', 'stock']);
+      await expectCatalogMatches(app.name, declared, { binaryCollation: false });
+    } finally {
+      await app.drop();
+    }
   });
 });
