@@ -23,6 +23,7 @@ import { OURS_JOB_CONCURRENCY } from './jobs/ours-job.js';
 import { runInstancesBench } from './instances.js';
 import { runClaimsBench } from './claims-bench.js';
 import { runDatabasesBench } from './databases.js';
+import { runSearchBench } from './search.js';
 
 takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
@@ -53,6 +54,11 @@ if (process.argv[2] === 'instances') {
 // `npm run bench -- databases …`: PostgreSQL and MariaDB side by side (see databases.ts).
 if (process.argv[2] === 'databases') {
   await runDatabasesBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- search …`: the admin API's tag and input search on PostgreSQL and MariaDB (see search.ts).
+if (process.argv[2] === 'search') {
+  await runSearchBench(process.argv.slice(3));
   process.exit(0);
 }
 // `npm run bench -- claims …`: claim cost with flow control, plain vs limited (see claims-bench.ts).

@@ -114,7 +114,7 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
     await client.start('waiter', {}, { id: 'W-1' });
     await client.start('waiter', {}, { id: 'A_X' });
     await client.start('sleeper', {}, { id: 'S-1' });
-    await client.start('family', {}, { id: 'F-1' });
+    await client.start('family', {}, { id: 'F-1', tags: ['family'] });
     await eventually(async () => (await client.getRun('A_X'))?.status === 'WAITING', 10_000, 'A_X to wait');
     await client.cancel('A_X');
     let counts: unknown;
@@ -179,6 +179,7 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
     expect(vip.body.items.find((r: { id: string }) => r.id === 'A-003').tags).toEqual(['vip']);
     expect(sorted(await list('tag=vip&tag=eu'))).toEqual(['A-000', 'A-006']);
     expect(sorted(await list('tag=eu,vip'))).toEqual(['A-000', 'A-006']);
+    expect(sorted(await list('tag=family'))).toEqual(['F-1', 'F-1.leaf']); // a child inherits its parent's tags
     expect(await list('tag=VIP')).toEqual([]);
     expect(await list('tag=vip&workflow=bad')).toEqual([]);
     expect((await list('workflow=bad'))[0].tags).toEqual([]);

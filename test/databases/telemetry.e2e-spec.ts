@@ -33,7 +33,7 @@ describe.each(DATABASES)('telemetry on %s', (kind) => {
       name: order,
       queue: 'default',
       options: {},
-      run: async (input: { id: string }) => {
+      run: async (input: any) => {
         const reserved = await Durable.step('reserve', async () => `r-${input.id}`);
         await Durable.step(
           'charge',

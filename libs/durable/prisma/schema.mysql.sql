@@ -76,6 +76,16 @@ CREATE TABLE durable_steps (
   CONSTRAINT durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs (id) ON DELETE CASCADE ON UPDATE CASCADE
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- One row per tag of a run, written with the run: the admin API's tag filter reads it (MariaDB has
+-- no index over a JSON array; PostgreSQL has a GIN index on durable_runs.tags).
+CREATE TABLE durable_run_tags (
+  tag VARCHAR(100) NOT NULL,
+  run_id VARCHAR(256) NOT NULL,
+  PRIMARY KEY (tag, run_id),
+  INDEX durable_run_tags_run_id_idx (run_id),
+  CONSTRAINT durable_run_tags_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs (id) ON DELETE CASCADE ON UPDATE CASCADE
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 CREATE TABLE durable_messages (
   id BIGINT NOT NULL AUTO_INCREMENT,
   run_id VARCHAR(256) NOT NULL,

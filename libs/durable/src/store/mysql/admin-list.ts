@@ -1,7 +1,8 @@
 /**
  * The admin API's runs list on a MySQL-family database (see admin-list.ts): the same filters, keyset
  * pages and capped per-status counts. The statement text holds only the conditions of the filters
- * given (fixed fragments); every value is a parameter. Tags and input containment use
+ * given (fixed fragments); every value is a parameter. A tag is looked up in durable_run_tags (its
+ * primary key leads with the tag: the tagged runs are read, not every run); input containment is
  * JSON_CONTAINS (no index: a filter on whichever index orders or narrows the scan).
  */
 import type { RunFilter, RunListItem, SortKey, SortOrder, StatusCounts } from '../admin-rows.js';
@@ -38,7 +39,7 @@ export function mysqlFilter(f: RunFilter, withStatus: boolean): { sql: string; p
   if (f.finishedTo) add('r.finished_at < ?', utcText(f.finishedTo));
   if (f.idPrefix !== null) add("r.id LIKE ? ESCAPE '!'", likePrefix(f.idPrefix));
   if (f.parentId !== null) add('r.parent_id = ?', f.parentId);
-  if (f.tags) add('JSON_CONTAINS(r.tags, ?)', JSON.stringify(f.tags));
+  for (const tag of f.tags ?? []) add('r.id IN (SELECT t.run_id FROM durable_run_tags t WHERE t.tag = ?)', tag);
   if (f.input !== null && f.input !== undefined) add('JSON_CONTAINS(r.input, ?)', JSON.stringify(f.input));
   list('r.id', f.ids);
   return { sql: parts.length ? parts.join(' AND ') : 'TRUE', params };
@@ -57,8 +58,8 @@ const LIST_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.priority, r.at
     SELECT JSON_EXTRACT(h.detail, '$.waits') FROM durable_run_events h WHERE h.run_id = r.id AND h.kind = 'suspended' ORDER BY h.id DESC LIMIT 1) END AS waits`;
 
 /**
- * See listRuns() in admin-list.ts; the same indexes, but for the tag filter (no GIN index here: it
- * filters the rows of whichever index orders or narrows the scan). The keyset condition is one range
+ * See listRuns() in admin-list.ts; the same indexes, but for the tag filter (durable_run_tags instead
+ * of a GIN index). The keyset condition is one range
  * of the (created_at) or (updated_at) index: InnoDB keeps the primary key in it, so (time, id) order.
  */
 export async function listRuns(

@@ -3,7 +3,7 @@ import type { UndoneRow } from '../rows.js';
 import type { NewRun } from '../rows.js';
 import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';
-import { date, insertHistory, json, marks, NOW, utc } from './sql.js';
+import { date, insertHistory, insertTags, json, marks, NOW, utc } from './sql.js';
 
 /**
  * See startChildren() in children.ts: the children and the parent's steps in one transaction,
@@ -40,7 +40,8 @@ export async function startChildren(
     const fresh = ok.filter((c) => !existing.has(c.child.id));
     const cancelRequested = utc(date(run.cancel_requested_at));
     const parentOrder = utc(date(run.order_at));
-    const parentTags = run.tags == null ? null : JSON.stringify(json(run.tags));
+    const parentTags = json<string[]>(run.tags);
+    const tagsOf = (c: (typeof fresh)[number]) => (c.inheritTags ? parentTags : c.child.tags.length ? c.child.tags : null);
     if (fresh.length) {
       await sql.execute(
         `INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
@@ -55,7 +56,7 @@ export async function startChildren(
            .join(', ')}`,
         fresh.flatMap((c) => {
           const delay = c.child.delayMs ?? 0;
-          const tags = c.inheritTags ? parentTags : c.child.tags.length ? JSON.stringify(c.child.tags) : null;
+          const tags = tagsOf(c);
           return [
             c.child.id,
             c.child.workflowName,
@@ -70,9 +71,13 @@ export async function startChildren(
             cancelRequested,
             c.child.concurrencyKey,
             c.child.traceparent ?? null,
-            tags,
+            tags && tags.length ? JSON.stringify(tags) : null,
           ];
         }),
+      );
+      await insertTags(
+        sql,
+        fresh.map((c) => ({ id: c.child.id, tags: tagsOf(c) })),
       );
     }
     if (ok.length) {

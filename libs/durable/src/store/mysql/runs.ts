@@ -4,7 +4,7 @@ import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from '../rows.js';
 import { wakeQueues } from './checkpoints.js';
-import { date, insertHistory, isDuplicateKey, json, marks, NOW, NOW_PLUS_MS, utc } from './sql.js';
+import { date, insertHistory, insertTags, isDuplicateKey, json, marks, NOW, NOW_PLUS_MS, utc } from './sql.js';
 
 /** When a run is first due: its run-at (else now) plus its delay. Parameters: run-at, delay ms. */
 const FIRST_DUE = `(coalesce(?, ${NOW}) + INTERVAL ROUND(coalesce(?, 0) * 1000) MICROSECOND)`;
@@ -53,6 +53,7 @@ async function insertNew(sql: SqlClient, runs: NewRun[], row: (r: NewRun) => { s
         `INSERT INTO durable_runs (${INSERT_COLUMNS}) VALUES ${rows.map((x) => x.sql).join(', ')}`,
         rows.flatMap((x) => x.params),
       );
+      await insertTags(sql, fresh);
       return fresh;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;

@@ -13,6 +13,7 @@ const REQUIRED = {
   messages: ['TABLES', 'durable_messages', 'table durable_messages'],
   events: ['TABLES', 'durable_events', 'table durable_events'],
   run_events: ['TABLES', 'durable_run_events', 'table durable_run_events'],
+  run_tags: ['TABLES', 'durable_run_tags', 'table durable_run_tags'],
   version_table: ['TABLES', 'durable_schema', 'table durable_schema'],
   schedules: ['TABLES', 'durable_schedules', 'table durable_schedules'],
   queue_limits: ['TABLES', 'durable_queue_limits', 'table durable_queue_limits'],

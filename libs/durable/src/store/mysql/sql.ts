@@ -48,6 +48,17 @@ export async function insertHistory(
   );
 }
 
+/**
+ * The tag index rows (durable_run_tags) of runs just inserted, in one statement; nothing for runs
+ * without tags. In the transaction that inserted the runs: the rows commit with them, and go with
+ * them (ON DELETE CASCADE).
+ */
+export async function insertTags(sql: SqlClient, runs: Array<{ id: string; tags: readonly string[] | null }>): Promise<void> {
+  const rows = runs.flatMap((r) => [...new Set(r.tags ?? [])].map((tag) => [tag, r.id]));
+  if (!rows.length) return;
+  await sql.execute(`INSERT INTO durable_run_tags (tag, run_id) VALUES ${rows.map(() => '(?, ?)').join(', ')}`, rows.flat());
+}
+
 /** Those of `ids` that have something to undo: a step recorded a compensation (`by`). Index: durable_steps' primary key. */
 export async function runsWithUndo(sql: SqlClient, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
