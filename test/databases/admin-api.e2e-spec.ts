@@ -313,6 +313,11 @@ describe.each(DATABASES)('the admin API on %s', (kind) => {
     expect(sum(minutes, 'cancelled')).toBe(1);
     expect(Date.parse(minutes[59].minute) % 60_000).toBe(0);
     expect(Math.abs(Date.parse(stats.generatedAt) - Date.now())).toBeLessThan(60_000);
+    expect(stats.database).toEqual(
+      kind === 'mariadb'
+        ? { dialect: 'mysql', wakeUps: 'polling', pollIntervalMs: 100 }
+        : { dialect: 'postgres', wakeUps: 'listen-notify', pollIntervalMs: 100 },
+    );
     expect(stats.groups.map((g: { workflow: string; queue: string }) => `${g.workflow}@${g.queue}`)).toEqual([
       'bad@critical',
       'family@default',

@@ -59,6 +59,10 @@ class Orders {
     await page.locator('#runs-body tr[data-run="ship-failed"]').waitFor({ timeout: 15_000 });
     expect(await page.locator('#runs-body tr').count()).toBe(2);
     await page.locator('[data-stat="Waiting"]').waitFor();
+    // How runs started elsewhere reach this instance on MariaDB: its poll, at the app's pollIntervalMs (100 ms)
+    const wakeUps = page.locator('[data-stat="Wake-ups"]');
+    expect(await wakeUps.innerText()).toMatch(/^\s*poll · 100 ms\s+Wake-ups\s*$/i);
+    expect(await wakeUps.getAttribute('title')).toContain('no LISTEN/NOTIFY');
     await page.click('#runs-body tr[data-run="ship-failed"]');
     await page.locator('#steps tbody tr.step').first().waitFor();
     const rows = await page.locator('#steps tbody tr.step').allInnerTexts();

@@ -14,11 +14,20 @@ export class InsightsAdmin {
     return charts(this.c.readStore, range);
   }
 
-  /** With a read replica, its lag too (`readReplica`): the figures are as old as that. */
+  /**
+   * With a read replica, its lag too (`readReplica`): the figures are as old as that. `database`: the
+   * dialect, and how a run started by another instance reaches this one's workers (PostgreSQL:
+   * LISTEN/NOTIFY, at once; MariaDB: the next poll, every pollIntervalMs).
+   */
   async stats(windowMinutes: number) {
     const replica = this.c.replica;
     const [rows, lag] = await Promise.all([stats(this.c.readStore, windowMinutes), replica ? replica.lag() : null]);
-    return { ...assembleStats(rows, windowMinutes), ...(lag && { readReplica: lag }) };
+    const dialect = this.c.engine.storeForTools.sql.dialect;
+    const database =
+      dialect === 'mysql'
+        ? { dialect, wakeUps: 'polling' as const, pollIntervalMs: this.c.engine.options.pollIntervalMs }
+        : { dialect, wakeUps: 'listen-notify' as const, pollIntervalMs: this.c.engine.options.pollIntervalMs };
+    return { ...assembleStats(rows, windowMinutes), database, ...(lag && { readReplica: lag }) };
   }
 
   /** App versions with runs in flight (to see when an old build has drained), and this instance's version and claim filter. */

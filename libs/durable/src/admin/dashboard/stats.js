@@ -60,6 +60,16 @@ export function renderStats(s) {
     'Age of the oldest run waiting for a worker',
   );
   stat('Lost leases', nf(t.expiredLeases), null, t.expiredLeases > 0, 'RUNNING runs whose worker stopped heartbeating');
+  if (s.database && s.database.wakeUps === 'polling') {
+    stat(
+      'Wake-ups',
+      'poll · ' + fmtDuration(s.database.pollIntervalMs),
+      null,
+      false,
+      'MariaDB has no LISTEN/NOTIFY: a run started or woken by another instance waits for the next poll of a worker ' +
+        '(pollIntervalMs); what an instance starts or wakes itself is told to its workers at once',
+    );
+  }
   if (s.readReplica) {
     var lag = s.readReplica.lagMs;
     stat(
