@@ -1,4 +1,13 @@
-import { DurableEngine, SchemaMissingError, UnsupportedDatabaseError, WorkflowRegistry, type WorkflowOptions } from 'nestjs-durable';
+import {
+  DurableEngine,
+  InvalidScheduleError,
+  ScheduleConflictError,
+  ScheduleNotFoundError,
+  SchemaMissingError,
+  UnsupportedDatabaseError,
+  WorkflowRegistry,
+  type WorkflowOptions,
+} from 'nestjs-durable';
 import { FAST } from '../support/engine-harness.js';
 import { MARIADB_AVAILABLE, openDatabase, type KindDatabase } from '../support/databases.js';
 import { mariaQuery } from '../support/mariadb.js';
@@ -27,13 +36,17 @@ import { mariaQuery } from '../support/mariadb.js';
     await db.close();
   });
 
-  it('refuses a declared schedule at start, naming the feature and what to do', async () => {
-    const e = await engine({ ticking: { schedule: { cron: '* * * * *' } } });
-    const err = await e.start().catch((x: unknown) => x);
-    expect(err).toBeInstanceOf(UnsupportedDatabaseError);
-    expect(err).toMatchObject({ code: 'UNSUPPORTED_DATABASE', feature: 'schedules' });
-    expect((err as Error).message).toMatch(/not available on MariaDB\/MySQL yet.*use PostgreSQL for them, or leave them out/);
-    expect(await db.query('SELECT id FROM durable_schedules')).toEqual([]);
+  it('schedules: a declared one is stored at start; bad, duplicate or unknown ones are refused with a typed error, nothing written', async () => {
+    const e = await engine({ ticking: { schedule: { cron: '0 3 * * *' } } });
+    await e.start();
+    expect(await db.query('SELECT id, source FROM durable_schedules')).toEqual([{ id: 'ticking', source: 'declared' }]);
+    await expect(e.schedules.create({ id: 'bad', workflow: 'ticking', cron: '*/0 * * * *' })).rejects.toBeInstanceOf(InvalidScheduleError);
+    await expect(e.schedules.create({ id: 'ticking', workflow: 'ticking', cron: '0 4 * * *' })).rejects.toBeInstanceOf(
+      ScheduleConflictError,
+    );
+    await expect(e.schedules.pause('nope')).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    expect(await db.query('SELECT id, cron FROM durable_schedules')).toEqual([{ id: 'ticking', cron: '0 3 * * *' }]);
+    await e.stop();
   });
 
   it('refuses declared queue limits at start, and runtime limits at the call', async () => {
@@ -65,6 +78,7 @@ import { mariaQuery } from '../support/mariadb.js';
     await mariaQuery(
       db.name,
       `ALTER TABLE durable_steps DROP FOREIGN KEY durable_steps_run_id_fkey;
+      ALTER TABLE durable_run_tags DROP FOREIGN KEY durable_run_tags_run_id_fkey;
       ALTER TABLE durable_runs CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`,
     );
     try {
@@ -76,7 +90,8 @@ import { mariaQuery } from '../support/mariadb.js';
       await mariaQuery(
         db.name,
         `ALTER TABLE durable_runs CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-        ALTER TABLE durable_steps ADD CONSTRAINT durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs (id) ON DELETE CASCADE ON UPDATE CASCADE`,
+        ALTER TABLE durable_steps ADD CONSTRAINT durable_steps_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs (id) ON DELETE CASCADE ON UPDATE CASCADE;
+        ALTER TABLE durable_run_tags ADD CONSTRAINT durable_run_tags_run_id_fkey FOREIGN KEY (run_id) REFERENCES durable_runs (id) ON DELETE CASCADE ON UPDATE CASCADE`,
       );
     }
   });

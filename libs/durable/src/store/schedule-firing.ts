@@ -4,7 +4,7 @@
  * still at the revision it was made from (a pause, an update or another instance's fire changes
  * nothing).
  */
-import { noSchedules as mysqlNoSchedules, notYet } from './mysql/not-yet.js';
+import * as mysql from './mysql/schedule-firing.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { toDate, type Store } from './store.js';
@@ -143,7 +143,7 @@ export async function selectDueSchedules(
   limit: number,
   after: { nextFireAt: number; id: string } | null,
 ): Promise<DuePage> {
-  if (store.sql.dialect === 'mysql') return mysqlNoSchedules();
+  if (store.sql.dialect === 'mysql') return mysql.selectDueSchedules(store, workflows, lookaheadMs, limit, after);
   const rows = await store.sql.query<{
     db_now: unknown;
     earliest: unknown;
@@ -208,7 +208,7 @@ export type FireResult = Map<string, Array<{ runId: string; fate: SlotFate }>>;
 
 /** Fires plans in one statement (see FIRE_SCHEDULES). */
 export async function fireSchedules(store: Store, plans: FirePlan[], appVersion: string | null): Promise<FireResult> {
-  if (store.sql.dialect === 'mysql') return notYet.schedules();
+  if (store.sql.dialect === 'mysql') return mysql.fireSchedules(store, plans, appVersion);
   const iso = (ms: number) => new Date(ms).toISOString();
   const json = JSON.stringify(
     plans.map((p) => ({

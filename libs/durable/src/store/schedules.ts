@@ -2,7 +2,8 @@
  * Schedules (durable_schedules): the client API's reads and writes. Every write bumps `revision`:
  * a write computed from a read applies only if the row is still at the revision read.
  */
-import { notYet, dbNow as mysqlDbNow } from './mysql/not-yet.js';
+import { dbNow as mysqlDbNow } from './mysql/not-yet.js';
+import * as mysql from './mysql/schedules.js';
 import { statement } from './statement.js';
 import { toDate, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
@@ -117,7 +118,7 @@ export async function dbNow(store: Store): Promise<number> {
 }
 
 export async function getSchedule(store: Store, id: string): Promise<{ row: ScheduleRow | null; dbNow: number | null }> {
-  if (store.sql.dialect === 'mysql') return { row: null, dbNow: await mysqlDbNow(store) };
+  if (store.sql.dialect === 'mysql') return mysql.getSchedule(store, id);
   const [row] = await store.sql.query<RawRow & { db_now: unknown }>(SELECT_SCHEDULE, [id]);
   return row ? { row: toRow(row), dbNow: toDate(row.db_now)!.getTime() } : { row: null, dbNow: null };
 }
@@ -126,33 +127,34 @@ export async function listSchedules(
   store: Store,
   q: { after: string; workflow: string | null; paused: boolean | null; limit: number },
 ): Promise<ScheduleRow[]> {
+  if (store.sql.dialect === 'mysql') return mysql.listSchedules(store, q);
   return (await store.sql.query<RawRow>(LIST_SCHEDULES, [q.after, q.workflow, q.paused, q.limit])).map(toRow);
 }
 
 export async function selectSyncSchedules(store: Store, ids: string[], workflows: string[]): Promise<ScheduleRow[]> {
-  if (store.sql.dialect === 'mysql') return [];
+  if (store.sql.dialect === 'mysql') return mysql.selectSyncSchedules(store, ids, workflows);
   return (await store.sql.query<RawRow>(SELECT_SYNC_SCHEDULES, [ids, workflows])).map(toRow);
 }
 
 /** Inserts a schedule; false when the id exists. */
 export async function insertSchedule(store: Store, id: string, v: ScheduleValues): Promise<boolean> {
-  if (store.sql.dialect === 'mysql') return notYet.schedules();
+  if (store.sql.dialect === 'mysql') return mysql.insertSchedule(store, id, v);
   return (await store.sql.query(INSERT_SCHEDULE, [id, ...values(v)])).length === 1;
 }
 
 /** Writes a schedule's definition if still at `revision`; false otherwise (changed meanwhile, or gone). */
 export async function updateSchedule(store: Store, id: string, revision: number, v: ScheduleValues): Promise<boolean> {
-  if (store.sql.dialect === 'mysql') return notYet.schedules();
+  if (store.sql.dialect === 'mysql') return mysql.updateSchedule(store, id, revision, v);
   return (await store.sql.query(UPDATE_SCHEDULE, [id, revision, ...values(v)])).length === 1;
 }
 
 export async function pauseSchedule(store: Store, id: string): Promise<boolean> {
-  if (store.sql.dialect === 'mysql') return notYet.schedules();
+  if (store.sql.dialect === 'mysql') return mysql.pauseSchedule(store, id);
   return (await store.sql.query(PAUSE_SCHEDULE, [id])).length === 1;
 }
 
 export async function deleteSchedule(store: Store, id: string, revision: number | null = null): Promise<boolean> {
-  if (store.sql.dialect === 'mysql') return notYet.schedules();
+  if (store.sql.dialect === 'mysql') return mysql.deleteSchedule(store, id, revision);
   return (await store.sql.query(DELETE_SCHEDULE, [id, revision])).length === 1;
 }
 
@@ -170,7 +172,7 @@ export interface ScheduleRunRow {
 }
 
 export async function scheduleRuns(store: Store, id: string, limit: number): Promise<ScheduleRunRow[]> {
-  if (store.sql.dialect === 'mysql') return [];
+  if (store.sql.dialect === 'mysql') return mysql.scheduleRuns(store, id, limit);
   const rows = await store.sql.query<{
     id: string;
     status: RunStatus;

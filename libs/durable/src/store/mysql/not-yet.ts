@@ -1,6 +1,6 @@
 /**
- * Features whose statements do not exist for MySQL-family databases yet: schedules, cluster-wide
- * queue limits, singleton and debounced starts. Configuring one on such a database is refused with
+ * Features whose statements do not exist for MySQL-family databases yet: cluster-wide queue limits,
+ * singleton and debounced starts. Configuring one on such a database is refused with
  * UnsupportedDatabaseError (at start for declared ones, at the call for runtime ones); reads that
  * list them find none (no row can exist without the writes).
  */
@@ -16,7 +16,6 @@ const refuse = (feature: string, what: string): never => {
 };
 
 export const notYet = {
-  schedules: () => refuse('schedules', 'Schedules (@Workflow({ schedule }), @DurableCron, client.schedules)'),
   limits: () => refuse('flow-control', 'Cluster-wide queue limits (queues: { concurrency, keyConcurrency, rateLimit }, setQueueLimits)'),
   keyedStarts: () => refuse('keyed-starts', 'Singleton and debounced starts (dedupeKey, debounce)'),
 };
@@ -25,12 +24,4 @@ export const notYet = {
 export async function dbNow(store: Store): Promise<number> {
   const [row] = await store.sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`);
   return date(row.now)!.getTime();
-}
-
-/**
- * The scheduler's read on a MySQL-family database: no schedule can exist there yet, so there is
- * nothing to read, not even the clock (its offset from the app's matters only for due slots).
- */
-export function noSchedules(): { dbNow: number; earliest: null; rows: never[] } {
-  return { dbNow: Date.now(), earliest: null, rows: [] };
 }
