@@ -4,7 +4,6 @@ import {
   ScheduleConflictError,
   ScheduleNotFoundError,
   SchemaMissingError,
-  UnsupportedDatabaseError,
   WorkflowRegistry,
   type WorkflowOptions,
 } from 'nestjs-durable';
@@ -49,24 +48,35 @@ import { mariaQuery } from '../support/mariadb.js';
     await e.stop();
   });
 
-  it('refuses declared queue limits at start, and runtime limits at the call', async () => {
+  it('queue limits: declared ones are stored at start; bad runtime ones are refused with INVALID_ARGUMENT, nothing stored', async () => {
     const limited = await engine({ plain: {} }, { queues: { default: { globalConcurrency: 2 } } });
-    await expect(limited.start()).rejects.toMatchObject({ code: 'UNSUPPORTED_DATABASE', feature: 'flow-control' });
-    const e = await engine();
-    await e.start();
-    await expect(e.flowControl.setQueueLimits('default', { globalConcurrency: 2 })).rejects.toBeInstanceOf(UnsupportedDatabaseError);
-    expect(await db.query('SELECT queue FROM durable_queue_limits')).toEqual([]);
+    await limited.start();
+    expect(await db.query('SELECT queue, global_concurrency, source FROM durable_queue_limits')).toEqual([
+      { queue: 'default', global_concurrency: 2, source: 'declared' },
+    ]);
+    for (const bad of [{ globalConcurrency: 0 }, { keyConcurrency: -1 }, { rate: 100 }]) {
+      await expect(limited.flowControl.setQueueLimits('other', bad as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    expect(await db.query("SELECT queue FROM durable_queue_limits WHERE queue = 'other'")).toEqual([]);
+    await limited.stop();
+    await db.query('DELETE FROM durable_queue_limits');
   });
 
-  it('refuses singleton and debounced starts, writing no run', async () => {
+  it('singleton and debounced starts: a second start with the key joins the first; bad combinations are refused, no run written', async () => {
     const e = await engine();
     await e.start();
-    await expect(e.startRun('plain', {}, { dedupeKey: 'k' })).rejects.toMatchObject({
-      code: 'UNSUPPORTED_DATABASE',
-      feature: 'keyed-starts',
+    const first = await e.startRun('plain', {}, { dedupeKey: 'k', delayMs: 60_000 });
+    const second = await e.startRun('plain', {}, { dedupeKey: 'k' });
+    expect(second.id).toBe(first.id);
+    await expect(e.startRun('plain', {}, { debounce: { key: 'd', periodMs: 1_000 }, delayMs: 5 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
     });
-    await expect(e.startRun('plain', {}, { debounce: { key: 'k', periodMs: 1_000 } })).rejects.toBeInstanceOf(UnsupportedDatabaseError);
-    expect(await db.query('SELECT id FROM durable_runs')).toEqual([]);
+    const d1 = await e.startRun('plain', { n: 1 }, { debounce: { key: 'd', periodMs: 60_000 } });
+    const d2 = await e.startRun('plain', { n: 2 }, { debounce: { key: 'd', periodMs: 60_000 } });
+    expect(d2.id).toBe(d1.id);
+    expect((await db.query<{ n: unknown }>('SELECT count(*) AS n FROM durable_runs')).map((r) => Number(r.n))).toEqual([2]);
+    await e.stop();
+    await db.query('DELETE FROM durable_runs');
   });
 
   it('says verify is not available on MariaDB yet', async () => {

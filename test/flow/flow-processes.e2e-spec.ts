@@ -1,10 +1,8 @@
 import type { DurableEngine } from 'nestjs-durable';
-import pg from 'pg';
 import { clientEngine } from '../support/client-engine.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 import { eventually, sleep } from '../support/engine-harness.js';
 import { WorkerProcess } from '../support/processes.js';
-import { prismaFor } from '../support/prisma.js';
 import { maxOverlap, type Interval } from '../support/intervals.js';
 
 /** Runs of the flooding key in the fairness test (the issue's size). */
@@ -14,52 +12,45 @@ const FAIRNESS_RUNS = 5_000;
  * Flow control across three real worker processes (test/flow/flow-worker.ts): the limits are set at
  * runtime from this process, each run records the interval it executed in, and the maximum overlap
  * of those intervals — queue-wide and per concurrency key — never exceeds the limit. A worker
- * SIGKILLed while holding a key's only slot: the slot comes back when its lease expires.
+ * SIGKILLed while holding a key's only slot: the slot comes back when its lease expires. On every
+ * database the engine supports (on MariaDB the processes learn a runtime limit change by polling).
  */
-describe('flow control: three worker processes', () => {
-  let db: TestDatabase;
-  let prisma: ReturnType<typeof prismaFor>;
+describe.each(DATABASES)('flow control on %s: three worker processes', (kind) => {
+  let db: KindDatabase;
   let client: DurableEngine;
-  let pool: pg.Pool;
   const workers: WorkerProcess[] = [];
-  const q = async <T = any>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[];
+  const q = <T = any>(sql: string, params: unknown[] = []) => db.query<T>(sql, params);
+  /** `IN (?, ?, …)` for a list of ids. */
+  const within = (ids: string[]) => `IN (${ids.map(() => '?').join(', ')})`;
   const intervals = async (ids: string[]): Promise<Interval[]> =>
     (
       await q<{ run_id: string; key: string | null; pid: number; a: Date; b: Date }>(
-        `SELECT s.run_id, r.concurrency_key AS key, s.pid, s.at AS a, e.at AS b
+        `SELECT s.run_id, r.concurrency_key AS \`key\`, s.pid, s.at AS a, e.at AS b
          FROM test_ledger s JOIN test_ledger e ON e.run_id = s.run_id AND e.step = 'end' AND e.pid = s.pid
          JOIN durable_runs r ON r.id = s.run_id
-         WHERE s.step = 'start' AND s.run_id = ANY($1)`,
-        [ids],
+         WHERE s.step = 'start' AND s.run_id ${within(ids)}`.replaceAll('`', kind === 'postgres' ? '"' : '`'),
+        ids,
       )
-    ).map((r) => ({ runId: r.run_id, key: r.key, pid: r.pid, start: r.a.getTime(), end: r.b.getTime() }));
-  const statusOf = async (id: string) => (await q<{ status: string }>(`SELECT status FROM durable_runs WHERE id = $1`, [id]))[0]?.status;
+    ).map((r) => ({ runId: r.run_id, key: r.key, pid: Number(r.pid), start: r.a.getTime(), end: r.b.getTime() }));
+  const statusOf = async (id: string) => (await q<{ status: string }>(`SELECT status FROM durable_runs WHERE id = ?`, [id]))[0]?.status;
+  const count = async (sql: string, params: unknown[] = []) => Number((await q<{ n: unknown }>(sql, params))[0].n);
   const allDone = (ids: string[], timeoutMs = 60_000) =>
     eventually(
-      async () => {
-        const [r] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM durable_runs WHERE id = ANY($1) AND status = 'SUCCEEDED'`, [
-          ids,
-        ]);
-        return r.n === ids.length;
-      },
+      async () =>
+        (await count(`SELECT count(*) AS n FROM durable_runs WHERE id ${within(ids)} AND status = 'SUCCEEDED'`, ids)) === ids.length,
       timeoutMs,
       `all of ${ids.length} runs done`,
     );
 
   beforeAll(async () => {
-    db = await createTestDatabase('flowproc');
-    prisma = prismaFor(db.url);
-    pool = new pg.Pool({ connectionString: db.url, max: 3 });
-    pool.on('error', () => {});
-    client = await clientEngine(db.url, prisma as never, ['limited']);
+    db = await openDatabase(kind, 'flowproc');
+    client = await clientEngine(db.url, db.prisma, ['limited']);
     workers.push(...(await Promise.all([0, 1, 2].map(() => WorkerProcess.start(db.url, {}, 'test/flow/flow-worker.ts')))));
   }, 90_000);
   afterAll(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     await client.stop();
-    await pool.end();
-    await prisma.$disconnect();
-    await db.drop();
+    await db.close();
   });
 
   it('queue-wide 5 and 2 per key, 30 slots offered: the overlap of executions never exceeds either limit', async () => {
@@ -124,11 +115,10 @@ describe('flow control: three worker processes', () => {
     await client.startMany(others);
     const ids = others.map((o) => o.options.id);
     await allDone(ids);
-    const [{ last }] = await q<{ last: Date }>(`SELECT max(finished_at) AS last FROM durable_runs WHERE id = ANY($1)`, [ids]);
-    const [{ n }] = await q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'fa-A-%' AND status = 'SUCCEEDED' AND finished_at <= $1`,
-      [last],
-    );
+    const [{ last }] = await q<{ last: Date }>(`SELECT max(finished_at) AS last FROM durable_runs WHERE id ${within(ids)}`, ids);
+    const n = await count(`SELECT count(*) AS n FROM durable_runs WHERE id LIKE 'fa-A-%' AND status = 'SUCCEEDED' AND finished_at <= ?`, [
+      last,
+    ]);
     console.log(`fairness: the 40 runs of keys B and C all finished when ${n} of key A's ${A} had`);
     expect(n).toBeLessThan(0.2 * A);
     // and the queue-wide limit still held while keys took turns
@@ -137,17 +127,14 @@ describe('flow control: three worker processes', () => {
     // A is being served meanwhile (its turns come too); then the rest of it is removed from the
     // queue (draining 5,000 runs through a queue limited to 6 at once would only cost the machine time;
     // so does bulk cancel, ~100 runs a second here)
-    await eventually(async () => {
-      const [r] = await q<{ n: number }>(`SELECT count(*)::int AS n FROM durable_runs WHERE id LIKE 'fa-A-%' AND status = 'SUCCEEDED'`);
-      return r.n > n;
-    });
+    await eventually(
+      async () => (await count(`SELECT count(*) AS n FROM durable_runs WHERE id LIKE 'fa-A-%' AND status = 'SUCCEEDED'`)) > n,
+    );
     await q(`DELETE FROM durable_runs WHERE id LIKE 'fa-A-%' AND status = 'PENDING'`);
-    await eventually(async () => {
-      const [r] = await q<{ n: number }>(
-        `SELECT count(*)::int AS n FROM durable_runs WHERE queue = 'flow' AND status IN ('PENDING', 'RUNNING')`,
-      );
-      return r.n === 0;
-    }, 60_000);
+    await eventually(
+      async () => (await count(`SELECT count(*) AS n FROM durable_runs WHERE queue = 'flow' AND status IN ('PENDING', 'RUNNING')`)) === 0,
+      60_000,
+    );
   }, 120_000);
 
   it('a worker SIGKILLed while it holds the only slot of a key: the slot comes back when its lease expires', async () => {
@@ -155,7 +142,7 @@ describe('flow control: three worker processes', () => {
     await client.startRun('limited', { ms: 60_000, holdFirst: true }, { id: 'hold', queue: 'flow', concurrencyKey: 'K' });
     const holder = await eventually(async () => {
       const [r] = await q<{ pid: number }>(`SELECT pid FROM test_ledger WHERE run_id = 'hold' AND step = 'start'`);
-      return r?.pid;
+      return r ? Number(r.pid) : undefined;
     });
     await client.startRun('limited', { ms: 10 }, { id: 'next', queue: 'flow', concurrencyKey: 'K' });
     await sleep(1_000);
@@ -177,9 +164,6 @@ describe('flow control: three worker processes', () => {
     // not before the lease (2 s) expired, and not long after
     expect(nextStart - killedAt).toBeGreaterThan(1_000);
     expect(nextStart - killedAt).toBeLessThan(15_000);
-    const [history] = await q<{ n: number }>(
-      `SELECT count(*)::int AS n FROM durable_run_events WHERE run_id = 'hold' AND kind = 'lease_expired'`,
-    );
-    expect(history.n).toBe(1);
+    expect(await count(`SELECT count(*) AS n FROM durable_run_events WHERE run_id = 'hold' AND kind = 'lease_expired'`)).toBe(1);
   }, 60_000);
 });

@@ -3,11 +3,12 @@
 // come from durable_queue_limits (set by the test at runtime). Each run records the interval it
 // executes in (test_ledger rows 'start' and 'end', database clock) and holds its slot `ms` in
 // between; with `holdFirst`, only its first execution holds (a recovery after a kill goes fast).
+// PostgreSQL or MariaDB, by the URL.
 import { Durable, WorkflowRegistry } from 'nestjs-durable';
-import pg from 'pg';
 import { databaseUrl, engineOptions, serveEngine } from '../support/worker-process.js';
+import { ledgerPool } from './ledger-pool.js';
 
-const pool = new pg.Pool({ connectionString: databaseUrl(), max: 4 });
+const ledger = await ledgerPool(databaseUrl());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Input {
@@ -25,13 +26,9 @@ registry.register({
     const { ms, holdFirst } = input as Input;
     const id = Durable.runId();
     await Durable.step('work', async () => {
-      const { rows } = await pool.query(
-        `WITH prev AS (SELECT count(*)::int AS n FROM test_ledger WHERE run_id = $1 AND step = 'start')
-         INSERT INTO test_ledger (run_id, step, pid, at) SELECT $1, 'start', $2, clock_timestamp() FROM prev RETURNING (SELECT n FROM prev)`,
-        [id, process.pid],
-      );
-      if (!holdFirst || rows[0].n === 0) await sleep(ms);
-      await pool.query(`INSERT INTO test_ledger (run_id, step, pid, at) VALUES ($1, 'end', $2, clock_timestamp())`, [id, process.pid]);
+      const before = await ledger.mark(id, 'start');
+      if (!holdFirst || before === 0) await sleep(ms);
+      await ledger.mark(id, 'end');
     });
     return process.pid;
   },
@@ -49,5 +46,5 @@ await serveEngine(
       shutdownGraceMs: 1_000,
     }),
   },
-  () => pool.end(),
+  () => ledger.end(),
 );

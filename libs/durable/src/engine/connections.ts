@@ -2,7 +2,7 @@ import type { Client, Pool, PoolConfig } from 'pg';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { isMysqlUrl } from '../store/dialect.js';
-import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
+import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, FLOW_LIMITS_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../store/sql-fragments.js';
 import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient, type ContentionCounts } from '../store/mysql-client.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
@@ -109,6 +109,7 @@ function deliverNotice(handlers: NotifierHandlers, channel: string, payload: str
   else if (channel === CANCEL_CHANNEL) handlers.cancelled(payload);
   else if (channel === COMPENSATE_CHANNEL) handlers.cancelRequested?.(payload);
   else if (channel === SIGNAL_CHANNEL) handlers.signal?.(payload);
+  else if (channel === FLOW_LIMITS_CHANNEL) handlers.limitsChanged?.(payload);
 }
 
 /**

@@ -14,6 +14,7 @@
  * while it is RUNNING, so a run whose worker was SIGKILLed frees its slots when the sweeper hands
  * its expired lease on.
  */
+import * as mysql from './mysql/flow-claim.js';
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
@@ -202,6 +203,7 @@ type LimitsRow = Record<
  * the limits were removed meanwhile, claims as the plain claim does (in the same transaction).
  */
 export async function claimLimited(store: Store, request: ClaimRequest): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
+  if (store.sql.dialect === 'mysql') return mysql.claimLimited(store, request);
   const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   return store.sql.transaction(async (sql) => {
     const tx: Store = { sql, history: store.history };

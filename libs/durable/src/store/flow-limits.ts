@@ -1,6 +1,5 @@
 /** Flow control: the queue limits table (set at runtime, synced from the options at boot) and what the admin API shows of it. */
-import * as mysql from './mysql/admin-views.js';
-import { notYet } from './mysql/not-yet.js';
+import * as mysql from './mysql/flow-limits.js';
 import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
 import { iso, type Store } from './store.js';
@@ -187,7 +186,7 @@ const values = (l: LimitValues) => [
 ];
 
 export async function setQueueLimits(store: Store, queue: string, limits: LimitValues): Promise<QueueLimitsView> {
-  if (store.sql.dialect === 'mysql') return notYet.limits();
+  if (store.sql.dialect === 'mysql') return mysql.setQueueLimits(store, queue, limits);
   const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, ...values(limits)]);
   return toLimits(row);
 }
@@ -197,7 +196,7 @@ export async function syncDeclaredLimits(
   declared: Array<{ queue: string } & LimitValues>,
   queues: string[],
 ): Promise<string[]> {
-  if (store.sql.dialect === 'mysql') return declared.length ? notYet.limits() : [];
+  if (store.sql.dialect === 'mysql') return mysql.syncDeclaredLimits(store, declared, queues);
   const columns = declared.map(values);
   const column = (i: number) => columns.map((c) => c[i]);
   const rows = await store.sql.query<{ queue: string }>(SYNC_DECLARED_LIMITS, [
@@ -214,7 +213,7 @@ export async function syncDeclaredLimits(
 }
 
 export async function deleteQueueLimits(store: Store, queue: string): Promise<boolean> {
-  if (store.sql.dialect === 'mysql') return notYet.limits();
+  if (store.sql.dialect === 'mysql') return mysql.deleteQueueLimits(store, queue);
   return (await store.sql.query(DELETE_QUEUE_LIMITS, [queue])).length > 0;
 }
 
@@ -233,7 +232,7 @@ export interface QueueLimitsUsage extends QueueLimitsView {
 }
 
 export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
-  if (store.sql.dialect === 'mysql') return [];
+  if (store.sql.dialect === 'mysql') return mysql.listQueueLimits(store);
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_QUEUE_LIMITS);
   return rows.map((r) => ({
     ...toLimits(r),
@@ -254,7 +253,7 @@ export interface KeyUsage {
 }
 
 export async function keyUsage(store: Store, queue: string, limit: number): Promise<KeyUsage[]> {
-  if (store.sql.dialect === 'mysql') return [];
+  if (store.sql.dialect === 'mysql') return mysql.keyUsage(store, queue, limit);
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_KEY_USAGE, [queue, limit]);
   return rows.map((r) => ({
     key: r.key as string,

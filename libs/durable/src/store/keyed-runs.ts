@@ -1,4 +1,5 @@
 /** Flow control at start, as the admin API shows it: runs waiting out a debounce, and active singleton runs. */
+import * as mysql from './mysql/keyed-starts.js';
 import { statement } from './statement.js';
 import { ACTIVE } from './schedule-rows.js';
 import { iso, type Store } from './store.js';
@@ -45,7 +46,7 @@ export interface SingletonRun {
 }
 
 export async function debouncedRuns(store: Store, limit: number): Promise<DebouncedRun[]> {
-  if (store.sql.dialect === 'mysql') return [];
+  if (store.sql.dialect === 'mysql') return mysql.debouncedRuns(store, limit);
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_DEBOUNCED, [limit]);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,
@@ -57,7 +58,7 @@ export async function debouncedRuns(store: Store, limit: number): Promise<Deboun
 }
 
 export async function singletonRuns(store: Store, limit: number): Promise<SingletonRun[]> {
-  if (store.sql.dialect === 'mysql') return [];
+  if (store.sql.dialect === 'mysql') return mysql.singletonRuns(store, limit);
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_SINGLETONS, [limit]);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,

@@ -5,7 +5,7 @@
  * then conflicts (ON CONFLICT DO NOTHING: no row), and the caller reads the winner with a fresh
  * snapshot (a new statement). The plain start statements (runs.ts) are not involved.
  */
-import { notYet } from './mysql/not-yet.js';
+import * as mysql from './mysql/keyed-starts.js';
 import { statement } from './statement.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import type { DebounceStart, NewRun } from './rows.js';
@@ -100,7 +100,7 @@ const common = (r: NewRun) => [
 
 /** Inserts a run with a dedupe key; false on a conflict (its id exists, or an active run holds the key). */
 export async function insertDeduped(store: Store, r: NewRun, dedupeKey: string): Promise<boolean> {
-  if (store.sql.dialect === 'mysql') return notYet.keyedStarts();
+  if (store.sql.dialect === 'mysql') return mysql.insertDeduped(store, r, dedupeKey);
   return (await store.sql.query(INSERT_DEDUPED, [...common(r), dedupeKey, store.history])).length === 1;
 }
 
@@ -110,7 +110,7 @@ export async function dedupeHolder(
   r: NewRun,
   dedupeKey: string,
 ): Promise<{ id: string; workflowName: string; sameId: boolean } | null> {
-  if (store.sql.dialect === 'mysql') return notYet.keyedStarts();
+  if (store.sql.dialect === 'mysql') return mysql.dedupeHolder(store, r, dedupeKey);
   const [row] = await store.sql.query<{ id: string; workflow_name: string; same_id: boolean }>(SELECT_DEDUPE_HOLDER, [
     r.id,
     r.workflowName,
@@ -125,7 +125,7 @@ export async function debounceStart(
   r: NewRun,
   d: DebounceStart,
 ): Promise<{ id: string; created: boolean; startsAt: Date } | null> {
-  if (store.sql.dialect === 'mysql') return notYet.keyedStarts();
+  if (store.sql.dialect === 'mysql') return mysql.debounceStart(store, r, d);
   const [row] = await store.sql.query<{ id: string; created: boolean; available_at: Date }>(DEBOUNCE_START, [
     ...common(r),
     d.key,

@@ -2,7 +2,6 @@
  * Schedules (durable_schedules): the client API's reads and writes. Every write bumps `revision`:
  * a write computed from a read applies only if the row is still at the revision read.
  */
-import { dbNow as mysqlDbNow } from './mysql/not-yet.js';
 import * as mysql from './mysql/schedules.js';
 import { statement } from './statement.js';
 import { toDate, type Store } from './store.js';
@@ -112,7 +111,7 @@ const values = (v: ScheduleValues) => [
 ];
 
 export async function dbNow(store: Store): Promise<number> {
-  if (store.sql.dialect === 'mysql') return mysqlDbNow(store);
+  if (store.sql.dialect === 'mysql') return mysql.dbNow(store);
   const [row] = await store.sql.query<{ db_now: unknown }>(SELECT_DB_NOW);
   return toDate(row.db_now)!.getTime();
 }

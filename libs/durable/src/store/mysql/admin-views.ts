@@ -6,7 +6,7 @@
  */
 import { CHART_RANGES, CLIP_BYTES, DETAIL_LIMITS, LIVE_CHANGED_LIMIT } from '../admin-rows.js';
 import type { RunStatus } from '../rows.js';
-import type { ChartBucket, ChartRange, LiveTick, RunBlockersRow, RunDetailRow, StatsRows, VersionInFlightRow } from '../admin-rows.js';
+import type { ChartBucket, ChartRange, LiveTick, RunDetailRow, StatsRows, VersionInFlightRow } from '../admin-rows.js';
 import type { Store } from '../store.js';
 import { date, json, marks, NOW } from './sql.js';
 import { detailRun, detailTotals, runSummaryOf } from '../admin-rows.js';
@@ -257,35 +257,5 @@ export async function liveTick(store: Store, since: Date, _horizon: string | nul
     oldest: at,
     changed: changed.map((c) => ({ id: c.id, status: c.status, xid: String(date(c.updated_at)!.getTime()) })),
     watched: seen.map((w) => ({ id: w.id, v: `${w.status}:${iso(w.updated_at)}:${Number(w.steps)}:${String(w.progress)}` })),
-  };
-}
-
-/** See runBlockers() in flow-limits.ts: on MariaDB no queue has cluster-wide limits yet, so only the run's own state blocks it. */
-export async function runBlockers(store: Store, id: string): Promise<RunBlockersRow | null> {
-  const [r] = await store.sql.query<Record<string, unknown>>(
-    `SELECT r.status, r.queue, r.concurrency_key, r.available_at, ${NOW} AS db_now, r.available_at <= ${NOW} AS due,
-       (SELECT count(*) FROM durable_runs q WHERE q.queue = r.queue AND q.status = 'RUNNING') AS queue_running,
-       (SELECT count(*) FROM durable_runs k WHERE k.queue = r.queue AND k.status = 'RUNNING' AND k.concurrency_key = r.concurrency_key) AS key_running
-     FROM durable_runs r WHERE r.id = ?`,
-    [id],
-  );
-  if (!r) return null;
-  return {
-    status: r.status as string,
-    queue: r.queue as string,
-    concurrencyKey: (r.concurrency_key as string | null) ?? null,
-    availableAt: date(r.available_at),
-    dbNow: date(r.db_now)!,
-    due: Number(r.due) === 1,
-    globalConcurrency: null,
-    keyConcurrency: null,
-    rateLimit: null,
-    keyRateLimit: null,
-    queueRunning: Number(r.queue_running),
-    keyRunning: Number(r.key_running),
-    rateFreeAt: null,
-    keyRateFreeAt: null,
-    debounceKey: null,
-    debounceUntil: null,
   };
 }

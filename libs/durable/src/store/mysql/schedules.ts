@@ -55,6 +55,12 @@ const definition = (v: ScheduleValues) => [
 const SCHEDULE_SET = `workflow_name = ?, source = ?, cron = ?, time_zone = ?, input = ?, catch_up = ?, catch_up_window_ms = ?,
   overlap = ?, jitter_ms = ?, paused = ?, next_fire_at = ?`;
 
+/** The database clock in ms. */
+export async function dbNow(store: Store): Promise<number> {
+  const [row] = await store.sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`);
+  return date(row.now)!.getTime();
+}
+
 export async function getSchedule(store: Store, id: string): Promise<{ row: ScheduleRow | null; dbNow: number | null }> {
   const [row] = await store.sql.query<Record<string, unknown>>(
     `SELECT ${MYSQL_SCHEDULE_COLUMNS}, ${NOW} AS db_now FROM durable_schedules s WHERE s.id = ?`,
