@@ -25,11 +25,7 @@ export const BOUNCE_WORKFLOW = 'chaos.bounce';
 export const KEYS_QUEUE = 'chaos.keys';
 
 export interface ChaosSettings {
-  /**
-   * The database the run is on. On MariaDB the features it lacks so far (schedules, queue limits,
-   * singleton and debounced starts) are left out of the workload: no tick schedule, slotRuns,
-   * ratedRuns and starters 0. The judge is the same (see chaos-db.ts).
-   */
+  /** The database the run is on: the same workload and judge on both (see chaos-db.ts for MariaDB's). */
   database: 'postgres' | 'mariadb';
   /** Every worker declares the every-second schedule TICK_SCHEDULE, and each slot is checked. */
   schedule: boolean;
@@ -113,10 +109,9 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   const leaseMs = o.leaseMs ?? 3_000;
   const sweepMs = o.sweepMs ?? 500;
   const runs = o.runs ?? 2_000;
-  const mariadb = o.database === 'mariadb';
   const s: ChaosSettings = {
     database: 'postgres',
-    schedule: !mariadb,
+    schedule: true,
     workers: 3,
     runs,
     slotRuns: Math.round(runs / 10),
@@ -153,7 +148,6 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
     strictTimings: true,
     seed: 42,
     progressMs: 2_000,
-    ...(mariadb ? { slotRuns: 0, ratedRuns: 0, starters: 0 } : {}),
     ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)),
   };
   const bad: string[] = [];
@@ -164,9 +158,6 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   if (s.heartbeatMs >= s.leaseMs) bad.push('heartbeatMs must be below leaseMs');
   if (!['restart', 'proxy', 'failover', 'none'].includes(s.outage)) bad.push('outage must be restart, proxy, failover or none');
   if (!['sync', 'async'].includes(s.replication)) bad.push('replication must be sync or async');
-  if (s.database === 'mariadb' && (s.schedule || s.slotRuns || s.ratedRuns || s.starters)) {
-    bad.push('on MariaDB the workload has no schedule, flow-control, rate-limited or starter runs (not available there yet)');
-  }
   if (s.database === 'mariadb' && s.outage === 'failover') bad.push('the failover outage needs Postgres');
   if (bad.length) throw new Error(`chaos settings: ${bad.join('; ')}`);
   return s;

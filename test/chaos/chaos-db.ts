@@ -111,6 +111,7 @@ const JUDGED: Record<string, string[]> = {
     'concurrency_key',
     'dedupe_key',
     'debounce_key',
+    'debounce_until',
   ],
   durable_steps: [
     'run_id',

@@ -12,9 +12,8 @@ const HELP = `npm run chaos -- [failover] [flags]
   --async                  failover with asynchronous replication (default synchronous): what the
                            failover lost is reported, not a violation
   --promote-after <ms>     failover: time between the kill and the promotion (default 1000)
-  --database <db>          postgres (default) or mariadb: the same run on MariaDB, without what it
-                           lacks so far (schedules, queue limits, keyed starts); its restart outage
-                           shuts the machine's server down and starts it with mariadbd-safe
+  --database <db>          postgres (default) or mariadb: the same run and judge on MariaDB; its
+                           restart outage shuts the machine's server down and starts it with mariadbd-safe
   -P, --workers <n>        worker processes (default 3)
   -M, --runs <n>           runs of 5 steps + a child (default 2000)
   --duration <s>           the driver makes trouble for at most this long (default 60)

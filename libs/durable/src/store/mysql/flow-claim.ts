@@ -195,7 +195,7 @@ async function claimWithin(sql: SqlClient, history: boolean, l: Limits, r: Claim
     await sql.execute(`UPDATE durable_queue_limits SET rr_key = ? WHERE queue = ?`, [cursor, queue]);
 
   if (chosen.length) await appendStarts(sql, queue, l, at, queueStarts, keyStarts, chosen);
-  return leaseChosen(sql, history, chosen, owner, leaseMs);
+  return leaseChosen(sql, history, chosen, owner, leaseMs, utc(new Date(at)));
 }
 
 /** The rate windows of these keys (with a keyRateLimit): their starts, by key. */

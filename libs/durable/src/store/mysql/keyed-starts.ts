@@ -105,28 +105,36 @@ export async function debounceStart(
   d: DebounceStart,
 ): Promise<{ id: string; created: boolean; startsAt: Date } | null> {
   return store.sql.transaction(async (sql) => {
-    const [cur] = await sql.query<{ id: string }>(
-      `SELECT id FROM durable_runs WHERE workflow_name = ? AND debounce_pending = ? FOR UPDATE`,
+    // A locking read returns the row as its last writer committed it: a claim that took the run while
+    // this start waited for the lock has made it RUNNING, and then this start makes a new run.
+    const [found] = await sql.query<{ id: string; status: string; started_at: unknown }>(
+      `SELECT id, status, started_at FROM durable_runs WHERE workflow_name = ? AND debounce_pending = ? FOR UPDATE`,
       [r.workflowName, d.key],
     );
+    const cur = found && found.status === 'PENDING' && found.started_at == null ? found : undefined;
+    // The time of this start, read after the lock: the run's new start and its history row share it,
+    // and a start that waited for the lock counts from when it got it.
+    const [{ now }] = await sql.query<{ now: unknown }>(`SELECT ${NOW} AS now`);
+    const at = utc(date(now))!;
+    const fromAt = `(CAST(? AS DATETIME(3)) + INTERVAL ROUND(? * 1000) MICROSECOND)`;
     if (cur) {
-      const pushed = `GREATEST(available_at, ${plus('?')})`;
+      const pushed = `GREATEST(available_at, ${fromAt})`;
       await sql.execute(
         `UPDATE durable_runs SET available_at = LEAST(${pushed}, coalesce(debounce_until, ${pushed})),
            input = ${d.input === 'last' ? '?' : 'input'}, updated_at = ${NOW}
          WHERE id = ?`,
-        [d.periodMs, d.periodMs, ...(d.input === 'last' ? [r.input] : []), cur.id],
+        [at, d.periodMs, at, d.periodMs, ...(d.input === 'last' ? [r.input] : []), cur.id],
       );
       const [row] = await sql.query<{ available_at: unknown }>(`SELECT available_at FROM durable_runs WHERE id = ?`, [cur.id]);
       const startsAt = date(row.available_at)!;
-      await insertHistory(sql, store.history, [[cur.id, 'debounced', { input: d.input, startsAt: startsAt.toISOString() }]]);
+      await insertHistory(sql, store.history, [[cur.id, 'debounced', { input: d.input, startsAt: startsAt.toISOString() }]], at);
       return { id: cur.id, created: false, startsAt };
     }
     const first = d.maxDelayMs === null ? d.periodMs : Math.min(d.periodMs, d.maxDelayMs);
-    const created = await insertKeyed(sql, r, { debounceKey: d.key, debounceUntilMs: d.maxDelayMs }, plus('?'), [first]);
+    const created = await insertKeyed(sql, r, { debounceKey: d.key, debounceUntilMs: d.maxDelayMs }, fromAt, [at, first]);
     if (!created) return null;
     const [row] = await sql.query<{ available_at: unknown }>(`SELECT available_at FROM durable_runs WHERE id = ?`, [r.id]);
-    await insertHistory(sql, store.history, [[r.id, 'created', { workflow: r.workflowName, queue: r.queue, debounceKey: d.key }]]);
+    await insertHistory(sql, store.history, [[r.id, 'created', { workflow: r.workflowName, queue: r.queue, debounceKey: d.key }]], at);
     return { id: r.id, created: true, startsAt: date(row.available_at)! };
   });
 }

@@ -61,6 +61,8 @@ export async function leaseChosen(
   chosen: Array<{ id: string; status: string }>,
   owner: string,
   leaseMs: number,
+  /** A first start's time (DATETIME(3) text, UTC): the limited claim's clock, which its rate windows count; else the clock. */
+  startedAt: string | null = null,
 ): Promise<ClaimedRun[]> {
   if (!chosen.length) return [];
   const ids = chosen.map((c) => c.id);
@@ -68,15 +70,18 @@ export async function leaseChosen(
     `UPDATE durable_runs
      SET order_at = CASE WHEN started_at IS NULL THEN order_at - INTERVAL 1000 MICROSECOND ELSE order_at END,
          status = 'RUNNING', lease_owner = ?, lease_epoch = lease_epoch + 1, attempt = attempt + 1,
-         lease_expires_at = ${NOW_PLUS_MS}, started_at = coalesce(started_at, ${NOW}), updated_at = ${NOW}
-     WHERE id IN (${marks(ids.length)})`,
-    [owner, leaseMs, ...ids],
+         lease_expires_at = ${NOW_PLUS_MS}, started_at = coalesce(started_at, ${startedAt === null ? NOW : '?'}), updated_at = ${NOW}
+     WHERE id IN (${marks(ids.length)}) AND status IN ('PENDING', 'WAITING') AND available_at <= ${DUE_BY}`,
+    [owner, leaseMs, ...(startedAt === null ? [] : [startedAt]), ...ids],
   );
+  // Only the rows the UPDATE took: it checks due-ness again on the rows as they are now (a locking
+  // read through a secondary index can return a row that a transaction it waited for has changed,
+  // e.g. a debounced start that moved the run's start later).
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at,
             cancel_requested_at IS NOT NULL AS cancelling, error AS failing, traceparent
-     FROM durable_runs WHERE id IN (${marks(ids.length)})`,
-    ids,
+     FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status = 'RUNNING' AND lease_owner = ?`,
+    [...ids, owner],
   );
   const steps = await recordedSteps(sql, ids);
   const prev = new Map(chosen.map((c) => [c.id, c.status]));

@@ -137,7 +137,7 @@ export async function fireSchedules(store: Store, plans: FirePlan[], appVersion:
       for (const { c, fate } of fates) {
         if (fate !== 'run') continue;
         const jitter = Math.floor(Math.random() * (Number(s.jitter_ms) + 1));
-        const dueAt = `GREATEST(${NOW}, ? + INTERVAL ? MICROSECOND)`;
+        const dueAt = `GREATEST(${NOW}, CAST(? AS DATETIME(3)) + INTERVAL ? MICROSECOND)`;
         const runInput = {
           scheduleId: s.id,
           scheduledAt: { $durable: 'Date', v: new Date(c.slot).toISOString() },

@@ -35,16 +35,22 @@ export const date = (v: unknown): Date | null => (v == null ? null : v instanceo
 /** A Date as a DATETIME(3) literal parameter in UTC (drivers differ in how they send a Date). */
 export const utc = (d: Date | null): string | null => (d ? d.toISOString().replace('T', ' ').replace('Z', '') : null);
 
-/** History rows (run id, kind, detail as JSON text or null) in one statement; nothing when history is off or there are none. */
+/**
+ * History rows (run id, kind, detail as JSON text or null) in one statement; nothing when history is
+ * off or there are none. `at`: their time (a DATETIME(3) text in UTC) when it must be the time of the
+ * change they record, read once for both (PostgreSQL writes both in one statement); else the clock.
+ */
 export async function insertHistory(
   sql: SqlClient,
   history: boolean,
   rows: Array<[runId: string, kind: string, detail: Record<string, unknown> | null]>,
+  at: string | null = null,
 ): Promise<void> {
   if (!history || !rows.length) return;
+  const time = at === null ? NOW : '?';
   await sql.execute(
-    `INSERT INTO durable_run_events (run_id, kind, detail, at) VALUES ${rows.map(() => `(?, ?, ?, ${NOW})`).join(', ')}`,
-    rows.flatMap(([id, kind, detail]) => [id, kind, detail == null ? null : JSON.stringify(detail)]),
+    `INSERT INTO durable_run_events (run_id, kind, detail, at) VALUES ${rows.map(() => `(?, ?, ?, ${time})`).join(', ')}`,
+    rows.flatMap(([id, kind, detail]) => [id, kind, detail == null ? null : JSON.stringify(detail), ...(at === null ? [] : [at])]),
   );
 }
 
