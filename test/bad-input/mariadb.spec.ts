@@ -79,11 +79,6 @@ import { mariaQuery } from '../support/mariadb.js';
     await db.query('DELETE FROM durable_runs');
   });
 
-  it('says verify is not available on MariaDB yet', async () => {
-    const e = await engine();
-    expect(() => e.verify()).toThrow(/On MariaDB verify is not available yet/);
-  });
-
   it('refuses tables whose collation compares ids case-insensitively, saying what to run', async () => {
     await mariaQuery(
       db.name,

@@ -98,4 +98,37 @@ describe.each(DATABASES)('versioning on %s', (kind) => {
     expect(paths.get('before')).toEqual(['a', 'b', 'c']);
     expect(paths.get('after')).toEqual(['a', 'fraud', 'b', 'c']);
   });
+
+  it("verify replays the runs in flight inside a read-only transaction: a step inserted before a waiting run's position is reported, nothing written", async () => {
+    const shipping = (steps: string[]) => async () => {
+      for (const name of steps.slice(0, -1)) await Durable.step(name, async () => name);
+      await Durable.recv<string>('go');
+      await Durable.step(steps[steps.length - 1], async () => 'done');
+    };
+    const old = await engine({ shipping: shipping(['pack', 'label', 'ship']) }, { workerId: 'shipping-v1' });
+    await old.startRun('shipping', {}, { id: 'ship-1' });
+    await eventually(async () => (await statuses(['ship-1']))[0] === 'WAITING', 10_000, 'the run to wait');
+    await old.stop();
+    const rows = async () => Number((await db.query<{ n: unknown }>('SELECT count(*) AS n FROM durable_run_events'))[0].n);
+    const events = await rows();
+    const verifier = (steps: string[]) => {
+      const registry = new WorkflowRegistry();
+      registry.register({ name: 'shipping', queue: 'default', options: {}, run: shipping(steps) });
+      const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { worker: false } });
+      engines.push(e);
+      return e;
+    };
+    const same = await verifier(['pack', 'label', 'ship']).verify({ workflows: ['shipping'] });
+    expect(same).toMatchObject({ ok: true, checked: 1, failed: 0 });
+    const changed = await verifier(['pack', 'weigh', 'label', 'ship']).verify({ workflows: ['shipping'] });
+    expect(changed).toMatchObject({ ok: false, checked: 1, failed: 1 });
+    expect(changed.workflows[0].failures[0]).toMatchObject({
+      runId: 'ship-1',
+      status: 'WAITING',
+      seq: 1,
+      recorded: 'label',
+      actual: 'weigh',
+    });
+    expect(await rows()).toBe(events);
+  });
 });

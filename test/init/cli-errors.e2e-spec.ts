@@ -111,7 +111,7 @@ describe('nestjs-durable CLI: database errors', () => {
     expect(noDb.err).toContain('Check the database name in DATABASE_URL');
     const empty = await createMariaTestDatabase('cli_errors');
     try {
-      await mariaQuery(empty.name, 'DROP TABLE durable_steps, durable_runs');
+      await mariaQuery(empty.name, 'DROP TABLE durable_steps, durable_run_tags, durable_runs');
       const noTables = await cli(runRunsCommand, ['list'], empty.url);
       expect(noTables.code).toBe(3);
       expect(noTables.err).toContain('has no nestjs-durable tables');

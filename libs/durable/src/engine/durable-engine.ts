@@ -5,6 +5,7 @@ import type { ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunEvent } from '../store/history.js';
 import { getResult } from '../store/runs.js';
+import { isMysqlUrl } from '../store/dialect.js';
 import type { PrismaLike } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import type { DurableEventHandler, DurableEventType, OnEventOptions } from '../definitions/hooks.js';
@@ -58,8 +59,12 @@ export class DurableEngine implements HandleBackend {
   /** Flow control at runtime: queue limits (set, reset, list), key usage, why a run has not started. */
   readonly flowControl = new FlowControlClient(() => this.context);
 
+  /** The connection URL the engine was given, if any (verify opens its own read-only session from it on MariaDB). */
+  private readonly connectionUrl: string | null;
+
   constructor(config: DurableEngineConfig) {
     checkEngineConfig(config);
+    this.connectionUrl = typeof config.connection === 'string' ? config.connection : null;
     this.runtime = new EngineRuntime(config);
     ({
       options: this.options,
@@ -207,12 +212,12 @@ export class DurableEngine implements HandleBackend {
    * the runs in the database before any of its instances executes one.
    */
   verify(opts: VerifyOptions = {}): Promise<VerifyReport> {
-    if (!this.runtime.pool)
+    const connection = this.runtime.pool ?? (isMysqlUrl(this.connectionUrl ?? '') ? this.connectionUrl! : null);
+    if (!connection)
       throw new InvalidOptionsError(
-        "verify reads through the engine's own PostgreSQL connection: pass `connection` (a Postgres URL or pg Pool). " +
-          'On MariaDB verify is not available yet (docs/databases.md).',
+        "verify reads through the engine's own connection: pass `connection` (a Postgres or MariaDB URL, or a pg Pool).",
       );
-    return verifyRuns(this.registry, this.runtime.pool, opts);
+    return verifyRuns(this.registry, connection, opts);
   }
 
   /** The store the engine sends its statements through, for the library's own tools (the admin API). */

@@ -85,19 +85,8 @@ export function mysqlSqlClient(
   counts: ContentionCounts = { deadlocks: 0, lockWaitTimeouts: 0 },
 ): SqlClient & { counts: ContentionCounts } {
   /** Statements on `q`; hints go to `notices` (delivered at commit), or at once outside a transaction (null). */
-  const on = (q: Queryable, notices: Array<[string, string]> | null): SqlClient => ({
-    dialect: 'mysql',
-    notify: (channel, payload) => (notices ? void notices.push([channel, payload]) : onNotice(channel, payload)),
-    async query<T>(s: Statement | string, params: readonly unknown[] = []) {
-      const rows = await q.query(textOf(s), params as unknown[]);
-      return (Array.isArray(rows) ? rows : []) as T[];
-    },
-    async execute(s: Statement | string, params: readonly unknown[] = []) {
-      const res = (await q.query(textOf(s), params as unknown[])) as { affectedRows?: number };
-      return Number(res.affectedRows ?? 0);
-    },
-    transaction: <T>(fn: (sql: SqlClient) => Promise<T>) => fn(on(q, notices)),
-  });
+  const on = (q: Queryable, notices: Array<[string, string]> | null): SqlClient =>
+    queryableClient(q, (channel, payload) => (notices ? void notices.push([channel, payload]) : onNotice(channel, payload)));
   const deliver = (notices: Array<[string, string]>) => {
     for (const [channel, payload] of notices) onNotice(channel, payload);
   };
@@ -135,6 +124,27 @@ export function mysqlSqlClient(
       }
     },
   };
+}
+
+/**
+ * A SqlClient over one connection (or anything with `query`) that the caller holds, e.g. inside a
+ * transaction it began itself; `transaction` runs on the same connection.
+ */
+export function queryableClient(q: Queryable, notify: (channel: string, payload: string) => void = () => {}): SqlClient {
+  const client: SqlClient = {
+    dialect: 'mysql',
+    notify,
+    async query<T>(s: Statement | string, params: readonly unknown[] = []) {
+      const rows = await q.query(textOf(s), params as unknown[]);
+      return (Array.isArray(rows) ? rows : []) as T[];
+    },
+    async execute(s: Statement | string, params: readonly unknown[] = []) {
+      const res = (await q.query(textOf(s), params as unknown[])) as { affectedRows?: number };
+      return Number(res.affectedRows ?? 0);
+    },
+    transaction: <T>(fn: (sql: SqlClient) => Promise<T>) => fn(client),
+  };
+  return client;
 }
 
 /** A pool made on first use from `config` (the driver is imported then), and a way to end it. */

@@ -1,6 +1,6 @@
 /** What `verify` reads: runs with their checkpoints, a page at a time, inside one READ ONLY transaction. */
-import { UnsupportedDatabaseError } from '../errors/index.js';
 import { isMysqlUrl } from './dialect.js';
+import * as mysql from './mysql/verify-reads.js';
 import pg from 'pg';
 import { statement } from './statement.js';
 import { STEPS_OF_R } from './sql-fragments.js';
@@ -46,6 +46,7 @@ export async function verifyRunsPage(
   after: string,
   opts: { finishedWithinMs: number | null; workflows: string[] | null; limit: number },
 ): Promise<VerifyRunRow[]> {
+  if (store.sql.dialect === 'mysql') return mysql.verifyRunsPage(store, after, opts);
   const rows = await store.sql.query<Record<string, unknown>>(VERIFY_RUNS_PAGE, [after, opts.finishedWithinMs, opts.workflows, opts.limit]);
   return rows.map((r) => ({
     id: r.id as string,
@@ -61,15 +62,10 @@ export async function verifyRunsPage(
  * Runs `fn` with a store on one connection inside `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
  * (one snapshot for every page; Postgres refuses any write in it), always ended by ROLLBACK: the
  * transaction commits nothing. `connection`: a Postgres URL (a connection of its own, closed after)
- * or a pg Pool (a client checked out and returned).
+ * or a pg Pool (a client checked out and returned); a mysql:// URL reads MariaDB the same way.
  */
 export async function withReadOnlyTransaction<T>(connection: string | pg.Pool, fn: (store: Store) => Promise<T>): Promise<T> {
-  if (typeof connection === 'string' && isMysqlUrl(connection)) {
-    throw new UnsupportedDatabaseError(
-      'verify',
-      'verify is not available on MariaDB/MySQL yet (docs/databases.md lists what is); it reads PostgreSQL.',
-    );
-  }
+  if (typeof connection === 'string' && isMysqlUrl(connection)) return mysql.withReadOnlyTransaction(connection, fn);
   const config = typeof connection === 'string' ? pgConfigFromUrl(connection) : null;
   const own = config ? new config.Client({ ...config, application_name: 'nestjs-durable verify' }) : null;
   const client = own ?? (await (connection as pg.Pool).connect());
