@@ -165,18 +165,19 @@ const rate = (limit: unknown, period: unknown): RateLimitView | null =>
   limit == null || period == null ? null : { limit: Number(limit), periodMs: Number(period) };
 const dateOrNull = (v: unknown): Date | null => (v == null ? null : new Date(v as string));
 
-const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
+/** A limits row (either dialect) as the API shows it. */
+export const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
   queue: r.queue as string,
-  globalConcurrency: (r.global_concurrency as number | null) ?? null,
-  keyConcurrency: (r.key_concurrency as number | null) ?? null,
+  globalConcurrency: r.global_concurrency == null ? null : Number(r.global_concurrency),
+  keyConcurrency: r.key_concurrency == null ? null : Number(r.key_concurrency),
   rateLimit: rate(r.rate_limit, r.rate_period_ms),
   keyRateLimit: rate(r.key_rate_limit, r.key_rate_period_ms),
   source: r.source as 'declared' | 'runtime',
   updatedAt: iso(r.updated_at),
 });
 
-/** The limit values in LIMIT_COLUMNS order. */
-const values = (l: LimitValues) => [
+/** The limit values in LIMIT_COLUMNS order (both dialects' statements take them so). */
+export const limitValues = (l: LimitValues) => [
   l.globalConcurrency,
   l.keyConcurrency,
   l.rateLimit?.limit ?? null,
@@ -187,7 +188,7 @@ const values = (l: LimitValues) => [
 
 export async function setQueueLimits(store: Store, queue: string, limits: LimitValues): Promise<QueueLimitsView> {
   if (store.sql.dialect === 'mysql') return mysql.setQueueLimits(store, queue, limits);
-  const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, ...values(limits)]);
+  const [row] = await store.sql.query<Record<string, unknown>>(SET_QUEUE_LIMITS, [queue, ...limitValues(limits)]);
   return toLimits(row);
 }
 
@@ -197,7 +198,7 @@ export async function syncDeclaredLimits(
   queues: string[],
 ): Promise<string[]> {
   if (store.sql.dialect === 'mysql') return mysql.syncDeclaredLimits(store, declared, queues);
-  const columns = declared.map(values);
+  const columns = declared.map(limitValues);
   const column = (i: number) => columns.map((c) => c[i]);
   const rows = await store.sql.query<{ queue: string }>(SYNC_DECLARED_LIMITS, [
     declared.map((d) => d.queue),

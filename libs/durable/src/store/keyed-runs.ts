@@ -46,8 +46,10 @@ export interface SingletonRun {
 }
 
 export async function debouncedRuns(store: Store, limit: number): Promise<DebouncedRun[]> {
-  if (store.sql.dialect === 'mysql') return mysql.debouncedRuns(store, limit);
-  const rows = await store.sql.query<Record<string, unknown>>(SELECT_DEBOUNCED, [limit]);
+  const rows =
+    store.sql.dialect === 'mysql'
+      ? await mysql.debouncedRows(store, limit)
+      : await store.sql.query<Record<string, unknown>>(SELECT_DEBOUNCED, [limit]);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,
     key: r.debounce_key as string,
@@ -58,8 +60,10 @@ export async function debouncedRuns(store: Store, limit: number): Promise<Deboun
 }
 
 export async function singletonRuns(store: Store, limit: number): Promise<SingletonRun[]> {
-  if (store.sql.dialect === 'mysql') return mysql.singletonRuns(store, limit);
-  const rows = await store.sql.query<Record<string, unknown>>(SELECT_SINGLETONS, [limit]);
+  const rows =
+    store.sql.dialect === 'mysql'
+      ? await mysql.singletonRows(store, limit)
+      : await store.sql.query<Record<string, unknown>>(SELECT_SINGLETONS, [limit]);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,
     key: r.dedupe_key as string,

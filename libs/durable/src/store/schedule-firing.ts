@@ -169,22 +169,23 @@ export async function selectDueSchedules(
   return {
     dbNow: toDate(first.db_now)!.getTime(),
     earliest: toDate(first.earliest)?.getTime() ?? null,
-    rows: rows
-      .filter((r) => r.id !== null)
-      .map((r) => ({
-        id: r.id!,
-        workflowName: r.workflow_name,
-        cron: r.cron,
-        timeZone: r.time_zone,
-        catchUp: r.catch_up,
-        catchUpWindowMs: Number(r.catch_up_window_ms),
-        overlap: r.overlap,
-        revision: r.revision,
-        nextFireAt: toDate(r.next_fire_at)!.getTime(),
-        bufferedSlot: toDate(r.buffered_slot)?.getTime() ?? null,
-      })),
+    rows: rows.filter((r) => r.id !== null).map(dueScheduleOf),
   };
 }
+
+/** A row of the due read (either dialect) as the scheduler takes it. */
+export const dueScheduleOf = (r: Record<string, unknown>): DueSchedule => ({
+  id: r.id as string,
+  workflowName: r.workflow_name as string,
+  cron: r.cron as string,
+  timeZone: r.time_zone as string,
+  catchUp: r.catch_up as string,
+  catchUpWindowMs: Number(r.catch_up_window_ms),
+  overlap: r.overlap as string,
+  revision: Number(r.revision),
+  nextFireAt: toDate(r.next_fire_at)!.getTime(),
+  bufferedSlot: toDate(r.buffered_slot)?.getTime() ?? null,
+});
 
 /** What to fire for one schedule: computed from the row at `revision`. */
 export interface FirePlan {

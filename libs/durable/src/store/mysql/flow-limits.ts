@@ -5,35 +5,15 @@
  * until they do, their plain claim leaves a newly limited queue alone (never past the limit).
  * Rate windows are JSON arrays of epoch ms (store/mysql/flow-claim.ts writes them).
  */
-import type { LimitValues, RateLimitView, RunBlockersRow } from '../admin-rows.js';
-import type { KeyUsage, QueueLimitsUsage, QueueLimitsView } from '../flow-limits.js';
+import type { LimitValues, RunBlockersRow } from '../admin-rows.js';
+import { limitValues, toLimits, type KeyUsage, type QueueLimitsUsage, type QueueLimitsView } from '../flow-limits.js';
 import { FLOW_LIMITS_CHANNEL } from '../sql-fragments.js';
 import { iso, type Store } from '../store.js';
 import { date, DUE_BY, json, marks, NOW } from './sql.js';
 
 const LIMIT_COLUMNS = `global_concurrency, key_concurrency, rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms`;
 
-const values = (l: LimitValues) => [
-  l.globalConcurrency,
-  l.keyConcurrency,
-  l.rateLimit?.limit ?? null,
-  l.rateLimit?.periodMs ?? null,
-  l.keyRateLimit?.limit ?? null,
-  l.keyRateLimit?.periodMs ?? null,
-];
-const rate = (limit: unknown, period: unknown): RateLimitView | null =>
-  limit == null || period == null ? null : { limit: Number(limit), periodMs: Number(period) };
 const num = (v: unknown): number | null => (v == null ? null : Number(v));
-
-const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
-  queue: r.queue as string,
-  globalConcurrency: num(r.global_concurrency),
-  keyConcurrency: num(r.key_concurrency),
-  rateLimit: rate(r.rate_limit, r.rate_period_ms),
-  keyRateLimit: rate(r.key_rate_limit, r.key_rate_period_ms),
-  source: r.source as 'declared' | 'runtime',
-  updatedAt: iso(r.updated_at),
-});
 
 /** A window's starts now, and when it next has room (its limit-th newest start + period; null while it has room). */
 function windowState(starts: unknown, limit: number | null, periodMs: number | null, now: number): { used: number; freeAt: Date | null } {
@@ -53,7 +33,7 @@ export async function setQueueLimits(store: Store, queue: string, limits: LimitV
        ON DUPLICATE KEY UPDATE global_concurrency = VALUES(global_concurrency), key_concurrency = VALUES(key_concurrency),
          rate_limit = VALUES(rate_limit), rate_period_ms = VALUES(rate_period_ms), key_rate_limit = VALUES(key_rate_limit),
          key_rate_period_ms = VALUES(key_rate_period_ms), source = 'runtime', updated_at = ${NOW}`,
-      [queue, ...values(limits)],
+      [queue, ...limitValues(limits)],
     );
     const [row] = await sql.query<Record<string, unknown>>(
       `SELECT queue, ${LIMIT_COLUMNS}, source, updated_at FROM durable_queue_limits WHERE queue = ?`,
@@ -88,7 +68,7 @@ export async function syncDeclaredLimits(
     const changed: string[] = [];
     for (const d of declared) {
       const row = current.get(d.queue);
-      const want = values(d);
+      const want = limitValues(d);
       if (row && row.source !== 'declared') continue;
       const have = row ? LIMIT_COLUMNS.split(', ').map((c) => num(row[c])) : null;
       if (have && have.every((v, i) => v === want[i])) continue;

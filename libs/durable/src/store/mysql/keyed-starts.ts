@@ -8,10 +8,9 @@
  * a conflict lock what they read, so they see the winner even inside a REPEATABLE READ transaction
  * whose snapshot predates it.
  */
-import type { DebouncedRun, SingletonRun } from '../keyed-runs.js';
 import type { DebounceStart, NewRun } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
-import { iso, type Store } from '../store.js';
+import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';
 import { date, DUE_BY, insertHistory, insertTags, isDuplicateKey, NOW, utc } from './sql.js';
 
@@ -139,34 +138,20 @@ export async function debounceStart(
   });
 }
 
-/** Debounced runs that have not started, soonest first (for the admin API: the unique index leads with the workflow, so this reads the table). */
-export async function debouncedRuns(store: Store, limit: number): Promise<DebouncedRun[]> {
-  const rows = await store.sql.query<Record<string, unknown>>(
+/** The rows of debouncedRuns() (keyed-runs.ts maps them): runs that have not started, soonest first. The unique index leads with the workflow, so this reads the table (an admin view). */
+export function debouncedRows(store: Store, limit: number): Promise<Array<Record<string, unknown>>> {
+  return store.sql.query(
     `SELECT workflow_name, debounce_key, id, available_at, debounce_until FROM durable_runs
      WHERE debounce_pending IS NOT NULL ORDER BY available_at LIMIT ?`,
     [limit],
   );
-  return rows.map((r) => ({
-    workflow: r.workflow_name as string,
-    key: r.debounce_key as string,
-    runId: r.id as string,
-    startsAt: iso(r.available_at)!,
-    latestStart: iso(r.debounce_until),
-  }));
 }
 
-/** Active runs holding a dedupe key, newest first (for the admin API, as above). */
-export async function singletonRuns(store: Store, limit: number): Promise<SingletonRun[]> {
-  const rows = await store.sql.query<Record<string, unknown>>(
+/** The rows of singletonRuns() (keyed-runs.ts maps them): active runs holding a dedupe key, newest first (an admin view, as above). */
+export function singletonRows(store: Store, limit: number): Promise<Array<Record<string, unknown>>> {
+  return store.sql.query(
     `SELECT workflow_name, dedupe_key, id, status, created_at FROM durable_runs
      WHERE dedupe_active IS NOT NULL ORDER BY created_at DESC LIMIT ?`,
     [limit],
   );
-  return rows.map((r) => ({
-    workflow: r.workflow_name as string,
-    key: r.dedupe_key as string,
-    runId: r.id as string,
-    status: r.status as string,
-    createdAt: iso(r.created_at)!,
-  }));
 }

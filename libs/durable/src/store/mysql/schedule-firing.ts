@@ -11,7 +11,7 @@
  * 4. the schedules advanced (next fire, revision + 1, last run, buffered slot), their history, and a
  *    wake-up hint for the queues with a due run.
  */
-import type { DuePage, FirePlan, FireResult, SlotFate } from '../schedule-firing.js';
+import { dueScheduleOf, type DuePage, type FirePlan, type FireResult, type SlotFate } from '../schedule-firing.js';
 import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';
 import { date, DUE_BY, insertHistory, isDuplicateKey, json, marks, NOW, utc } from './sql.js';
@@ -62,20 +62,7 @@ UNION ALL (SELECT ${DUE_COLUMNS}, NULL, NULL FROM durable_schedules
   return {
     dbNow: date(meta.db_now)!.getTime(),
     earliest: date(meta.earliest)?.getTime() ?? null,
-    rows: rows
-      .filter((r) => r.id != null)
-      .map((r) => ({
-        id: r.id as string,
-        workflowName: r.workflow_name as string,
-        cron: r.cron as string,
-        timeZone: r.time_zone as string,
-        catchUp: r.catch_up as string,
-        catchUpWindowMs: Number(r.catch_up_window_ms),
-        overlap: r.overlap as string,
-        revision: Number(r.revision),
-        nextFireAt: date(r.next_fire_at)!.getTime(),
-        bufferedSlot: date(r.buffered_slot)?.getTime() ?? null,
-      })),
+    rows: rows.filter((r) => r.id != null).map(dueScheduleOf),
   };
 }
 
