@@ -283,3 +283,59 @@ export const versionInFlightRow = (r: Record<string, unknown>): VersionInFlightR
   n: Number(r.n),
   oldest: iso(r.oldest)!,
 });
+
+// --- queue limits (flow-limits.ts and its MySQL twin) -------------------------------------------
+
+/** A queue's cluster-wide limits as stored: declared in the options (synced at boot) or set at runtime. */
+export interface QueueLimitsView {
+  queue: string;
+  globalConcurrency: number | null;
+  keyConcurrency: number | null;
+  rateLimit: RateLimitView | null;
+  keyRateLimit: RateLimitView | null;
+  source: 'declared' | 'runtime';
+  updatedAt: string | null;
+}
+
+/** A queue's limits with its runs executing now, its due runs waiting to be claimed, and its rate window. */
+export interface QueueLimitsUsage extends QueueLimitsView {
+  running: number;
+  due: number;
+  /** Starts in the queue's rate window now (0 without a rate limit). */
+  rateUsed: number;
+  /** When the rate window next has room; null: it has room now (or there is no rate limit). */
+  rateLimitedUntil: string | null;
+}
+
+/** Runs of one concurrency key: executing now, due but waiting, and its rate window (with a keyRateLimit). */
+export interface KeyUsage {
+  key: string;
+  running: number;
+  due: number;
+  rateUsed: number;
+  rateLimitedUntil: string | null;
+}
+
+const rate = (limit: unknown, period: unknown): RateLimitView | null =>
+  limit == null || period == null ? null : { limit: Number(limit), periodMs: Number(period) };
+
+/** A limits row (either dialect) as the API shows it. */
+export const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
+  queue: r.queue as string,
+  globalConcurrency: r.global_concurrency == null ? null : Number(r.global_concurrency),
+  keyConcurrency: r.key_concurrency == null ? null : Number(r.key_concurrency),
+  rateLimit: rate(r.rate_limit, r.rate_period_ms),
+  keyRateLimit: rate(r.key_rate_limit, r.key_rate_period_ms),
+  source: r.source as 'declared' | 'runtime',
+  updatedAt: iso(r.updated_at),
+});
+
+/** The limit values in LIMIT_COLUMNS order (both dialects' statements take them so). */
+export const limitValues = (l: LimitValues) => [
+  l.globalConcurrency,
+  l.keyConcurrency,
+  l.rateLimit?.limit ?? null,
+  l.rateLimit?.periodMs ?? null,
+  l.keyRateLimit?.limit ?? null,
+  l.keyRateLimit?.periodMs ?? null,
+];

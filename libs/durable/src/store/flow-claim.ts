@@ -18,7 +18,7 @@ import * as mysql from './mysql/flow-claim.js';
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
-import { claim, claimedRun, claimUpdate, QUEUE_ORDER, type ClaimRequest } from './leases.js';
+import { claim, claimedRun, claimIdleLimitMs, claimUpdate, QUEUE_ORDER, type ClaimRequest } from './leases.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
 
@@ -41,8 +41,7 @@ const LOCK_QUEUE_LIMITS = statement(
  */
 const CLAIM_IDLE_LIMIT = statement('claim_idle_limit', `SELECT set_config('idle_in_transaction_session_timeout', $1, true) AS v`);
 
-/** How long a limited claim's transaction may sit idle: a third of the lease (what a stalled worker would hold its runs for). */
-export const claimIdleLimitMs = (leaseMs: number) => Math.max(100, Math.round(leaseMs / 3));
+export { claimIdleLimitMs } from './leases.js';
 
 /**
  * How many runs past the free room the claim reads from the head of the queue (runs without a key,

@@ -3,23 +3,13 @@ import * as mysql from './mysql/flow-limits.js';
 import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
 import { iso, type Store } from './store.js';
-export type { RateLimitView } from './admin-rows.js';
-import type { RateLimitView } from './admin-rows.js';
+export type { RateLimitView, QueueLimitsView, QueueLimitsUsage, KeyUsage } from './admin-rows.js';
+import { limitValues, toLimits, type KeyUsage, type QueueLimitsUsage, type QueueLimitsView } from './admin-rows.js';
+export { limitValues, toLimits } from './admin-rows.js';
 export type { LimitValues } from './admin-rows.js';
 import type { LimitValues } from './admin-rows.js';
 export type { RunBlockersRow } from './admin-rows.js';
 import type { RunBlockersRow } from './admin-rows.js';
-
-/** A queue's cluster-wide limits as stored: declared in the options (synced at boot) or set at runtime. */
-export interface QueueLimitsView {
-  queue: string;
-  globalConcurrency: number | null;
-  keyConcurrency: number | null;
-  rateLimit: RateLimitView | null;
-  keyRateLimit: RateLimitView | null;
-  source: 'declared' | 'runtime';
-  updatedAt: string | null;
-}
 
 /** A limit that is not null: the row makes the queue a limited one (the plain claim leaves it alone). */
 export const HAS_LIMIT = `(global_concurrency IS NOT NULL OR key_concurrency IS NOT NULL OR rate_limit IS NOT NULL OR key_rate_limit IS NOT NULL)`;
@@ -161,30 +151,7 @@ FROM durable_runs r LEFT JOIN durable_queue_limits l ON l.queue = r.queue
 WHERE r.id = $1`,
 );
 
-const rate = (limit: unknown, period: unknown): RateLimitView | null =>
-  limit == null || period == null ? null : { limit: Number(limit), periodMs: Number(period) };
 const dateOrNull = (v: unknown): Date | null => (v == null ? null : new Date(v as string));
-
-/** A limits row (either dialect) as the API shows it. */
-export const toLimits = (r: Record<string, unknown>): QueueLimitsView => ({
-  queue: r.queue as string,
-  globalConcurrency: r.global_concurrency == null ? null : Number(r.global_concurrency),
-  keyConcurrency: r.key_concurrency == null ? null : Number(r.key_concurrency),
-  rateLimit: rate(r.rate_limit, r.rate_period_ms),
-  keyRateLimit: rate(r.key_rate_limit, r.key_rate_period_ms),
-  source: r.source as 'declared' | 'runtime',
-  updatedAt: iso(r.updated_at),
-});
-
-/** The limit values in LIMIT_COLUMNS order (both dialects' statements take them so). */
-export const limitValues = (l: LimitValues) => [
-  l.globalConcurrency,
-  l.keyConcurrency,
-  l.rateLimit?.limit ?? null,
-  l.rateLimit?.periodMs ?? null,
-  l.keyRateLimit?.limit ?? null,
-  l.keyRateLimit?.periodMs ?? null,
-];
 
 export async function setQueueLimits(store: Store, queue: string, limits: LimitValues): Promise<QueueLimitsView> {
   if (store.sql.dialect === 'mysql') return mysql.setQueueLimits(store, queue, limits);
@@ -222,16 +189,6 @@ export async function limitedQueues(store: Store): Promise<Set<string>> {
   return new Set((await store.sql.query<{ queue: string }>(SELECT_LIMITED_QUEUES)).map((r) => r.queue));
 }
 
-/** A queue's limits with its runs executing now, its due runs waiting to be claimed, and its rate window. */
-export interface QueueLimitsUsage extends QueueLimitsView {
-  running: number;
-  due: number;
-  /** Starts in the queue's rate window now (0 without a rate limit). */
-  rateUsed: number;
-  /** When the rate window next has room; null: it has room now (or there is no rate limit). */
-  rateLimitedUntil: string | null;
-}
-
 export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
   if (store.sql.dialect === 'mysql') return mysql.listQueueLimits(store);
   const rows = await store.sql.query<Record<string, unknown>>(SELECT_QUEUE_LIMITS);
@@ -242,15 +199,6 @@ export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]>
     rateUsed: Number(r.rate_used),
     rateLimitedUntil: iso(r.rate_free_at),
   }));
-}
-
-/** Runs of one concurrency key: executing now, due but waiting, and its rate window (with a keyRateLimit). */
-export interface KeyUsage {
-  key: string;
-  running: number;
-  due: number;
-  rateUsed: number;
-  rateLimitedUntil: string | null;
 }
 
 export async function keyUsage(store: Store, queue: string, limit: number): Promise<KeyUsage[]> {

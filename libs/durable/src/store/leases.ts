@@ -8,6 +8,8 @@ import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
 export type { ClaimRequest } from './rows.js';
 import type { ClaimRequest } from './rows.js';
 
+/** How long a limited claim's transaction may sit idle: a third of the lease (what a stalled worker would hold its runs for). */
+export const claimIdleLimitMs = (leaseMs: number) => Math.max(100, Math.round(leaseMs / 3));
 /**
  * The end of both claims: a CTE c (id, prev status) of the runs chosen → leased to worker $3 for $4 ms
  * (epoch + 1, attempt + 1), with their recorded steps; $6 history ('claimed', or 'woken' for a WAITING run).

@@ -222,7 +222,8 @@ export interface SchemaQueryClient {
  * durable_schema table: durable_runs without it is version 1.
  */
 export type SchemaState =
-  | { status: 'current'; version: number }
+  /** virtualClock: a MariaDB test database of the testing kit (it holds durable_virtual_clock). */
+  | { status: 'current'; version: number; virtualClock?: boolean }
   | { status: 'missing'; version: number | null; missing: string[] }
   | { status: 'older'; version: number; expected: number }
   | { status: 'newer'; version: number; expected: number };
@@ -271,4 +272,14 @@ export interface ResolveResult {
    * recv that received a message, sent in the trace context `traceparent` (null without one).
    */
   steps: Array<{ seq: number; status: 'SUCCEEDED' | 'WAITING'; output: unknown; message: boolean; traceparent: string | null }>;
+}
+
+/** A run as verify replays it. */
+export interface VerifyRunRow {
+  id: string;
+  workflowName: string;
+  status: RunStatus;
+  appVersion: string | null;
+  input: unknown;
+  steps: RecordedStep[];
 }

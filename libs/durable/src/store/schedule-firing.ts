@@ -8,7 +8,8 @@ import * as mysql from './mysql/schedule-firing.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { toDate, type Store } from './store.js';
-import { ACTIVE } from './schedule-rows.js';
+import { ACTIVE, dueScheduleOf, type DuePage, type FirePlan, type FireResult, type SlotFate } from './schedule-rows.js';
+export { dueScheduleOf, type DuePage, type DueSchedule, type FirePlan, type FireResult, type SlotFate } from './schedule-rows.js';
 /**
  * The scheduler's read, one page: active schedules of the workflows this instance knows ($2) due
  * within $1 ms, after the keyset ($4 next fire, $5 id; '-infinity' and '' for the first page), at
@@ -114,27 +115,6 @@ SELECT s.id, (SELECT coalesce(jsonb_agg(jsonb_build_array(e.c->>'runId', ${fate(
 FROM s`,
 );
 
-/** A due schedule as the scheduler reads it. */
-export interface DueSchedule {
-  id: string;
-  workflowName: string;
-  cron: string;
-  timeZone: string;
-  catchUp: string;
-  catchUpWindowMs: number;
-  overlap: string;
-  revision: number;
-  nextFireAt: number;
-  bufferedSlot: number | null;
-}
-
-export interface DuePage {
-  dbNow: number;
-  /** Earliest next fire of the active schedules of these workflows (null: none). */
-  earliest: number | null;
-  rows: DueSchedule[];
-}
-
 /** One page of due schedules (see SELECT_DUE_SCHEDULES). */
 export async function selectDueSchedules(
   store: Store,
@@ -173,40 +153,6 @@ export async function selectDueSchedules(
   };
 }
 
-/** A row of the due read (either dialect) as the scheduler takes it. */
-export const dueScheduleOf = (r: Record<string, unknown>): DueSchedule => ({
-  id: r.id as string,
-  workflowName: r.workflow_name as string,
-  cron: r.cron as string,
-  timeZone: r.time_zone as string,
-  catchUp: r.catch_up as string,
-  catchUpWindowMs: Number(r.catch_up_window_ms),
-  overlap: r.overlap as string,
-  revision: Number(r.revision),
-  nextFireAt: toDate(r.next_fire_at)!.getTime(),
-  bufferedSlot: toDate(r.buffered_slot)?.getTime() ?? null,
-});
-
-/** What to fire for one schedule: computed from the row at `revision`. */
-export interface FirePlan {
-  id: string;
-  revision: number;
-  /** The next fire to store. */
-  nextFireAt: number;
-  /** When the statement may apply (the latest candidate slot, or the read's now). */
-  fireAt: number;
-  queue: string;
-  priority: number;
-  timeoutMs: number | null;
-  /** In order; the first may be the buffered slot. */
-  candidates: Array<{ slot: number; runId: string; manual: boolean }>;
-}
-
-export type SlotFate = 'run' | 'buffer' | 'skip';
-
-/** Per schedule advanced: the fate of each candidate (by run id). Schedules absent were not advanced. */
-export type FireResult = Map<string, Array<{ runId: string; fate: SlotFate }>>;
-
 /** Fires plans in one statement (see FIRE_SCHEDULES). */
 export async function fireSchedules(store: Store, plans: FirePlan[], appVersion: string | null): Promise<FireResult> {
   if (store.sql.dialect === 'mysql') return mysql.fireSchedules(store, plans, appVersion);
@@ -234,5 +180,3 @@ export async function fireSchedules(store: Store, plans: FirePlan[], appVersion:
   }
   return out;
 }
-
-// --- the client API -------------------------------------------------------------------------

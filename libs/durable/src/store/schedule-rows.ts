@@ -84,4 +84,91 @@ export const toRow = (r: RawRow): ScheduleRow => ({
   declaredVersions: r.declared_versions ?? [],
 });
 
-// --- the scheduler ---------------------------------------------------------------------------
+// --- the scheduler's read and fire (schedule-firing.ts and its MySQL twin) ----------------------
+
+/** A due schedule as the scheduler reads it. */
+export interface DueSchedule {
+  id: string;
+  workflowName: string;
+  cron: string;
+  timeZone: string;
+  catchUp: string;
+  catchUpWindowMs: number;
+  overlap: string;
+  revision: number;
+  nextFireAt: number;
+  bufferedSlot: number | null;
+}
+
+export interface DuePage {
+  dbNow: number;
+  /** Earliest next fire of the active schedules of these workflows (null: none). */
+  earliest: number | null;
+  rows: DueSchedule[];
+}
+
+/** A row of the due read (either dialect) as the scheduler takes it. */
+export const dueScheduleOf = (r: Record<string, unknown>): DueSchedule => ({
+  id: r.id as string,
+  workflowName: r.workflow_name as string,
+  cron: r.cron as string,
+  timeZone: r.time_zone as string,
+  catchUp: r.catch_up as string,
+  catchUpWindowMs: Number(r.catch_up_window_ms),
+  overlap: r.overlap as string,
+  revision: Number(r.revision),
+  nextFireAt: toDate(r.next_fire_at)!.getTime(),
+  bufferedSlot: toDate(r.buffered_slot)?.getTime() ?? null,
+});
+
+/** What to fire for one schedule: computed from the row at `revision`. */
+export interface FirePlan {
+  id: string;
+  revision: number;
+  /** The next fire to store. */
+  nextFireAt: number;
+  /** When the statement may apply (the latest candidate slot, or the read's now). */
+  fireAt: number;
+  queue: string;
+  priority: number;
+  timeoutMs: number | null;
+  /** In order; the first may be the buffered slot. */
+  candidates: Array<{ slot: number; runId: string; manual: boolean }>;
+}
+
+export type SlotFate = 'run' | 'buffer' | 'skip';
+
+/** Per schedule advanced: the fate of each candidate (by run id). Schedules absent were not advanced. */
+export type FireResult = Map<string, Array<{ runId: string; fate: SlotFate }>>;
+
+// --- the client API's writes and reads (schedules.ts and its MySQL twin) ---------------------------
+
+/** A schedule definition to write (input as codec JSON text or null). */
+export interface ScheduleValues {
+  workflowName: string;
+  source: 'declared' | 'runtime';
+  cron: string;
+  timeZone: string;
+  input: string | null;
+  catchUp: string;
+  catchUpWindowMs: number;
+  overlap: string;
+  jitterMs: number;
+  paused: boolean;
+  nextFireAt: Date;
+  /** A declared schedule: the app versions that declared it, oldest first; undefined keeps them (an update) or none (an insert). */
+  declaredVersions?: string[];
+}
+
+/** A run a schedule started. */
+export interface ScheduleRunRow {
+  id: string;
+  status: RunStatus;
+  /** The slot it ran for (ISO), or null. */
+  scheduledAt: string | null;
+  /** Started by trigger(), not by a slot. */
+  manual: boolean;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}

@@ -6,7 +6,8 @@ import * as mysql from './mysql/schedules.js';
 import { statement } from './statement.js';
 import { toDate, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
-import { COLUMNS, toRow, type RawRow, type ScheduleRow } from './schedule-rows.js';
+import { COLUMNS, toRow, type RawRow, type ScheduleRow, type ScheduleRunRow, type ScheduleValues } from './schedule-rows.js';
+export type { ScheduleRunRow, ScheduleValues } from './schedule-rows.js';
 
 export type { ScheduleRow } from './schedule-rows.js';
 /** The database clock. */
@@ -78,23 +79,6 @@ SELECT id, status, input->'scheduledAt'->>'v' AS scheduled_at, (input->>'manual'
 FROM durable_runs WHERE schedule_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
 );
 
-/** A schedule definition to write (input as codec JSON text or null). */
-export interface ScheduleValues {
-  workflowName: string;
-  source: 'declared' | 'runtime';
-  cron: string;
-  timeZone: string;
-  input: string | null;
-  catchUp: string;
-  catchUpWindowMs: number;
-  overlap: string;
-  jitterMs: number;
-  paused: boolean;
-  nextFireAt: Date;
-  /** A declared schedule: the app versions that declared it, oldest first; undefined keeps them (an update) or none (an insert). */
-  declaredVersions?: string[];
-}
-
 const values = (v: ScheduleValues) => [
   v.workflowName,
   v.source,
@@ -155,19 +139,6 @@ export async function pauseSchedule(store: Store, id: string): Promise<boolean> 
 export async function deleteSchedule(store: Store, id: string, revision: number | null = null): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.deleteSchedule(store, id, revision);
   return (await store.sql.query(DELETE_SCHEDULE, [id, revision])).length === 1;
-}
-
-/** A run a schedule started. */
-export interface ScheduleRunRow {
-  id: string;
-  status: RunStatus;
-  /** The slot it ran for (ISO), or null. */
-  scheduledAt: string | null;
-  /** Started by trigger(), not by a slot. */
-  manual: boolean;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
 }
 
 export async function scheduleRuns(store: Store, id: string, limit: number): Promise<ScheduleRunRow[]> {

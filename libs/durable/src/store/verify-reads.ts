@@ -7,7 +7,8 @@ import { STEPS_OF_R } from './sql-fragments.js';
 import { pgConfigFromUrl } from './pool.js';
 import { pgSqlClient } from './sql-client.js';
 import { createStore, parsed, type Store } from './store.js';
-import type { RecordedStep, RunStatus } from './rows.js';
+import type { RecordedStep, RunStatus, VerifyRunRow } from './rows.js';
+export type { VerifyRunRow } from './rows.js';
 
 /**
  * A keyset page of runs to verify, after id $1, at most $4: unfinished runs (PENDING, RUNNING,
@@ -29,16 +30,6 @@ WHERE r.id > $1
 ORDER BY r.id
 LIMIT $4`,
 );
-
-/** A run as verify replays it. */
-export interface VerifyRunRow {
-  id: string;
-  workflowName: string;
-  status: RunStatus;
-  appVersion: string | null;
-  input: unknown;
-  steps: RecordedStep[];
-}
 
 /** The next page of runs to verify after `after` (keyset on id). */
 export async function verifyRunsPage(

@@ -15,7 +15,7 @@
  *    limit and rate window; the cursor moved; the starts appended to the rate windows (JSON arrays of
  *    epoch ms, each kept to its newest `limit` starts within its period); the runs leased.
  */
-import { claimIdleLimitMs } from '../flow-claim.js';
+import { claimIdleLimitMs } from '../leases.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import type { ClaimedRun, ClaimRequest } from '../rows.js';

@@ -6,7 +6,7 @@
  * Rate windows are JSON arrays of epoch ms (store/mysql/flow-claim.ts writes them).
  */
 import type { LimitValues, RunBlockersRow } from '../admin-rows.js';
-import { limitValues, toLimits, type KeyUsage, type QueueLimitsUsage, type QueueLimitsView } from '../flow-limits.js';
+import { limitValues, toLimits, type KeyUsage, type QueueLimitsUsage, type QueueLimitsView } from '../admin-rows.js';
 import { FLOW_LIMITS_CHANNEL } from '../sql-fragments.js';
 import { iso, type Store } from '../store.js';
 import { date, DUE_BY, json, marks, NOW } from './sql.js';

@@ -11,7 +11,7 @@
  * 4. the schedules advanced (next fire, revision + 1, last run, buffered slot), their history, and a
  *    wake-up hint for the queues with a due run.
  */
-import { dueScheduleOf, type DuePage, type FirePlan, type FireResult, type SlotFate } from '../schedule-firing.js';
+import { dueScheduleOf, type DuePage, type FirePlan, type FireResult, type SlotFate } from '../schedule-rows.js';
 import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';
 import { date, DUE_BY, insertHistory, isDuplicateKey, json, marks, NOW, utc } from './sql.js';

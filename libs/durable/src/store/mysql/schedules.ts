@@ -5,7 +5,7 @@
  */
 import type { RunStatus } from '../rows.js';
 import type { ScheduleRow } from '../schedule-rows.js';
-import type { ScheduleRunRow, ScheduleValues } from '../schedules.js';
+import type { ScheduleRunRow, ScheduleValues } from '../schedule-rows.js';
 import type { Store } from '../store.js';
 import { bool, date, isDuplicateKey, json, marks, NOW, utc } from './sql.js';
 

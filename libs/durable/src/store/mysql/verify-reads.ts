@@ -3,10 +3,9 @@
  * their checkpoints, inside one `START TRANSACTION READ ONLY` at REPEATABLE READ (one snapshot for
  * every page; the server refuses any write in it), always ended by ROLLBACK.
  */
-import type { RunStatus } from '../rows.js';
+import type { RunStatus, VerifyRunRow } from '../rows.js';
 import { lazyMysqlPool, mysqlPoolConfig, queryableClient } from '../mysql-client.js';
 import { createStore, type Store } from '../store.js';
-import type { VerifyRunRow } from '../verify-reads.js';
 import { recordedSteps } from './leases.js';
 import { json, marks, NOW } from './sql.js';
 
