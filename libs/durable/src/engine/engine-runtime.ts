@@ -171,6 +171,8 @@ export class EngineRuntime {
     const serverNote = await checkServer(this.store.sql, this.options.allowUntestedMysql);
     if (serverNote) this.options.logger.warn(serverNote);
     const state = await readSchemaState(this.store.sql);
+    // A MariaDB test database of the testing kit: the engine's sessions follow its virtual clock from now on.
+    if (state.status === 'current' && state.virtualClock) (this.store.sql as { useVirtualClock?: () => void }).useVirtualClock?.();
     const error = schemaStateError(state);
     if (state.status === 'newer')
       this.options.logger.warn(`${error!.message} Starting anyway: this release only uses what it knows of the tables.`);

@@ -83,7 +83,21 @@ export function mysqlSqlClient(
   onNotice: (channel: string, payload: string) => void = () => {},
   onRetry: (counts: Readonly<ContentionCounts>, err: Error) => void = () => {},
   counts: ContentionCounts = { deadlocks: 0, lockWaitTimeouts: 0 },
-): SqlClient & { counts: ContentionCounts } {
+): SqlClient & { counts: ContentionCounts; useVirtualClock(): void } {
+  /** On in a test database of the testing kit only (see VIRTUAL_CLOCK): production sends not one statement more. */
+  let virtualClock = false;
+  /** A statement outside a transaction: on a connection of its own when the virtual clock must be set first. */
+  const single = async <T>(run: (q: Queryable) => Promise<T>): Promise<T> => {
+    const p = await pool();
+    if (!virtualClock) return run(p);
+    const conn = await p.getConnection();
+    try {
+      await conn.query(SET_VIRTUAL_CLOCK);
+      return await run(conn);
+    } finally {
+      await conn.release().catch(() => {});
+    }
+  };
   /** Statements on `q`; hints go to `notices` (delivered at commit), or at once outside a transaction (null). */
   const on = (q: Queryable, notices: Array<[string, string]> | null): SqlClient =>
     queryableClient(q, (channel, payload) => (notices ? void notices.push([channel, payload]) : onNotice(channel, payload)));
@@ -94,11 +108,12 @@ export function mysqlSqlClient(
     dialect: 'mysql',
     counts,
     notify: onNotice,
+    useVirtualClock: () => void (virtualClock = true),
     async query<T>(s: Statement | string, params: readonly unknown[] = []) {
-      return on(await pool(), null).query<T>(s, params);
+      return single((q) => on(q, null).query<T>(s, params));
     },
     async execute(s: Statement | string, params: readonly unknown[] = []) {
-      return on(await pool(), null).execute(s, params);
+      return single((q) => on(q, null).execute(s, params));
     },
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
       for (let attempt = 1; ; attempt++) {
@@ -106,6 +121,7 @@ export function mysqlSqlClient(
         const notices: Array<[string, string]> = [];
         try {
           await conn.beginTransaction();
+          if (virtualClock) await conn.query(SET_VIRTUAL_CLOCK);
           const result = await fn(on(conn, notices));
           await conn.commit();
           deliver(notices);
@@ -125,6 +141,16 @@ export function mysqlSqlClient(
     },
   };
 }
+
+/**
+ * The testing kit's virtual clock on MariaDB: a test database holds the one-row table
+ * durable_virtual_clock (offset_ms), and the engine, having seen it at startup, sets the session's
+ * `timestamp` before each transaction and each statement outside one, to the real time plus that
+ * offset. NOW()/UTC_TIMESTAMP() then read virtual time (fixed for the transaction, as PostgreSQL's
+ * now() is); SYSDATE() stays real, which is what the offset is added to.
+ */
+export const VIRTUAL_CLOCK_TABLE = 'durable_virtual_clock';
+const SET_VIRTUAL_CLOCK = `SET @@timestamp = UNIX_TIMESTAMP(SYSDATE(6)) + (SELECT offset_ms FROM ${VIRTUAL_CLOCK_TABLE}) / 1000`;
 
 /**
  * A SqlClient over one connection (or anything with `query`) that the caller holds, e.g. inside a

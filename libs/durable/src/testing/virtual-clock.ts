@@ -8,6 +8,9 @@
  * statements, plans and speed are untouched. Only the testing kit imports this file.
  */
 import type { Client } from 'pg';
+import type { UnsettledRun, VirtualClockState } from './clock-state.js';
+import * as mysql from './virtual-clock-mysql.js';
+export type { UnsettledRun, VirtualClockState } from './clock-state.js';
 import { statement } from '../store/statement.js';
 import type { Store } from '../store/store.js';
 
@@ -108,21 +111,14 @@ SELECT
      AND workflow_name = ANY($1::text[])) AS schedules`,
 );
 
-export interface VirtualClockState {
-  offsetMs: number;
-  nowMs: number;
-  /** The earliest timer after now (epoch ms), or null if none. */
-  nextTimerMs: number | null;
-  /** The earliest deadline of an unfinished run (epoch ms, passed or not), or null. */
-  nextDeadlineMs: number | null;
-}
-
 export async function moveVirtualClock(store: Store, toMs: number): Promise<{ offsetMs: number; nowMs: number }> {
+  if (store.sql.dialect === 'mysql') return mysql.moveVirtualClock(store, toMs);
   const [row] = await store.sql.query<{ offset_ms: number; now_ms: string | number }>(MOVE_CLOCK, [toMs]);
   return { offsetMs: Number(row.offset_ms), nowMs: Number(row.now_ms) };
 }
 
 export async function readVirtualClock(store: Store): Promise<VirtualClockState> {
+  if (store.sql.dialect === 'mysql') return mysql.readVirtualClock(store);
   const [row] = await store.sql.query<{ offset_ms: number; now_ms: unknown; next_timer_ms: unknown; next_deadline_ms: unknown }>(
     READ_CLOCK,
   );
@@ -135,20 +131,13 @@ export async function readVirtualClock(store: Store): Promise<VirtualClockState>
   };
 }
 
-/** A run the engine could still work on now; `overdue`: past its deadline. */
-export interface UnsettledRun {
-  id: string;
-  workflow: string;
-  status: string;
-  overdue: boolean;
-}
-
 /** Runs (at most 20) the engine could still work on now, and the number of due schedules. */
 export async function unsettledWork(
   store: Store,
   workflows: string[],
   schedules: boolean,
 ): Promise<{ runs: UnsettledRun[]; schedules: number }> {
+  if (store.sql.dialect === 'mysql') return mysql.unsettledWork(store, workflows, schedules);
   const [row] = await store.sql.query<{ runs: unknown; schedules: number }>(SELECT_UNSETTLED, [workflows, schedules]);
   const runs = (typeof row.runs === 'string' ? JSON.parse(row.runs) : row.runs) as UnsettledRun[];
   return { runs, schedules: row.schedules };

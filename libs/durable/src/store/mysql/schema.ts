@@ -37,6 +37,7 @@ SELECT ${(Object.keys(REQUIRED) as Required[]).map((k) => `${exists(REQUIRED[k])
        (SELECT count(*) FROM information_schema.COLUMNS
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_runs' AND COLUMN_NAME IN ('dedupe_active', 'debounce_pending')
            AND IS_GENERATED = 'ALWAYS') AS generated_keys,
+       EXISTS (SELECT 1 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_virtual_clock') AS virtual_clock,
        (SELECT COLLATION_NAME FROM information_schema.COLUMNS
          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'durable_runs' AND COLUMN_NAME = 'id') AS id_collation`;
 
@@ -67,7 +68,7 @@ export async function readMysqlSchemaState(sql: SchemaQueryClient, expected: num
     );
   }
   if (missing.length || version === null) return { status: 'missing', version, missing };
-  return { status: 'current', version };
+  return truthy(row.virtual_clock) ? { status: 'current', version, virtualClock: true } : { status: 'current', version };
 }
 
 /** The server as SELECT VERSION() names it: MariaDB (with its version) or MySQL. */
