@@ -4,7 +4,7 @@
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaMariaDb } from '@prisma/adapter-mariadb';
 import { Durable, DurableModule, Step, Workflow, WorkflowFailedError } from 'nestjs-durable';
-import { createDurableTestingModule, type DurableTestingModule } from 'nestjs-durable/testing';
+import { createDurableTestingModule, replayRun, type DurableTestingModule } from 'nestjs-durable/testing';
 import { PrismaClient } from '../generated/mysql-prisma/client.js';
 import { MARIADB_AVAILABLE, openDatabase, type KindDatabase } from '../support/databases.js';
 import { MARIADB_SERVER } from '../support/mariadb.js';
@@ -104,6 +104,14 @@ const skewS = async (engine: DurableEngine) =>
     expect((await t.run(later.id)).status).toBe('PENDING');
     await t.advanceTime('1d');
     expect(await t.result(later.id)).toBe('quick');
+  });
+
+  it("exports a finished run from MariaDB and replays it against the module's code", async () => {
+    const run = await t.start('quick');
+    await t.result(run.id);
+    const exported = await t.client.exportRun(run.id);
+    expect(exported?.run).toMatchObject({ id: run.id, status: 'SUCCEEDED' });
+    expect(await replayRun(exported!, t.moduleRef)).toMatchObject({ runId: run.id, outcome: 'returned', output: 'quick', replayed: 1 });
   });
 
   it('injects a step fault: the step fails once and its retry succeeds', async () => {
