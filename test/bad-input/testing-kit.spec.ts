@@ -21,10 +21,10 @@ describe('bad input: the testing kit', () => {
     ]);
   });
 
-  it('a database option that is neither embedded nor a postgres URL, a migrations folder that is missing: InvalidOptionsError', async () => {
+  it('a database option that is neither embedded nor a server URL, a migrations folder that is missing: InvalidOptionsError', async () => {
     await expect(createDurableTestingModule({}, { database: 'mysql://x' as never })).rejects.toThrow(InvalidOptionsError);
     await expect(createDurableTestingModule({}, { database: { url: 'localhost:5432' } })).rejects.toThrow(
-      /database must be 'embedded' or \{ url: 'postgresql:\/\/…' \}/,
+      /database must be 'embedded', \{ url: 'postgresql:\/\/…' \} or \{ url: 'mysql:\/\/…' \} \(MariaDB\)/,
     );
     await expect(
       createDurableTestingModule({}, { database: { url: serverUrl() }, schema: { migrations: 'no/such/folder' } }),
