@@ -1,19 +1,63 @@
-import { ScheduleConflictError, ScheduleNotFoundError, type DurableEngine, type ScheduledInput } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import {
+  DurableEngine,
+  ScheduleConflictError,
+  ScheduleNotFoundError,
+  WorkflowRegistry,
+  type ScheduledInput,
+  type WorkflowOptions,
+} from 'nestjs-durable';
+import { DATABASES, openDatabase, type DatabaseKind, type KindDatabase } from '../support/databases.js';
+import { eventually, FAST, sleep, type WorkflowFn } from '../support/engine-harness.js';
 
 /**
- * Schedules in one process (engine without Nest): the declared schedule's sync, the runtime API,
+ * Engines without Nest on a fresh database of one kind; `query` takes `?` placeholders on both, and
+ * reads JSON columns back as values (MariaDB's JSON is text) and times as Dates.
+ */
+class Harness {
+  private readonly engines: DurableEngine[] = [];
+  private constructor(readonly db: KindDatabase) {}
+
+  static async create(kind: DatabaseKind, label: string): Promise<Harness> {
+    return new Harness(await openDatabase(kind, label));
+  }
+
+  async engine(workflows: Record<string, WorkflowFn | [WorkflowFn, WorkflowOptions]>): Promise<DurableEngine> {
+    const registry = new WorkflowRegistry();
+    for (const [name, w] of Object.entries(workflows)) {
+      const [fn, opts] = Array.isArray(w) ? w : [w, {}];
+      registry.register({ name, queue: opts.queue ?? 'default', options: opts, run: fn });
+    }
+    const engine = new DurableEngine({ registry, connection: this.db.url, prisma: this.db.prisma as never, options: FAST });
+    this.engines.push(engine);
+    await engine.start();
+    return engine;
+  }
+
+  async query<T = any>(sql: string, params: unknown[] = []): Promise<T[]> {
+    const rows = await this.db.query<Record<string, unknown>>(sql, params);
+    for (const r of rows) if (typeof r.input === 'string') r.input = JSON.parse(r.input);
+    return rows as T[];
+  }
+
+  async close(): Promise<void> {
+    for (const e of this.engines) await e.stop().catch(() => {});
+    await this.db.close();
+  }
+}
+
+/**
+ * Schedules in one process (engine without Nest), on each database: the declared schedule's sync, the runtime API,
  * slots firing on time with derived run ids, overlap policies with a run that outlasts its
  * interval. Multi-process exactly-once and restarts: schedules-processes.e2e-spec.ts.
  */
-describe('schedules: API and policies in one process', () => {
-  let h: EngineHarness;
+describe.each(DATABASES)('schedules on %s: API and policies in one process', (kind) => {
+  let h: Harness;
   let engine: DurableEngine;
   const seen: Array<ScheduledInput<{ tenant: string }>> = [];
   const q = <T = any>(sql: string, params: unknown[] = []) => h.query<T>(sql, params);
 
   beforeAll(async () => {
-    h = await EngineHarness.create('sched_api');
+    h = await Harness.create(kind, 'sched_api');
     engine = await h.engine({
       tick: async (input: ScheduledInput<{ tenant: string }>) => {
         seen.push(input);
@@ -90,7 +134,8 @@ describe('schedules: API and policies in one process', () => {
   it('pause stops the slots (kept by the row), resume restarts from now, trigger runs at once', async () => {
     const paused = await engine.schedules.pause('tenant-a');
     expect(paused.paused).toBe(true);
-    const count = async () => (await q<{ n: number }>(`SELECT count(*)::int AS n FROM durable_runs WHERE schedule_id = 'tenant-a'`))[0].n;
+    const count = async () =>
+      Number((await q<{ n: number }>(`SELECT count(*) AS n FROM durable_runs WHERE schedule_id = 'tenant-a'`))[0].n);
     const before = await count();
     await sleep(2_200);
     expect(await count()).toBe(before);
@@ -132,7 +177,7 @@ describe('schedules: API and policies in one process', () => {
     for (const id of Object.values(ids)) await engine.schedules.pause(id);
     const runsOf = (id: string) =>
       q<{ id: string; started_at: Date | null; finished_at: Date | null }>(
-        `SELECT id, started_at, finished_at FROM durable_runs WHERE schedule_id = $1 AND started_at IS NOT NULL ORDER BY started_at`,
+        `SELECT id, started_at, finished_at FROM durable_runs WHERE schedule_id = ? AND started_at IS NOT NULL ORDER BY started_at`,
         [id],
       );
     const maxOverlap = (runs: Array<{ started_at: Date | null; finished_at: Date | null }>) => {
@@ -174,13 +219,19 @@ describe('schedules: API and policies in one process', () => {
       '6 jittered runs',
     );
     await engine.schedules.pause('jittery');
-    const rows = await q<{ delay: number; late: number; started: number; placed: number }>(
-      `SELECT extract(epoch FROM available_at - (input->'scheduledAt'->>'v')::timestamptz) * 1000 AS delay,
-              extract(epoch FROM created_at - (input->'scheduledAt'->>'v')::timestamptz) * 1000 AS late,
-              extract(epoch FROM started_at - available_at) * 1000 AS started,
-              extract(epoch FROM available_at - order_at) * 1000 AS placed
-       FROM durable_runs WHERE schedule_id = 'jittery' AND status = 'SUCCEEDED'`,
-    );
+    const rows = (
+      await q<{ input: any; available_at: Date; created_at: Date; started_at: Date; order_at: Date }>(
+        `SELECT input, available_at, created_at, started_at, order_at FROM durable_runs WHERE schedule_id = 'jittery' AND status = 'SUCCEEDED'`,
+      )
+    ).map((r) => {
+      const slot = Date.parse(r.input.scheduledAt.v);
+      return {
+        delay: r.available_at.getTime() - slot,
+        late: r.created_at.getTime() - slot,
+        started: r.started_at.getTime() - r.available_at.getTime(),
+        placed: r.available_at.getTime() - r.order_at.getTime(),
+      };
+    });
     // its place in the queue is its jittered time, as a start with a runAt (then 1 ms earlier: its claim)
     expect(rows.map((r) => Number(r.placed))).toEqual(rows.map(() => 1));
     const delays = rows.map((r) => Number(r.delay));
@@ -194,10 +245,10 @@ describe('schedules: API and policies in one process', () => {
   });
 });
 
-describe('schedules: the boot-time sync of declared schedules', () => {
-  let h: EngineHarness;
+describe.each(DATABASES)('schedules on %s: the boot-time sync of declared schedules', (kind) => {
+  let h: Harness;
   beforeAll(async () => {
-    h = await EngineHarness.create('sched_sync');
+    h = await Harness.create(kind, 'sched_sync');
   });
   afterAll(async () => {
     await h.close();
@@ -220,10 +271,12 @@ describe('schedules: the boot-time sync of declared schedules', () => {
       '07',
     );
     // same definition again: nothing written (the revision does not move)
-    const before = (await h.query<{ revision: number }>(`SELECT revision FROM durable_schedules WHERE id = 'report'`))[0].revision;
+    const revision = async () =>
+      Number((await h.query<{ revision: number }>(`SELECT revision FROM durable_schedules WHERE id = 'report'`))[0].revision);
+    const before = await revision();
     await second.stop();
     const third = await h.engine({ report: [report, { schedule: { cron: '0 7 * * *', timeZone: 'Europe/Paris', overlap: 'bufferOne' } }] });
-    expect((await h.query<{ revision: number }>(`SELECT revision FROM durable_schedules WHERE id = 'report'`))[0].revision).toBe(before);
+    expect(await revision()).toBe(before);
     await third.stop();
 
     // the workflow no longer declares one: its declared schedule goes; a runtime schedule of it stays
