@@ -30,6 +30,24 @@ describe('following the primary through a failover', () => {
   });
 
   it('a standby retires a connection that met "read-only transaction", instead of reusing it', async () => {
+    // A synchronous standby has the commit on disk, not yet replayed: wait until it has the database and its tables.
+    await eventually(
+      async () => {
+        const c = new pg.Client({ connectionString: cluster.standby.url('app') });
+        c.on('error', () => {});
+        try {
+          await c.connect();
+          await c.query('SELECT 1 FROM test_ledger LIMIT 1');
+          return true;
+        } catch {
+          return false;
+        } finally {
+          await c.end().catch(() => {});
+        }
+      },
+      20_000,
+      'the standby to replay the database',
+    );
     const standby = new pg.Pool({ ...postgresPoolConfig(cluster.standby.url('app'), { logger: quiet }), max: 1 });
     try {
       const err = await standby.query(`INSERT INTO test_ledger (run_id, step) VALUES ('x', 'y')`).catch((e: { code?: string }) => e);
