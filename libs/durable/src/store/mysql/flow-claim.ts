@@ -4,7 +4,8 @@
  * 1. the queue's limits row, locked FOR UPDATE: claims of a limited queue take turns across every
  *    instance, and under READ COMMITTED each later statement reads a snapshot taken after the lock,
  *    in which every earlier claim of the queue has committed (its counts are exact). A stalled
- *    process cannot hold the lock past a third of the lease: the session's idle_transaction_timeout;
+ *    process cannot hold the lock past a third of the lease: the session's idle_transaction_timeout,
+ *    set for the claim and put back at its end;
  * 2. the claim's clock (never earlier than the queue window's last start) and the queue's window;
  *    the RUNNING runs per key: what the limits leave (room);
  * 3. the keys with PENDING runs, in key order after the round-robin cursor and wrapping around, at
@@ -51,43 +52,65 @@ const ms = (v: unknown) => date(v)!.getTime();
 /** The starts of a window (epoch ms, ascending) that count at `at`. */
 const inWindow = (starts: number[], at: number, periodMs: number) => starts.filter((s) => s > at - periodMs);
 
-/** Sets the session's idle-in-transaction limit (MariaDB's variable, in whole seconds; a server without it is left as it is). */
-async function guardStall(sql: SqlClient, leaseMs: number): Promise<void> {
+/**
+ * Sets the session's idle-in-transaction limit (MariaDB's variable, in whole seconds) for the claim and
+ * returns what puts the session's own value back: MariaDB has no transaction-local SET, and the
+ * connection may next carry other work (through Prisma, an app's transaction). A server without the
+ * variable (MySQL) is left as it is.
+ */
+async function guardStall(sql: SqlClient, leaseMs: number): Promise<() => Promise<void>> {
   try {
-    await sql.execute(`SET SESSION idle_transaction_timeout = ?`, [Math.max(1, Math.ceil(claimIdleLimitMs(leaseMs) / 1000))]);
+    await sql.execute(`SET @durable_idle_was = @@SESSION.idle_transaction_timeout, SESSION idle_transaction_timeout = ?`, [
+      Math.max(1, Math.ceil(claimIdleLimitMs(leaseMs) / 1000)),
+    ]);
   } catch (err) {
     if (mysqlErrno(err) !== 1193) throw err; // 1193: unknown system variable (MySQL)
+    return async () => {};
   }
+  return async () => void (await sql.execute(`SET SESSION idle_transaction_timeout = @durable_idle_was`));
 }
 
 export async function claimLimited(store: Store, request: ClaimRequest): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
-  const { queue, limit, leaseMs, workflows, versions = null } = request;
+  const { leaseMs, versions = null } = request;
   return store.sql.transaction(async (sql) => {
     const tx: Store = { sql, history: store.history };
-    await guardStall(sql, leaseMs);
-    const [raw] = await sql.query<Record<string, unknown>>(
-      `SELECT global_concurrency, key_concurrency, rr_key, rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms
-       FROM durable_queue_limits WHERE queue = ? FOR UPDATE`,
-      [queue],
-    );
-    const l: Limits | null = raw
-      ? {
-          global_concurrency: num(raw.global_concurrency),
-          key_concurrency: num(raw.key_concurrency),
-          rr_key: (raw.rr_key as string | null) ?? null,
-          rate_limit: num(raw.rate_limit),
-          rate_period_ms: num(raw.rate_period_ms),
-          key_rate_limit: num(raw.key_rate_limit),
-          key_rate_period_ms: num(raw.key_rate_period_ms),
-        }
-      : null;
-    if (!l || (l.global_concurrency === null && l.key_concurrency === null && l.rate_limit === null && l.key_rate_limit === null)) {
-      return { runs: await claim(tx, request), limited: false };
+    const restore = await guardStall(sql, leaseMs);
+    try {
+      return await claimUnderLock(tx, request, versions);
+    } finally {
+      await restore().catch(() => {}); // a connection lost meanwhile is not reused
     }
-    if (!workflows.length || limit < 1) return { runs: [], limited: true };
-    const runs = await claimWithin(sql, store.history, l, request, versions);
-    return { runs, limited: true };
   });
+}
+
+async function claimUnderLock(
+  tx: Store,
+  request: ClaimRequest,
+  versions: string[] | null,
+): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
+  const { queue, limit, workflows } = request;
+  const sql = tx.sql;
+  const [raw] = await sql.query<Record<string, unknown>>(
+    `SELECT global_concurrency, key_concurrency, rr_key, rate_limit, rate_period_ms, key_rate_limit, key_rate_period_ms
+       FROM durable_queue_limits WHERE queue = ? FOR UPDATE`,
+    [queue],
+  );
+  const l: Limits | null = raw
+    ? {
+        global_concurrency: num(raw.global_concurrency),
+        key_concurrency: num(raw.key_concurrency),
+        rr_key: (raw.rr_key as string | null) ?? null,
+        rate_limit: num(raw.rate_limit),
+        rate_period_ms: num(raw.rate_period_ms),
+        key_rate_limit: num(raw.key_rate_limit),
+        key_rate_period_ms: num(raw.key_rate_period_ms),
+      }
+    : null;
+  if (!l || (l.global_concurrency === null && l.key_concurrency === null && l.rate_limit === null && l.key_rate_limit === null)) {
+    return { runs: await claim(tx, request), limited: false };
+  }
+  if (!workflows.length || limit < 1) return { runs: [], limited: true };
+  return { runs: await claimWithin(sql, tx.history, l, request, versions), limited: true };
 }
 
 async function claimWithin(sql: SqlClient, history: boolean, l: Limits, r: ClaimRequest, versions: string[] | null): Promise<ClaimedRun[]> {

@@ -99,19 +99,42 @@ export async function deleteQueueLimits(store: Store, queue: string): Promise<bo
   });
 }
 
-/** Every limits row with its queue's executing runs, due runs (counted up to 100,000) and rate window. */
+/**
+ * Every limits row with its queue's executing runs, due runs (counted up to 100,000) and rate window.
+ * The due counts come in a second statement, one capped count per queue: MariaDB does not let the
+ * derived table that caps a count refer to the outer row.
+ */
 export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
   const rows = await store.sql.query<Record<string, unknown>>(
     `SELECT l.queue, ${LIMIT_COLUMNS.replace(/(\w+)/g, 'l.$1')}, l.source, l.updated_at, ${NOW} AS db_now,
        (SELECT count(*) FROM durable_runs r WHERE r.queue = l.queue AND r.status = 'RUNNING') AS running,
-       (SELECT count(*) FROM (SELECT 1 FROM durable_runs r WHERE r.queue = l.queue AND r.status = 'PENDING' AND r.available_at <= ${DUE_BY}
-          LIMIT 100000) x) AS due,
        (SELECT w.starts FROM durable_rate_windows w WHERE w.queue = l.queue AND w.\`key\` = '') AS starts
      FROM durable_queue_limits l ORDER BY l.queue`,
   );
+  const due = new Map(
+    rows.length
+      ? (
+          await store.sql.query<{ queue: string; n: unknown }>(
+            rows
+              .map(
+                () => `SELECT ? AS queue, count(*) AS n FROM (SELECT 1 FROM durable_runs
+                  WHERE queue = ? AND status = 'PENDING' AND available_at <= ${DUE_BY} LIMIT 100000) x`,
+              )
+              .join('\nUNION ALL\n'),
+            rows.flatMap((r) => [r.queue, r.queue]),
+          )
+        ).map((d) => [d.queue, Number(d.n)])
+      : [],
+  );
   return rows.map((r) => {
     const w = windowState(r.starts, num(r.rate_limit), num(r.rate_period_ms), date(r.db_now)!.getTime());
-    return { ...toLimits(r), running: Number(r.running), due: Number(r.due), rateUsed: w.used, rateLimitedUntil: iso(w.freeAt) };
+    return {
+      ...toLimits(r),
+      running: Number(r.running),
+      due: due.get(r.queue as string) ?? 0,
+      rateUsed: w.used,
+      rateLimitedUntil: iso(w.freeAt),
+    };
   });
 }
 
