@@ -5,13 +5,15 @@
  * exists only once the test has run `prisma generate` in the app's folder.
  */
 export type ModuleFormat = 'cjs' | 'esm';
+/** The app's datasource provider: PostgreSQL through `@prisma/adapter-pg`, MariaDB through `@prisma/adapter-mariadb`. */
+export type Provider = 'postgresql' | 'mysql';
 
 /**
  * `prisma/schema.prisma` as `prisma init` (Prisma 7) writes it, with the module format of the app
  * (Prisma's NestJS guide) and the app's own model, written in the same transaction as the run.
  * `npx nestjs-durable init` turns the folder into a schema folder and adds the package's models.
  */
-export function schemaPrisma(format: ModuleFormat): string {
+export function schemaPrisma(format: ModuleFormat, provider: Provider = 'postgresql'): string {
   const moduleFormat = format === 'esm' ? `  moduleFormat        = "esm"\n  importFileExtension = "js"\n` : `  moduleFormat = "cjs"\n`;
   return `generator client {
   provider = "prisma-client"
@@ -19,7 +21,7 @@ export function schemaPrisma(format: ModuleFormat): string {
 ${moduleFormat}}
 
 datasource db {
-  provider = "postgresql"
+  provider = "${provider}"
 }
 
 model Greeting {
@@ -58,18 +60,29 @@ export interface ScenarioReport {
 }
 
 /** The app's `src/` files (path relative to src → text). */
-export function appSources(format: ModuleFormat): Record<string, string> {
+export function appSources(format: ModuleFormat, provider: Provider = 'postgresql'): Record<string, string> {
   // Relative imports as each template writes them: extensionless in CommonJS, `.js` in ESM.
   const x = format === 'esm' ? '.js' : '';
+  // The driver adapter as Prisma's guides write it for each database (the MariaDB one takes a mariadb:// URL).
+  const adapter =
+    provider === 'mysql'
+      ? {
+          from: `import { PrismaMariaDb } from '@prisma/adapter-mariadb';`,
+          make: `new PrismaMariaDb(process.env.DATABASE_URL!.replace(/^mysql:/, 'mariadb:'))`,
+        }
+      : {
+          from: `import { PrismaPg } from '@prisma/adapter-pg';`,
+          make: `new PrismaPg({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 10_000 })`,
+        };
   return {
     'prisma.service.ts': `import { Injectable, OnApplicationShutdown } from '@nestjs/common';
-import { PrismaPg } from '@prisma/adapter-pg';
+${adapter.from}
 import { PrismaClient } from './generated/prisma/client${x}';
 
 @Injectable()
 export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   constructor() {
-    super({ adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL, connectionTimeoutMillis: 10_000 }) });
+    super({ adapter: ${adapter.make} });
   }
 
   async onApplicationShutdown(): Promise<void> {
