@@ -2,13 +2,12 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { applyMigrations } from '../../libs/durable/src/embedded-postgres/migrations.js';
+import { TEST_TABLES } from '../support/global-setup.js';
 import type { PgCluster } from '../support/pg-cluster.js';
 import type { ChaosFacts } from './chaos-facts.js';
 
 /** Creates database `db` on the cluster's primary, migrated like the test template, with the test tables; returns its multi-host URL. */
 export async function prepareClusterDatabase(cluster: PgCluster, db: string): Promise<string> {
-  // Imported here: global-setup reads DURABLE_TEST_TEMPLATE when it loads, which `npm run chaos` sets first.
-  const { TEST_TABLES } = await import('../support/global-setup.js');
   const run = async (url: string, sql: string) => {
     const c = new pg.Client({ connectionString: url });
     await c.connect();

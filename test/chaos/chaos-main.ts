@@ -102,9 +102,8 @@ else await serverRun();
 
 /** On the machine's Postgres (TEST_PG_URL): a database of its own, migrated like the test template (test/support/global-setup.ts builds it). */
 async function serverRun(): Promise<never> {
-  process.env.DURABLE_TEST_TEMPLATE = dbName;
   const setup = await import('../support/global-setup.js');
-  await setup.buildTemplate();
+  await setup.buildTemplate(dbName);
   console.log(`database ${dbName} (${setup.urlFor(dbName)})`);
   let failed = true;
   try {

@@ -34,12 +34,12 @@ export async function adminQuery(sql: string): Promise<void> {
   }
 }
 
-/** Applies prisma/migrations/* in order (what `prisma migrate deploy` runs), then the test tables. */
-export async function buildTemplate(): Promise<void> {
-  await adminQuery(`DROP DATABASE IF EXISTS ${TEMPLATE_DB} WITH (FORCE)`);
-  await adminQuery(`CREATE DATABASE ${TEMPLATE_DB}`);
-  await applyMigrations(urlFor(TEMPLATE_DB), join(process.cwd(), 'prisma', 'migrations'));
-  const c = new pg.Client({ connectionString: urlFor(TEMPLATE_DB) });
+/** Applies prisma/migrations/* in order (what `prisma migrate deploy` runs) to a new database `name`, then the test tables. */
+export async function buildTemplate(name = TEMPLATE_DB): Promise<void> {
+  await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE ${name}`);
+  await applyMigrations(urlFor(name), join(process.cwd(), 'prisma', 'migrations'));
+  const c = new pg.Client({ connectionString: urlFor(name) });
   await c.connect();
   try {
     await c.query(TEST_TABLES);
