@@ -17,14 +17,25 @@ export class KeyConflictError extends DurableError {
   }
 }
 
-/** The key index a Postgres unique violation (23505) is about, when it is one of the flow-control keys; null otherwise. */
+/**
+ * The key index a unique violation is about, when it is one of the flow-control keys; null otherwise.
+ * PostgreSQL says 23505 and names the constraint; MariaDB says errno 1062 (`ER_DUP_ENTRY`), "Duplicate
+ * entry '…' for key '…'", through its driver or Prisma's adapter.
+ */
 export function keyConflictOf(err: unknown): { index: 'dedupe' | 'debounce'; detail: string } | null {
   let e: unknown = err;
   for (let depth = 0; e && typeof e === 'object' && depth < 5; depth++) {
-    const { code, constraint, message, detail } = e as { code?: unknown; constraint?: unknown; message?: unknown; detail?: unknown };
+    const { code, errno, constraint, message, detail } = e as {
+      code?: unknown;
+      errno?: unknown;
+      constraint?: unknown;
+      message?: unknown;
+      detail?: unknown;
+    };
     const text = `${String(constraint ?? '')} ${String(message ?? '')}`;
-    if (code === '23505' || /unique/i.test(text)) {
-      const d = typeof detail === 'string' ? detail : '';
+    const duplicate = /Duplicate entry '.*' for key/s.exec(text);
+    if (code === '23505' || errno === 1062 || code === 'ER_DUP_ENTRY' || duplicate || /unique/i.test(text)) {
+      const d = typeof detail === 'string' ? detail : duplicate ? duplicate[0].replace(/ for key$/, '') : '';
       if (text.includes('durable_runs_dedupe_idx')) return { index: 'dedupe', detail: d };
       if (text.includes('durable_runs_debounce_idx')) return { index: 'debounce', detail: d };
     }
