@@ -31,7 +31,8 @@ describe.each(DATABASES)('resume against a held key on %s', (kind) => {
     await db.close();
   });
 
-  const status = async (id: string) => (await db.query<{ status: string }>('SELECT status FROM durable_runs WHERE id = ?', [id]))[0]?.status;
+  const status = async (id: string) =>
+    (await db.query<{ status: string }>('SELECT status FROM durable_runs WHERE id = ?', [id]))[0]?.status;
 
   it('a cancelled singleton run cannot be resumed while another run holds its dedupe key', async () => {
     const first = await engine.startRun('sync', { id: 'a' }, { dedupeKey: 'account-1' });

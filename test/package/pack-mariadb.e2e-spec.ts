@@ -107,9 +107,9 @@ describeMaria('npm package in a Nest app on MariaDB', () => {
         { status: 'SUCCEEDED', output: 'hello Ada' },
       ]);
       // The rolled-back transaction took its run with it.
-      expect(await q('SELECT id FROM durable_runs WHERE id = ? UNION ALL SELECT id FROM greetings WHERE id = ?', [rolledBack.id, rolledBack.id])).toEqual(
-        [],
-      );
+      expect(
+        await q('SELECT id FROM durable_runs WHERE id = ? UNION ALL SELECT id FROM greetings WHERE id = ?', [rolledBack.id, rolledBack.id]),
+      ).toEqual([]);
       // app.close() handed everything back.
       expect(await q(`SELECT id FROM durable_runs WHERE status = 'RUNNING' OR lease_owner IS NOT NULL`)).toEqual([]);
     });
