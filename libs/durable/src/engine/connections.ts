@@ -20,6 +20,8 @@ export interface EngineConnections {
   notifier: Notifier | null;
   /** The store on the LISTEN session while it is up (the lease heartbeat uses it), else null. */
   leaseStore: (() => Store | null) | undefined;
+  /** A store on connections of their own for the sweeper (MySQL-family workers), else null: the sweeper uses `store`. */
+  sweepStore: Store | null;
   /** Without a LISTEN session: how wake-ups from other processes arrive instead (logged when the worker starts). */
   wakeupNote: { level: 'log' | 'warn'; text: string } | null;
 }
@@ -38,19 +40,29 @@ export function connect(
   const history = options.history;
   if (typeof cfg.connection === 'string' && isMysqlUrl(cfg.connection)) {
     // MySQL-family servers have no LISTEN: wake-ups across processes come from polling (in-process starts run at once).
-    const mysqlPool = lazyMysqlPool(mysqlPoolConfig(cfg.connection, cfg.poolSize ?? 10));
+    // As on PostgreSQL (below): a transaction idle for a lease belongs to a frozen process; its locks go with it.
+    const mysqlPool = lazyMysqlPool(mysqlPoolConfig(cfg.connection, cfg.poolSize ?? 10, options.leaseMs));
     // Hints of this process's own statements reach its worker at once (see SqlClient.notify).
-    const sql = mysqlSqlClient(
-      mysqlPool.get,
-      (channel, payload) => deliverNotice(handlers, channel, payload),
-      contentionLog(options.logger),
-    );
+    const notice = (channel: string, payload: string) => deliverNotice(handlers, channel, payload);
+    const contention = contentionLog(options.logger);
+    const sql = mysqlSqlClient(mysqlPool.get, notice, contention);
+    // A worker's heartbeats and sweeps get two connections of their own, as PostgreSQL's heartbeat has
+    // the LISTEN session: when the pool's connections all wait for one row lock (starts of one
+    // debounce key queue behind each other, one short transaction of several statements each), leases
+    // are still renewed and expired ones still swept.
+    const upkeepPool = options.worker ? lazyMysqlPool(mysqlPoolConfig(cfg.connection, 2, options.leaseMs)) : null;
+    const upkeep = upkeepPool ? createStore(mysqlSqlClient(upkeepPool.get, notice, contention), { history }) : null;
     return {
       store: createStore(sql, { history }),
-      ownedPool: mysqlPool,
+      ownedPool: {
+        end: async () => {
+          await Promise.all([mysqlPool.end(), upkeepPool?.end()]);
+        },
+      },
       pool: null,
       notifier: null,
-      leaseStore: undefined,
+      leaseStore: upkeep ? () => upkeep : undefined,
+      sweepStore: upkeep,
       wakeupNote: {
         level: 'log',
         text:
@@ -88,6 +100,7 @@ export function connect(
     pool,
     notifier,
     leaseStore: notifier ? sessionStore(notifier, prepared, history) : undefined,
+    sweepStore: null,
     wakeupNote: notifier ? null : { level: 'warn', text: 'no connection of its own: wake-ups fall back to polling every pollIntervalMs' },
   };
 }

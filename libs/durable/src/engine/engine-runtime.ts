@@ -58,6 +58,8 @@ export class EngineRuntime {
   readonly registry: WorkflowRegistry;
   readonly store: Store;
   private readonly ownedPool: { end(): Promise<void> } | null;
+  /** The heartbeat's and sweeper's own connections (MySQL-family workers), else null. */
+  private readonly sweepStore: Store | null;
   readonly pool: Pool | null;
   readonly worker: Worker;
   private readonly sweeper: Sweeper;
@@ -110,7 +112,8 @@ export class EngineRuntime {
     };
     this.worker = new Worker(this.registry, services);
     this.worker.onRunFinished((id) => this.local.resolve(id));
-    this.sweeper = new Sweeper(this.store, this.options);
+    this.sweepStore = conn.sweepStore;
+    this.sweeper = new Sweeper(conn.sweepStore ?? this.store, this.options);
     this.scheduler = this.options.schedules
       ? new Scheduler(this.store, this.registry, this.options, (n) => this.telemetry.metrics.schedulesFired(n))
       : null;
@@ -172,7 +175,8 @@ export class EngineRuntime {
     if (serverNote) this.options.logger.warn(serverNote);
     const state = await readSchemaState(this.store.sql);
     // A MariaDB test database of the testing kit: the engine's sessions follow its virtual clock from now on.
-    if (state.status === 'current' && state.virtualClock) (this.store.sql as { useVirtualClock?: () => void }).useVirtualClock?.();
+    if (state.status === 'current' && state.virtualClock)
+      for (const store of [this.store, this.sweepStore]) (store?.sql as { useVirtualClock?: () => void } | undefined)?.useVirtualClock?.();
     const error = schemaStateError(state);
     if (state.status === 'newer')
       this.options.logger.warn(`${error!.message} Starting anyway: this release only uses what it knows of the tables.`);

@@ -42,8 +42,22 @@ export interface MysqlPool extends Queryable {
 /** The `mariadb` driver's pool settings this library sets (a subset of its PoolConfig). */
 export type MysqlPoolConfig = Record<string, unknown>;
 
-/** Pool settings for a mysql:// or mariadb:// URL. */
-export function mysqlPoolConfig(url: string, size: number): MysqlPoolConfig {
+/**
+ * MariaDB's idle-in-transaction limit for a session (whole seconds, at least 1), as an init
+ * statement MySQL also accepts: MariaDB runs the executable comment, MySQL (which has no such
+ * variable) skips it and sets only a user variable.
+ */
+const idleTransactionLimit = (ms: number) =>
+  `SET @durable_session = 1 /*M!100300 , SESSION idle_transaction_timeout = ${Math.max(1, Math.ceil(ms / 1000))} */`;
+
+/**
+ * Pool settings for a mysql:// or mariadb:// URL. `idleTransactionMs`: a transaction idle longer
+ * than this is ended by the server with its connection (the engine's own pool: its transactions
+ * last milliseconds, so one idle for a lease belongs to a process that froze inside it, and its row
+ * locks must not hold up other workers' heartbeats — PostgreSQL's pool sets
+ * idle_in_transaction_session_timeout for the same reason).
+ */
+export function mysqlPoolConfig(url: string, size: number, idleTransactionMs?: number): MysqlPoolConfig {
   const u = new URL(url);
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   return {
@@ -60,7 +74,7 @@ export function mysqlPoolConfig(url: string, size: number): MysqlPoolConfig {
     acquireTimeout: 10_000,
     connectTimeout: 5_000,
     timezone: 'Z',
-    initSql: SESSION,
+    initSql: idleTransactionMs ? [...SESSION, idleTransactionLimit(idleTransactionMs)] : SESSION,
     // JSON columns come back as text (parsed by the store, so a JSON string is never mistaken for JSON text).
     autoJsonMap: false,
     bigIntAsNumber: false,

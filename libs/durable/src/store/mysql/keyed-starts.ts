@@ -15,6 +15,29 @@ import { wakeQueues } from './checkpoints.js';
 import { date, DUE_BY, insertHistory, insertTags, isDuplicateKey, NOW, utc } from './sql.js';
 
 const ACTIVE = `('PENDING', 'RUNNING', 'WAITING')`;
+
+/**
+ * Debounced starts of one key take turns within a process, per client. They take turns in the
+ * database anyway (each holds the key's run row for its few statements), but a burst of them no
+ * longer parks a connection per start on that lock: the pool stays free for claims and checkpoints,
+ * even while another process holds the row (one frozen inside its transaction holds it until the
+ * server ends the transaction).
+ */
+const turns = new WeakMap<object, Map<string, Promise<unknown>>>();
+function inTurn<T>(owner: object, key: string, fn: () => Promise<T>): Promise<T> {
+  let queue = turns.get(owner);
+  if (!queue) turns.set(owner, (queue = new Map()));
+  const mine = (queue.get(key) ?? Promise.resolve()).then(fn, fn);
+  const settled = mine.then(
+    () => {},
+    () => {},
+  );
+  queue.set(key, settled);
+  void settled.then(() => {
+    if (queue.get(key) === settled) queue.delete(key);
+  });
+  return mine;
+}
 const plus = (ms: string) => `(${NOW} + INTERVAL ROUND(${ms} * 1000) MICROSECOND)`;
 
 /**
@@ -99,6 +122,14 @@ export async function dedupeHolder(
  * `maxDelayMs` from now). Null: a concurrent start created the run first (the caller tries again).
  */
 export async function debounceStart(
+  store: Store,
+  r: NewRun,
+  d: DebounceStart,
+): Promise<{ id: string; created: boolean; startsAt: Date } | null> {
+  return inTurn(store.sql, `${r.workflowName}\u0000${d.key}`, () => debounceStartNow(store, r, d));
+}
+
+async function debounceStartNow(
   store: Store,
   r: NewRun,
   d: DebounceStart,
