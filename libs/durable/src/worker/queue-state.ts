@@ -10,6 +10,8 @@ export interface QueueState {
   /** Runs whose end is being written: they gave their slot back (RunSlot). */
   ending: number;
   claiming: boolean;
+  /** The claim in flight (stop() waits for it: runs it takes while stopping are handed back on the pool). */
+  claimed: Promise<void>;
   /** Work is probably waiting: claim again as soon as a slot frees up. */
   more: boolean;
   /** A wake-up arrived while a claim was in flight: claim again after it. */
@@ -30,6 +32,7 @@ export function newQueueState(name: string, o: ResolvedEngineOptions): QueueStat
     busy: 0,
     ending: 0,
     claiming: false,
+    claimed: Promise.resolve(),
     more: true,
     wokenDuringClaim: false,
     claimQueued: false,

@@ -209,7 +209,7 @@ export class Worker {
     const want = claimSize(q.concurrency - q.busy, q.lastClaimed);
     q.busy += want; // hold the slots while the claim is in flight
     const began = performance.now();
-    this.flow
+    q.claimed = this.flow
       .claim(q.name, want, this.id, this.workflowNames)
       .then(
         (runs) => {
@@ -229,11 +229,11 @@ export class Worker {
             if (this.running) this.execute(run, q.name);
             else q.busy--; // stopping: the lease is released below or expires
           }
-          if (!this.running && runs.length) void this.release(runs.map((r) => ({ id: r.id, epoch: r.epoch })));
+          if (!this.running && runs.length) return this.release(runs.map((r) => ({ id: r.id, epoch: r.epoch }))).then(() => {});
         },
         (err) => {
           q.busy -= want;
-          q.outage.failed(err);
+          if (this.running) q.outage.failed(err);
         },
       )
       .finally(() => {
@@ -271,6 +271,8 @@ export class Worker {
     if (!this.running) return;
     this.running = false;
     for (const q of this.queues.values()) clearTimeout(q.pollTimer);
+    // Claims in flight end first: what they took goes back before the engine closes its pool.
+    await Promise.all([...this.queues.values()].map((q) => q.claimed));
     this.leases.stop();
     this.flow.stop();
     this.wakeTimers.clear();
