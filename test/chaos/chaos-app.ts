@@ -48,18 +48,20 @@ export class ChaosPrisma extends AppPrismaClient implements OnApplicationShutdow
   constructor() {
     // One connection per run slot (plus some) unless the driver sized it to fit the server
     // (DURABLE_PRISMA_POOL): transactional steps hold theirs while they work, others wait.
+    // A transaction idle longer than the lease belongs to a frozen worker: the server ends it, so its
+    // locks (a transactional step's run row) do not keep the run from being swept (docs/high-availability.md,
+    // docs/databases.md).
     if (onMariaDb) {
       super({
         adapter: new PrismaMariaDb({
           ...mariaDbConfig(process.env.DATABASE_URL!),
           connectionLimit: env('DURABLE_PRISMA_POOL', concurrency + 2),
+          initSql: [`SET SESSION idle_transaction_timeout = ${Math.ceil(env('DURABLE_LEASE_MS', 3_000) / 1000)}`],
         }),
       } as never);
       return;
     }
     super({
-      // A transaction idle longer than the lease belongs to a frozen worker: the server ends it, so its
-      // locks (a transactional step's run row) do not keep the run from being swept (docs/high-availability.md).
       adapter: new PrismaPg(
         postgresPoolConfig(process.env.DATABASE_URL!, {
           max: env('DURABLE_PRISMA_POOL', concurrency + 2),

@@ -58,4 +58,15 @@ describe('chaos checks: re-executed steps', () => {
     const other = [claimed[0], { kind: 'lease_lost', worker: 'chaos:103', t: 1_100 }, claimed[1]];
     expect(judgeDuplicates(facts(other), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);
   });
+
+  it("an execution stamped just after its process's SIGKILL was a statement in flight: the kill explains it", () => {
+    const history = [claimed[0], { kind: 'lease_expired', worker: 'chaos:101', t: 4_000 }, claimed[1]];
+    const kill = { kind: 'kill', pid: 101, at: 970 } as never;
+    const v = judgeDuplicates(facts(history), [kill], s, 3);
+    expect(v.byCause.get('SIGKILL of 101')).toBe(1);
+    expect(v.byCause.get(LEASE_LOST_LIVE)).toBeUndefined();
+    // Long after a kill, a process of that pid cannot have run it.
+    const late = judgeDuplicates(facts(history), [{ kind: 'kill', pid: 101, at: -1_000 } as never], s, 3);
+    expect(late.byCause.get(LEASE_LOST_LIVE)).toBe(1);
+  });
 });

@@ -7,6 +7,11 @@ import type { ChaosFacts } from './chaos-facts.js';
  * database says (facts). Database timestamps have millisecond precision: comparisons allow 1 ms.
  */
 const TOLERANCE_MS = 1;
+/**
+ * A killed process does nothing after the SIGKILL, but a statement it sent just before is executed
+ * (and stamped by the server's clock) afterwards: its rows may carry a time this much past the kill.
+ */
+const IN_FLIGHT_MS = 1_000;
 /** The cause of a re-execution whose first process was alive but lost its lease (judged as timing). */
 export const LEASE_LOST_LIVE = 'lease lost by a live worker that missed its heartbeats';
 type History = ChaosFacts['history'] extends Map<string, infer V> ? V : never;
@@ -183,7 +188,7 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
     for (const x of wasted) {
       // A step in flight when its process was hit started at most stepMax (+ slack) before.
       const near = (e: ChaosEvent) => e.pid === x.pid && x.t >= e.at - stepMax - 2_000;
-      const kill = events.find((e) => e.kind === 'kill' && near(e) && e.at >= x.t - TOLERANCE_MS);
+      const kill = events.find((e) => e.kind === 'kill' && near(e) && e.at >= x.t - IN_FLIGHT_MS);
       const zombie = events.find((e) => e.kind === 'freeze' && near(e) && x.t <= (e.end ?? Infinity) + s.leaseMs + 2_000);
       // After a failover a worker replays what it was executing once it notices the new primary:
       // at its next connection, which the outage back-off may delay by up to 5 s after the promotion.
