@@ -1,8 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createConnection } from 'mariadb';
 import { MARIADB_AVAILABLE } from '../support/databases.js';
-import { MARIADB_SERVER } from '../support/mariadb.js';
+import { MARIADB_SERVER, onServer } from '../support/mariadb.js';
 import { appSources, PRISMA_CONFIG, schemaPrisma, type ScenarioReport } from './consumer-apps.js';
 import { freshApp, packLibrary, prisma, sh, tempRoot, tsc, writeFiles } from './matrix.js';
 
@@ -17,23 +16,9 @@ import { freshApp, packLibrary, prisma, sh, tempRoot, tsc, writeFiles } from './
  */
 const describeMaria = MARIADB_AVAILABLE ? describe : describe.skip;
 
-/** A connection to the app's database (or the server), as the tests' own assertions read it. */
-async function onDatabase<T>(database: string | undefined, fn: (q: (sql: string, params?: unknown[]) => Promise<any[]>) => Promise<T>) {
-  const u = new URL(MARIADB_SERVER);
-  const c = await createConnection({
-    host: u.hostname,
-    port: Number(u.port || 3306),
-    user: decodeURIComponent(u.username) || 'root',
-    password: u.password ? decodeURIComponent(u.password) : undefined,
-    database,
-    multipleStatements: true,
-  });
-  try {
-    return await fn(async (sql, params = []) => (await c.query({ sql, timezone: 'Z' } as never, params)) as any[]);
-  } finally {
-    await c.end();
-  }
-}
+/** Runs `fn` with a query function on the app's database (or the server, without one). */
+const onDatabase = <T>(database: string | undefined, fn: (q: (sql: string, params?: unknown[]) => Promise<any[]>) => Promise<T>) =>
+  onServer((c) => fn(async (sql, params = []) => (await c.query({ sql, timezone: 'Z' } as never, params)) as any[]), database);
 
 describeMaria('npm package in a Nest app on MariaDB', () => {
   let work: string;

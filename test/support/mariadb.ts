@@ -14,7 +14,7 @@ CREATE TABLE test_step_executions (run_id VARCHAR(256) NOT NULL, step VARCHAR(20
 CREATE TABLE test_ledger (run_id VARCHAR(256) NOT NULL, step VARCHAR(200) NOT NULL, amount INT NOT NULL DEFAULT 1, pid INT,
   at DATETIME(3) DEFAULT (UTC_TIMESTAMP(3)), INDEX (run_id, step)) COLLATE utf8mb4_bin;`;
 
-async function onServer<T>(fn: (c: Awaited<ReturnType<typeof createConnection>>) => Promise<T>, database?: string): Promise<T> {
+export async function onServer<T>(fn: (c: Awaited<ReturnType<typeof createConnection>>) => Promise<T>, database?: string): Promise<T> {
   const u = new URL(MARIADB_SERVER);
   const c = await createConnection({
     host: u.hostname,
