@@ -271,14 +271,13 @@ export class Worker {
     if (!this.running) return;
     this.running = false;
     for (const q of this.queues.values()) clearTimeout(q.pollTimer);
-    // Claims in flight end first: what they took goes back before the engine closes its pool.
-    await Promise.all([...this.queues.values()].map((q) => q.claimed));
     this.leases.stop();
     this.flow.stop();
     this.wakeTimers.clear();
     // Runs that only wait suspend now (WAITING, exact wake time) instead of holding up the drain.
     for (const a of this.active.values()) a.ctx.waits?.hurry();
-    const drained = Promise.all([...this.active.values()].map((a) => a.done));
+    // Claims in flight are waited for too (within the grace period): what they took goes back before the engine closes its pool.
+    const drained = Promise.all([...[...this.active.values()].map((a) => a.done), ...[...this.queues.values()].map((q) => q.claimed)]);
     const timedOut = await Promise.race([
       drained.then(() => false),
       new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref?.()),
