@@ -2,8 +2,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { MARIADB_AVAILABLE } from '../support/databases.js';
 import { MARIADB_SERVER, onServer } from '../support/mariadb.js';
-import { appSources, PRISMA_CONFIG, schemaPrisma, type ScenarioReport } from './consumer-apps.js';
+import { appSources, PRISMA_CONFIG, schemaPrisma } from './consumer-apps.js';
 import { freshApp, packLibrary, prisma, sh, tempRoot, tsc, writeFiles } from './matrix.js';
+import { expectReport, runScenario } from './scenario.js';
 
 /**
  * The published package in a Nest 12 app on MariaDB (fixture test/package/apps/nest12-mariadb:
@@ -71,14 +72,9 @@ describeMaria('npm package in a Nest app on MariaDB', () => {
   }, 300_000);
 
   it('runs: start in a transaction (committed and rolled back), a transactional step, admin API, app.close()', async () => {
-    const out = sh(process.execPath, [join(dir, 'dist/main.js')], dir, { DATABASE_URL: url }, 90_000);
-    const report = JSON.parse(out.trim().split('\n').pop()!) as ScenarioReport;
+    const report = runScenario(process.execPath, join(dir, 'dist/main.js'), dir, url);
+    expectReport(report);
     const { committed, rolledBack } = report;
-    expect(committed.committed).toBe(true);
-    expect(rolledBack.committed).toBe(false);
-    expect(report.result).toEqual({ text: 'hello Ada', runId: committed.id });
-    expect(report.adminWithoutToken).toBe(403);
-    expect(report.adminRun).toEqual({ id: committed.id, status: 'SUCCEEDED' });
     committedId = committed.id;
 
     await onDatabase(dbName, async (q) => {

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { adminQuery, urlFor } from '../support/db.js';
 import { appSources, PRISMA_CONFIG, schemaPrisma, type ModuleFormat, type ScenarioReport } from './consumer-apps.js';
 import { cachedNodeModules, freshApp, packLibrary, prisma, ROOT, sh, shStatus, tempRoot, tsc, writeFiles } from './matrix.js';
+import { expectReport, runScenario } from './scenario.js';
 
 /**
  * The published package in the apps that exist today (the consumer matrix). `npm pack` of
@@ -237,23 +238,10 @@ describe('npm package', () => {
   });
 });
 
-/** Runs the app's compiled main.js (it drives itself over HTTP and closes); returns its report. */
-function runScenario(node: string, main: string, cwd: string, databaseUrl: string): ScenarioReport {
-  const out = sh(node, [main], cwd, { DATABASE_URL: databaseUrl }, 90_000);
-  return JSON.parse(out.trim().split('\n').pop()!) as ScenarioReport;
-}
-
 /** What the app reported, and what the database says on its own. */
 async function checkScenario(report: ScenarioReport, databaseUrl: string): Promise<void> {
+  expectReport(report);
   const { committed, rolledBack } = report;
-  expect(committed.committed).toBe(true);
-  expect(rolledBack.committed).toBe(false);
-  expect(report.result).toEqual({ text: 'hello Ada', runId: committed.id });
-  expect(report.adminWithoutToken).toBe(403);
-  expect(report.adminRun).toEqual({ id: committed.id, status: 'SUCCEEDED' });
-  // The admin API is described in the app's OpenAPI document (@nestjs/swagger, an optional peer).
-  expect(report.swaggerPaths).toEqual(expect.arrayContaining(['/durable/runs', '/durable/runs/{id}']));
-  expect(report.engineEntry.length).toBeGreaterThan(0);
 
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
