@@ -19,8 +19,8 @@ export class KeyConflictError extends DurableError {
 
 /**
  * The key index a unique violation is about, when it is one of the flow-control keys; null otherwise.
- * PostgreSQL says 23505 and names the constraint; MariaDB says errno 1062 (`ER_DUP_ENTRY`), "Duplicate
- * entry '…' for key '…'", through its driver or Prisma's adapter.
+ * PostgreSQL says 23505 and names the constraint; MariaDB's driver says errno 1062, "Duplicate entry
+ * '…' for key '…'" (the text also reaches through Prisma's adapter).
  */
 export function keyConflictOf(err: unknown): { index: 'dedupe' | 'debounce'; detail: string } | null {
   let e: unknown = err;
@@ -34,7 +34,7 @@ export function keyConflictOf(err: unknown): { index: 'dedupe' | 'debounce'; det
     };
     const text = `${String(constraint ?? '')} ${String(message ?? '')}`;
     const duplicate = /Duplicate entry '.*' for key/s.exec(text);
-    if (code === '23505' || errno === 1062 || code === 'ER_DUP_ENTRY' || duplicate || /unique/i.test(text)) {
+    if (code === '23505' || errno === 1062 || duplicate || /unique/i.test(text)) {
       const d = typeof detail === 'string' ? detail : duplicate ? duplicate[0].replace(/ for key$/, '') : '';
       if (text.includes('durable_runs_dedupe_idx')) return { index: 'dedupe', detail: d };
       if (text.includes('durable_runs_debounce_idx')) return { index: 'debounce', detail: d };

@@ -15,6 +15,7 @@ import { wakeQueues } from './checkpoints.js';
 import { date, DUE_BY, insertHistory, insertTags, isDuplicateKey, NOW, utc } from './sql.js';
 
 const ACTIVE = `('PENDING', 'RUNNING', 'WAITING')`;
+const plus = (ms: string) => `(${NOW} + INTERVAL ROUND(${ms} * 1000) MICROSECOND)`;
 
 /**
  * Debounced starts of one key take turns within a process, per client. They take turns in the
@@ -38,7 +39,6 @@ function inTurn<T>(owner: object, key: string, fn: () => Promise<T>): Promise<T>
   });
   return mine;
 }
-const plus = (ms: string) => `(${NOW} + INTERVAL ROUND(${ms} * 1000) MICROSECOND)`;
 
 /**
  * Inserts one run with its dedupe or debounce columns; false on a duplicate key (its id exists, or
