@@ -58,6 +58,12 @@ log.log(
     ? `shipment webhook secret: ${config.shipmentWebhookSecret} (made up for this run: set SHIPMENT_WEBHOOK_SECRET to choose one); sign each webhook with ${SHIPMENT_SIGNATURE_HEADER}: sha256=<HMAC-SHA256 of "<order id>.<body>">`
     : `shipment webhook: signed with SHIPMENT_WEBHOOK_SECRET in ${SHIPMENT_SIGNATURE_HEADER}`,
 );
+log.log(
+  process.env.APPROVER_TOKEN
+    ? `refund approvers: the token in APPROVER_TOKEN (or the admin token)`
+    : `refund approvers' token: ${config.returns.approverToken} (made up for this run: set APPROVER_TOKEN to choose one; the admin token works too)`,
+);
+log.log(`shop assistant (a streamed answer): ${url}/assistant`);
 log.log(`metrics: ${url}/metrics (Prometheus)  traces: ${url}/traces/<traceId> (the trace id is in the run detail of the dashboard)`);
 log.log(
   `place an order: curl -s -X POST ${url}/orders -H 'content-type: application/json' -d '{"customer":"Ada","email":"ada@example.com","sku":"grinder","quantity":1}'`,

@@ -1,3 +1,4 @@
+import { callbackSecret } from './callback-secret.js';
 import { randomBytes } from 'node:crypto';
 
 /** Everything the example app can be told, read once from the environment (see README). */
@@ -55,6 +56,18 @@ export interface AppConfig {
   shipmentWebhookSecret: string;
   /** True when SHIPMENT_WEBHOOK_SECRET was not set (main.ts prints the made-up one). */
   shipmentWebhookSecretMadeUp: boolean;
+  returns: {
+    /** Refunds of returned orders above this amount (cents) wait for an approver. REFUND_APPROVAL_CENTS, default 5000. */
+    approvalAboveCents: number;
+    /** Bearer token of the refund approvers (besides the admin token, for the dashboard). APPROVER_TOKEN; made up when unset. */
+    approverToken: string;
+  };
+  callbacks: {
+    /** Key the callback URLs are signed with (at least 32 bytes, the same on every instance). CALLBACK_SECRET; else made up once and kept in .data/callback-secret. */
+    secret: string;
+    /** Where third parties reach the shop: callback URLs start with it. PUBLIC_URL, default http://localhost:<PORT>. */
+    publicUrl: string;
+  };
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -105,6 +118,14 @@ export function appConfigFromEnv(env: Env = process.env, overrides: Partial<AppC
     adminTokenMadeUp: !env.ADMIN_TOKEN,
     shipmentWebhookSecret: env.SHIPMENT_WEBHOOK_SECRET || randomBytes(16).toString('base64url'),
     shipmentWebhookSecretMadeUp: !env.SHIPMENT_WEBHOOK_SECRET,
+    returns: {
+      approvalAboveCents: num(env, 'REFUND_APPROVAL_CENTS', 5_000),
+      approverToken: env.APPROVER_TOKEN || randomBytes(12).toString('base64url'),
+    },
+    callbacks: {
+      secret: callbackSecret(env.CALLBACK_SECRET),
+      publicUrl: (env.PUBLIC_URL || `http://localhost:${env.PORT || 3000}`).replace(/\/+$/, ''),
+    },
     ...overrides,
   };
 }

@@ -2,7 +2,15 @@ import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client.js';
 
 export type EmailKind =
-  'order-confirmed' | 'payment-failed' | 'out-of-stock' | 'shipment-overdue' | 'order-shipped' | 'review-request' | 'not-shipped';
+  | 'order-confirmed'
+  | 'payment-failed'
+  | 'out-of-stock'
+  | 'shipment-overdue'
+  | 'order-shipped'
+  | 'review-request'
+  | 'not-shipped'
+  | 'return-refunded'
+  | 'return-declined';
 
 /**
  * Transactional outbox: an email is a row written in the same transaction as the change it

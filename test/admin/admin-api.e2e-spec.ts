@@ -263,6 +263,13 @@ describe('admin API (real Nest app, real Postgres)', () => {
       await get('runs/L-00001?verbose=1').expect(400);
       await get(`runs/${encodeURIComponent("x' OR '1'='1")}`).expect(404);
     });
+
+    it('answers 404 for a run that was not kept (deleted at its end), and says why it may be gone', async () => {
+      const h = await client.start('admin.ping', { n: 2 });
+      await expect(h.result({ timeoutMs: 10_000 })).resolves.toBe(2);
+      const res = await get(`runs/${h.id}`).expect(404);
+      expect(res.body.message).toContain('deleteOnSuccess');
+    });
   });
 
   describe('POST runs/:id/cancel|resume|fork', () => {
@@ -427,12 +434,15 @@ describe('admin API (real Nest app, real Postgres)', () => {
       expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual([
         'admin.fail',
         'admin.family',
+        'admin.numbers',
+        'admin.ping',
         'admin.saga',
         'admin.slow',
         'admin.sum',
         'admin.waiter',
       ]);
-      expect(res.body.workflows[4]).toEqual({
+      expect(res.body.workflows[3].options).toEqual({ name: 'admin.ping', queue: 'admin-q', deleteOnSuccess: true });
+      expect(res.body.workflows[6]).toEqual({
         name: 'admin.sum',
         queue: 'admin-q',
         queueConcurrency: 10,
@@ -440,7 +450,7 @@ describe('admin API (real Nest app, real Postgres)', () => {
         methodName: 'sum',
         options: expect.objectContaining({ priority: 5, queue: 'admin-q' }),
       });
-      expect(res.body.workflows[3].options.timeoutMs).toBe(600_000);
+      expect(res.body.workflows[5].options.timeoutMs).toBe(600_000);
       expect(res.body.queues).toEqual([
         { name: 'admin-q', concurrency: 10 },
         { name: 'admin-slow', concurrency: 10 },

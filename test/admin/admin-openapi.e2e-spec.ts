@@ -13,6 +13,9 @@ describe('admin API OpenAPI description', () => {
     const doc = SwaggerModule.createDocument(a.app, new DocumentBuilder().setTitle('test').build());
     const paths = doc.paths;
     expect(Object.keys(paths).sort()).toEqual([
+      '/ops/durable/backfills',
+      '/ops/durable/backfills/{id}/pause',
+      '/ops/durable/backfills/{id}/resume',
       '/ops/durable/charts',
       '/ops/durable/flow',
       '/ops/durable/flow/queues/{queue}/keys',
@@ -29,11 +32,14 @@ describe('admin API OpenAPI description', () => {
       '/ops/durable/runs/{id}/export',
       '/ops/durable/runs/{id}/fork',
       '/ops/durable/runs/{id}/resume',
+      '/ops/durable/runs/{id}/streams',
+      '/ops/durable/runs/{id}/streams/{stream}',
       '/ops/durable/schedules',
       '/ops/durable/schedules/{id}',
       '/ops/durable/schedules/{id}/pause',
       '/ops/durable/schedules/{id}/resume',
       '/ops/durable/schedules/{id}/trigger',
+      '/ops/durable/signals',
       '/ops/durable/stats',
       '/ops/durable/versions',
       '/ops/durable/workflows',
@@ -41,6 +47,10 @@ describe('admin API OpenAPI description', () => {
     expect(JSON.stringify(paths['/ops/durable/versions'].get!.responses['200'])).toContain('VersionsDto');
     expect(JSON.stringify(paths['/ops/durable/schedules/{id}'].get!.responses['200'])).toContain('ScheduleDetailDto');
     expect(JSON.stringify(paths['/ops/durable/hooks'].get!.responses['200'])).toContain('HookCursorsDto');
+    expect(JSON.stringify(paths['/ops/durable/backfills'].get!.responses['200'])).toContain('BackfillListDto');
+    expect(JSON.stringify(paths['/ops/durable/runs/{id}/streams/{stream}'].get!.responses['200'])).toContain('StreamPageDto');
+    expect(JSON.stringify(paths['/ops/durable/signals'].get!.responses['200'])).toContain('SignalListDto');
+    expect(Object.keys(paths['/ops/durable/backfills/{id}/pause'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);
     expect(JSON.stringify(paths['/ops/durable/runs/bulk/preview'].post!.responses['200'])).toContain('BulkPreviewDto');
     expect(JSON.stringify(paths['/ops/durable/runs/bulk/execute'].post!.requestBody)).toContain('BulkExecuteBodyDto');
     expect(Object.keys(paths['/ops/durable/schedules/{id}/trigger'].post!.responses).sort()).toEqual(['200', '400', '404', '409']);

@@ -85,6 +85,17 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     await shot('3-failed');
   });
 
+  it('says, for a workflow whose runs are not kept, that its succeeded runs are deleted', async () => {
+    await page.locator('#f-workflow option[value="admin.ping"]').waitFor({ state: 'attached' });
+    expect(await page.locator('#f-workflow option[value="admin.ping"]').textContent()).toBe('admin.ping (succeeded runs not kept)');
+    await page.selectOption('#f-workflow', 'admin.ping');
+    await page.locator('#runs-not-kept').waitFor({ state: 'visible' });
+    expect(await page.locator('#runs-not-kept').textContent()).toContain('Runs of admin.ping that succeed are deleted at their end');
+    await page.selectOption('#f-workflow', '');
+    await page.locator('#runs-not-kept').waitFor({ state: 'hidden' });
+    expect(page.url()).toContain('status=FAILED');
+  });
+
   it('opens a failed run and shows its step timeline with durations and the error', async () => {
     await page.fill('#f-id', failedId.slice(0, 8));
     await page.locator(`#runs-body tr[data-run="${failedId}"]`).waitFor();

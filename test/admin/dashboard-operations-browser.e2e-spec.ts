@@ -192,6 +192,32 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     await page.click('#confirm-no');
   });
 
+  it('lists a backfill with its progress, and pauses and resumes it from the Backfills panel', async () => {
+    await page.setViewportSize({ width: 1440, height: 900 });
+    const run = await client.start('admin.numbers', { total: 100_000, rowsPerSecond: 200 }, { id: 'numbers-backfill' });
+    await page.goto(`${url}/durable/`);
+    await page.locator('#backfills > summary').click();
+    const row = page.locator('#backfills-table tr[data-run="numbers-backfill"]');
+    await row.waitFor();
+    await eventually(
+      async () => Number(await row.locator('td[data-done]').getAttribute('data-done')) > 0,
+      15_000,
+      'rows done in the panel',
+    );
+    expect(await row.locator('td[data-done]').innerText()).toMatch(/ \/ 100,000 \(\d+ %\)/);
+    await row.locator('button[data-action="pause"]').click();
+    await row.locator('td[data-status="PAUSED"]').waitFor({ timeout: 20_000 });
+    expect((await client.getRun(run.id))?.status).toBe('WAITING');
+    await row.locator('button[data-action="resume"]').click();
+    await row.locator('td[data-status="RUNNING"], td[data-status="WAITING"]').first().waitFor({ timeout: 20_000 });
+    await eventually(
+      async () => (await client.backfills()).find((b) => b.runId === run.id)?.paused === false,
+      20_000,
+      'the backfill to go on',
+    );
+    await client.cancel(run.id);
+  });
+
   it('draws the throughput and failure charts over 1 h, 24 h and 7 d', async () => {
     await page.setViewportSize({ width: 1440, height: 900 });
     await page.goto(`${url}/durable/`);

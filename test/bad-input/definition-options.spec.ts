@@ -61,6 +61,7 @@ describe('bad input: step and workflow options out of range', () => {
     [{ priority: 1.5 }, /workflow "orders": priority must be a whole number between -1000000 and 1000000/],
     [{ timeoutMs: 0 }, /timeoutMs must be a number of ms between 1 and/],
     [{ timeoutMs: Number.POSITIVE_INFINITY }, /timeoutMs must be a number of ms/],
+    [{ deleteOnSuccess: 'yes' }, /deleteOnSuccess must be true \(a run that succeeds is deleted at its end\) or false \(got "yes"\)/],
   ])('@Workflow(%j) → InvalidOptionsError when registered', (options, message) => {
     const registry = new WorkflowRegistry();
     const register = () => registry.register({ name: 'orders', queue: 'default', options: options as WorkflowOptions, run: async () => 1 });

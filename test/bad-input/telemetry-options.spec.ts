@@ -1,10 +1,10 @@
 import { DurableEngine, InvalidArgumentError, InvalidOptionsError, WorkflowRegistry, type EngineOptions } from 'nestjs-durable';
 
 /**
- * The telemetry, hooks and logLevel options, and engine.onEvent()'s arguments: an error naming the
+ * The telemetry, hooks, logLevel and context options, and engine.onEvent()'s arguments: an error naming the
  * option and what to write instead, before anything connects.
  */
-describe('bad input: telemetry, hooks and log level', () => {
+describe('bad input: telemetry, hooks, log level and context', () => {
   const make = (options: unknown) => () =>
     new DurableEngine({ registry: new WorkflowRegistry(), connection: 'postgresql://127.0.0.1:1/none', options: options as EngineOptions });
 
@@ -17,6 +17,11 @@ describe('bad input: telemetry, hooks and log level', () => {
     [{ hooks: { batchSize: 2.5 } }, /hooks\.batchSize must be an integer of 1 or more/],
     [{ hooks: { lease: 10 } }, /hooks\.lease is not an option/],
     [{ logLevel: 'verbose' }, /logLevel must be one of debug, log, warn, error, silent \(got "verbose"\)/],
+    [{ context: () => 'acme' }, /context must be an object with some of: capture, restore, required, settings/],
+    [{ context: { capture: 'tenant' } }, /context\.capture must be a function \(got string\)/],
+    [{ context: { restor: () => null } }, /context\.restor is not an option \(capture, restore, required, settings\)/],
+    [{ context: { required: 'yes' } }, /context\.required must be true or false/],
+    [{ context: { settings: { 'app.tenant_id': 'x' } } }, /context\.settings must be a function/],
   ])('%j → InvalidOptionsError', (options, message) => {
     expect(make(options)).toThrow(InvalidOptionsError);
     expect(make(options)).toThrow(message);

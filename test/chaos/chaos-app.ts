@@ -140,6 +140,8 @@ export class ChaosSteps {
   @Step({ compensate: 'uncount' })
   async count(runId: string, step: string, ms: number): Promise<StepResult> {
     await this.prisma.$executeRaw`INSERT INTO test_step_executions (run_id, step, pid) VALUES (${runId}, ${step}, ${process.pid})`;
+    // The run's stream: each plain step's name once, in step order, however often the step ran.
+    await Durable.stream<string>('steps').write(step);
     await pause(ms);
     return { step, pid: process.pid };
   }

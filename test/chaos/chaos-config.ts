@@ -29,6 +29,11 @@ export interface ChaosSettings {
   database: 'postgres' | 'mariadb';
   /** Every worker declares the every-second schedule TICK_SCHEDULE, and each slot is checked. */
   schedule: boolean;
+  /**
+   * The workers keep firing the schedule until this many seconds after they were ready, even when
+   * every run finished sooner: the number of slots checked does not shrink as the engine gets faster.
+   */
+  scheduleMinS: number;
   /** Worker processes alive at once (P). */
   workers: number;
   /** Runs started at the beginning (M). */
@@ -112,6 +117,7 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   const s: ChaosSettings = {
     database: 'postgres',
     schedule: true,
+    scheduleMinS: 0,
     workers: 3,
     runs,
     slotRuns: Math.round(runs / 10),

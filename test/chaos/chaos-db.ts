@@ -128,6 +128,7 @@ const JUDGED: Record<string, string[]> = {
   ],
   durable_messages: ['id', 'run_id', 'topic', 'payload', 'idempotency_key', 'created_at', 'consumed_seq', 'consumed_at'],
   durable_run_events: ['id', 'run_id', 'kind', 'detail', 'at'],
+  durable_stream_chunks: ['run_id', 'stream', 'position', 'origin', 'value'],
   test_ledger: ['run_id', 'step', 'amount', 'pid', 'at'],
   test_step_executions: ['run_id', 'step', 'pid', 'at'],
 };

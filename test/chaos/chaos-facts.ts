@@ -26,6 +26,8 @@ export interface ChaosFacts {
   badReplies: Array<{ run: string; children: number; token: string | null }>;
   /** Children that did not get exactly one message, consumed once. */
   badMessages: Array<{ child: string; messages: number; consumed: number }>;
+  /** SUCCEEDED chaos runs whose stream "steps" is not s0, s1, s2 at positions 0, 1, 2 (a chunk lost or written twice). */
+  badStreams: Array<{ run: string; chunks: string }>;
   /** Runs by number of ledger rows (of the ledger step) and status: "<n>:<status>" → runs. */
   ledgerCounts: Array<{ n: number; status: string; runs: number }>;
   /** Runs with more than one ledger row of one step (ledger, or its compensation unledger). */
@@ -78,6 +80,12 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
     WHERE c.workflow_name = '${REPLY_WORKFLOW}' AND c.status = 'SUCCEEDED'
     GROUP BY c.id HAVING count(m.id) <> 1 OR count(m.consumed_at) <> 1
     ORDER BY c.id LIMIT 20`);
+  const badStreams = await q<ChaosFacts['badStreams'][number]>(`
+    SELECT r.id AS run, coalesce(string_agg(c.position || ':' || (c.value #>> '{}'), ',' ORDER BY c.position), '') AS chunks
+    FROM durable_runs r LEFT JOIN durable_stream_chunks c ON c.run_id = r.id AND c.stream = 'steps'
+    WHERE r.workflow_name = 'chaos' AND r.status = 'SUCCEEDED'
+    GROUP BY r.id HAVING coalesce(string_agg(c.position || ':' || (c.value #>> '{}'), ',' ORDER BY c.position), '') <> '0:s0,1:s1,2:s2'
+    ORDER BY r.id LIMIT 20`);
   const ledgerCounts = await q<{ n: number; status: string; runs: number }>(`
     SELECT coalesce(l.n, 0) AS n, r.status, count(*)::int AS runs
     FROM durable_runs r LEFT JOIN (SELECT run_id, count(*)::int AS n FROM test_ledger WHERE step = 'ledger' GROUP BY run_id) l ON l.run_id = r.id
@@ -155,6 +163,7 @@ export async function loadFacts(pool: pg.Pool): Promise<ChaosFacts> {
     statuses,
     childStatuses,
     badReplies,
+    badStreams,
     badMessages,
     ledgerCounts,
     ledgerDuplicates,

@@ -135,6 +135,11 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
     violations.push(
       `${facts.badReplies.length} run(s) without exactly one child answering their id, e.g. ${JSON.stringify(facts.badReplies.slice(0, 3))}`,
     );
+  lines.push(`streams: SUCCEEDED runs whose stream of step names is not exactly s0, s1, s2: ${facts.badStreams.length}`);
+  if (facts.badStreams.length)
+    violations.push(
+      `${facts.badStreams.length} run(s) whose stream "steps" lost or repeated a chunk, e.g. ${JSON.stringify(facts.badStreams.slice(0, 3))}`,
+    );
   if (facts.badMessages.length)
     violations.push(
       `${facts.badMessages.length} child(ren) without exactly one message consumed once, e.g. ${JSON.stringify(facts.badMessages.slice(0, 3))}`,

@@ -55,6 +55,7 @@ export async function runChaos(
   let driver = null as ChaosDriver | null;
   try {
     await Promise.all(Array.from({ length: s.workers }, () => fleet.spawn()));
+    const readyAt = Date.now();
     stamp(`${s.workers} workers ready: ${fleet.all.map((w) => w.pid).join(', ')}`);
     await startRuns(s, url);
     stamp(
@@ -118,6 +119,12 @@ export async function runChaos(
     while (progress.finished < workloadRuns(s) && Date.now() < deadline) {
       await driver.maintain();
       await delay(250);
+    }
+    // Before the schedule is paused to settle (on PostgreSQL).
+    const scheduleLeft = s.schedule ? readyAt + s.scheduleMinS * 1000 - Date.now() : 0;
+    if (scheduleLeft > 0) {
+      stamp(`the schedule fires on for ${(scheduleLeft / 1000).toFixed(1)} s (scheduleMinS ${s.scheduleMinS})`);
+      await delay(scheduleLeft);
     }
     if (db.pg) await settlePostgresOnly(db.pg, s, driver);
     const settled = progress.finished >= workloadRuns(s);

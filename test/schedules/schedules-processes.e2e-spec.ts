@@ -16,7 +16,7 @@ describe.each(DATABASES)('schedules on %s: three worker processes, SIGKILL, rest
   let client: DurableEngine;
   const workers: WorkerProcess[] = [];
   const MISFIRE = 1_000;
-  const SECONDS = kind === 'postgres' ? 30 : 15;
+  const SECONDS = kind === 'postgres' ? 20 : 15;
   const q = <T = any>(sql: string, params: unknown[] = []) => db.query<T>(sql, params);
   const pg = kind === 'postgres';
   const spawnAll = async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { SCHEMA_VERSION } from '../../libs/durable/src/store/schema-version.js';
+import { readSchemaState, SCHEMA_VERSION, schemaStateError, upgradeSqlFiles } from '../../libs/durable/src/store/schema-version.js';
 import { MARIADB_AVAILABLE } from '../support/databases.js';
-import { createMariaTestDatabase, mariaQuery } from '../support/mariadb.js';
+import { createMariaTestDatabase, mariaQuery, onServer } from '../support/mariadb.js';
 import type { TestDatabase } from '../support/db.js';
 
 /**
@@ -128,6 +128,32 @@ async function expectCatalogMatches(database: string, declared: Model[], { binar
     );
     expect(Number(version.d)).toBe(SCHEMA_VERSION);
     expect(PRISMA).toContain(`version Int @id @default(${SCHEMA_VERSION})`);
+  });
+
+  it('tables of an earlier version are refused naming the MariaDB upgrade files, and become current with them', async () => {
+    const old = await createMariaTestDatabase('mysql_upgrade');
+    try {
+      // Version 4's tables: version 5 added durable_runs.context, version 6 durable_stream_chunks.
+      await onServer(
+        (c) =>
+          c.query(
+            'DROP TABLE durable_stream_chunks; ALTER TABLE durable_runs DROP COLUMN context; ALTER TABLE durable_schema ALTER COLUMN version SET DEFAULT 4',
+          ),
+        old.name,
+      );
+      const sql = { dialect: 'mysql', query: (text: string, params?: unknown[]) => mariaQuery(old.name, text, params) };
+      const state = await readSchemaState(sql as never);
+      expect(state).toEqual({ status: 'older', version: 4, expected: SCHEMA_VERSION, dialect: 'mysql' });
+      const files = upgradeSqlFiles(4, SCHEMA_VERSION, 'mysql');
+      expect(schemaStateError(state)?.message).toContain(files[0]);
+      for (const f of files) {
+        await onServer((c) => c.query(readFileSync(new URL(`../../libs/durable/${f}`, import.meta.url), 'utf8')), old.name);
+      }
+      expect(await readSchemaState(sql as never)).toMatchObject({ status: 'current', version: SCHEMA_VERSION });
+      await expectCatalogMatches(old.name, models(PRISMA), { binaryCollation: true });
+    } finally {
+      await old.drop();
+    }
   });
 
   it("the example app's MariaDB tables (prisma/mysql/tables.sql) are what its models (prisma/mysql/app.prisma) say", async () => {

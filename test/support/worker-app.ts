@@ -1,7 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Durable, DurableModule, OnDurableEvent, postgresPoolConfig, Step, Workflow, type DurableLifecycleEvent } from 'nestjs-durable';
+import {
+  Durable,
+  DurableModule,
+  OnDurableEvent,
+  postgresPoolConfig,
+  Step,
+  Workflow,
+  type BackfillInput,
+  type DurableLifecycleEvent,
+} from 'nestjs-durable';
 import { PrismaClient } from '../../src/generated/prisma/client.js';
+import { WORKER_CALLBACK_SECRET } from './worker-secrets.js';
 
 /**
  * The app that test worker processes run: a real Nest application context with the library,
@@ -68,6 +79,66 @@ export class TestWorkflows {
     if (input.ledger) pids.push((await this.steps.ledger(runId, slow(n))).pid);
     return { pids, finishedBy: process.pid };
   }
+
+  /** `counted`, not kept: a run that succeeds is deleted by its end (@Workflow({ deleteOnSuccess })). */
+  @Workflow({ name: 'countedJob', deleteOnSuccess: true })
+  countedJob(input: TestRunInput) {
+    return this.counted(input);
+  }
+}
+
+/** The tenant of the run in execution, as the app's own request context would hold it (restored by the context option). */
+export const tenantScope = new AsyncLocalStorage<{ tenantId: string }>();
+
+/**
+ * Backfills and the run context under kills: `backfillLedger` walks test_backfill_items (created by
+ * the test) and writes one ledger row per item through each batch's transaction; `tenantEcho` records
+ * which tenant its steps saw (Durable.context() and the restored request context) in test_step_executions.
+ */
+@Injectable()
+export class TestBackfills {
+  @Workflow({ name: 'backfillLedger', queue: 'backfills' })
+  backfillLedger(input: BackfillInput) {
+    return Durable.backfill<{ id: number }, number>(input, {
+      batchSize: 500,
+      read: (after, limit, tx: PrismaClient) =>
+        tx.$queryRaw<Array<{ id: number }>>`SELECT id FROM test_backfill_items WHERE id > ${after ?? 0} ORDER BY id LIMIT ${limit}`,
+      key: (row) => row.id,
+      process: async (rows, tx: PrismaClient) => {
+        await tx.$executeRawUnsafe(
+          'INSERT INTO test_backfill_ledger (item_id, pid) SELECT unnest($1::int[]), $2',
+          rows.map((r) => r.id),
+          process.pid,
+        );
+      },
+    });
+  }
+}
+
+@Injectable()
+export class TestTenantWorkflows {
+  constructor(@Inject(PrismaService) private readonly prisma: PrismaService) {}
+
+  @Step()
+  async seen(label: string, sleepMs: number) {
+    const tenant = `${Durable.context<{ tenantId: string }>()?.tenantId ?? '-'}/${tenantScope.getStore()?.tenantId ?? '-'}`;
+    const runId = Durable.runId();
+    const [{ n }] = await this.prisma.$queryRaw<
+      Array<{ n: number }>
+    >`SELECT count(*)::int AS n FROM test_step_executions WHERE run_id = ${runId}`;
+    await this.prisma
+      .$executeRaw`INSERT INTO test_step_executions (run_id, step, pid) VALUES (${runId}, ${`${label}:${tenant}`}, ${process.pid})`;
+    // Only the run's very first step execution is slow (the one a test kills its process in).
+    if (sleepMs && n === 0) await new Promise((r) => setTimeout(r, sleepMs));
+    return tenant;
+  }
+
+  @Workflow({ name: 'tenantEcho' })
+  async tenantEcho(input: { slowMs: number }) {
+    const first = await this.seen('first', input.slowMs);
+    const second = await this.seen('second', 0);
+    return { first, second, finishedBy: process.pid };
+  }
 }
 
 /**
@@ -87,6 +158,44 @@ export class TestHooks {
   }
 }
 
+/**
+ * Talking to runs across processes and kills: `streamTicker` writes n chunks to its stream `ticks`
+ * from workflow code, a slow step between two; `callbackAfterKill` makes a callback URL, records
+ * its token in test_callbacks (created by the test) and waits for the POST.
+ */
+@Injectable()
+export class TestTalkWorkflows {
+  @Step()
+  async pause(ms: number) {
+    await new Promise((r) => setTimeout(r, ms));
+  }
+
+  constructor(@Inject(PrismaService) private readonly prisma: PrismaService) {}
+
+  @Step()
+  async publish(runId: string, token: string) {
+    await this.prisma
+      .$executeRaw`INSERT INTO test_callbacks (run_id, token, pid) VALUES (${runId}, ${token}, ${process.pid}) ON CONFLICT (run_id) DO NOTHING`;
+  }
+
+  @Workflow({ name: 'streamTicker' })
+  async streamTicker(input: { n: number; everyMs: number }) {
+    const ticks = Durable.stream<{ i: number; pid: number }>('ticks');
+    for (let i = 0; i < input.n; i++) {
+      await ticks.write({ i, pid: process.pid });
+      await this.pause(input.everyMs);
+    }
+    return { finishedBy: process.pid };
+  }
+
+  @Workflow({ name: 'callbackAfterKill' })
+  async callbackAfterKill() {
+    const cb = await Durable.callback<{ paid: number }>({ timeoutMs: 120_000 });
+    await this.publish(Durable.runId(), cb.token);
+    return { body: await cb.wait(), finishedBy: process.pid };
+  }
+}
+
 @Module({
   imports: [
     DurableModule.forRoot({
@@ -99,9 +208,19 @@ export class TestHooks {
       shutdownGraceMs: env('DURABLE_GRACE_MS', 1_000),
       worker: process.env.DURABLE_WORKER !== 'false',
       hooks: { pollIntervalMs: 100, settleMs: 100, leaseMs: env('DURABLE_HOOK_LEASE_MS', 2_000) },
+      context: { capture: () => tenantScope.getStore(), restore: (tenant: { tenantId: string }, run) => tenantScope.run(tenant, run) },
+      callbacks: { secret: WORKER_CALLBACK_SECRET },
     }),
   ],
-  providers: [PrismaService, TestSteps, TestWorkflows, ...(process.env.DURABLE_TEST_HOOKS === '1' ? [TestHooks] : [])],
+  providers: [
+    PrismaService,
+    TestSteps,
+    TestWorkflows,
+    TestBackfills,
+    TestTenantWorkflows,
+    TestTalkWorkflows,
+    ...(process.env.DURABLE_TEST_HOOKS === '1' ? [TestHooks] : []),
+  ],
   exports: [PrismaService],
 })
 export class WorkerAppModule {}

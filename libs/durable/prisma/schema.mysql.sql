@@ -1,4 +1,4 @@
--- nestjs-durable schema version 4 for MariaDB 10.6+ (and MySQL 8, untested): the durable_* tables.
+-- nestjs-durable schema version 6 for MariaDB 10.6+ (and MySQL 8, untested): the durable_* tables.
 -- Apply it once to the app's database (`mariadb app < schema.mysql.sql`, or as a migration of your own);
 -- durable.mysql.prisma describes the same tables to Prisma.
 -- Every text column compares byte for byte (utf8mb4_bin): run ids, keys and topics are case-sensitive,
@@ -35,6 +35,7 @@ CREATE TABLE durable_runs (
   progress JSON NULL,
   concurrency_key VARCHAR(256) NULL,
   traceparent VARCHAR(200) NULL,
+  context JSON NULL,
   tags JSON NULL,
   dedupe_key VARCHAR(256) NULL,
   debounce_key VARCHAR(256) NULL,
@@ -119,6 +120,18 @@ CREATE TABLE durable_run_events (
   INDEX durable_run_events_run_idx (run_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+CREATE TABLE durable_stream_chunks (
+  run_id VARCHAR(256) NOT NULL,
+  stream VARCHAR(256) NOT NULL,
+  position INT NOT NULL,
+  origin VARCHAR(128) NOT NULL,
+  value JSON NULL,
+  is_end TINYINT(1) NOT NULL DEFAULT 0,
+  written_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (run_id, stream, position),
+  UNIQUE KEY durable_stream_chunks_origin_key (run_id, origin)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 CREATE TABLE durable_hook_cursors (
   consumer VARCHAR(200) NOT NULL,
   last_event_id BIGINT NOT NULL,
@@ -130,7 +143,7 @@ CREATE TABLE durable_hook_cursors (
 
 -- The version of these tables is the DEFAULT of this column (the table stays empty).
 CREATE TABLE durable_schema (
-  version INT NOT NULL DEFAULT 4,
+  version INT NOT NULL DEFAULT 6,
   PRIMARY KEY (version)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -1,4 +1,4 @@
--- nestjs-durable schema version 4: the durable_* tables, for apps that run their own SQL migrations
+-- nestjs-durable schema version 6: the durable_* tables, for apps that run their own SQL migrations
 -- (with Prisma migrations, `npx nestjs-durable init` adds durable.prisma to your schema instead).
 -- Add it to your migrations once; it creates the tables in the schema the migration runs in (search_path).
 -- A later release that changes them ships prisma/upgrades/<from>-to-<to>.sql.
@@ -32,6 +32,7 @@ CREATE TABLE "durable_runs" (
     "progress" JSONB,
     "concurrency_key" TEXT,
     "traceparent" TEXT,
+    "context" JSONB,
     "tags" TEXT[] DEFAULT ARRAY[]::TEXT[],
     "dedupe_key" TEXT,
     "debounce_key" TEXT,
@@ -94,6 +95,19 @@ CREATE TABLE "durable_run_events" (
 );
 
 -- CreateTable
+CREATE TABLE "durable_stream_chunks" (
+    "run_id" TEXT NOT NULL,
+    "stream" TEXT NOT NULL,
+    "position" INTEGER NOT NULL,
+    "origin" TEXT NOT NULL,
+    "value" JSONB,
+    "is_end" BOOLEAN NOT NULL DEFAULT false,
+    "written_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_stream_chunks_pkey" PRIMARY KEY ("run_id","stream","position")
+);
+
+-- CreateTable
 CREATE TABLE "durable_hook_cursors" (
     "consumer" TEXT NOT NULL,
     "last_event_id" BIGINT NOT NULL,
@@ -106,7 +120,7 @@ CREATE TABLE "durable_hook_cursors" (
 
 -- CreateTable
 CREATE TABLE "durable_schema" (
-    "version" INTEGER NOT NULL DEFAULT 4,
+    "version" INTEGER NOT NULL DEFAULT 6,
 
     CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")
 );
@@ -222,6 +236,9 @@ CREATE UNIQUE INDEX "durable_messages_idempotency_key" ON "durable_messages"("ru
 
 -- CreateIndex
 CREATE INDEX "durable_run_events_run_idx" ON "durable_run_events"("run_id", "id");
+
+-- CreateIndex
+CREATE UNIQUE INDEX "durable_stream_chunks_origin_key" ON "durable_stream_chunks"("run_id", "origin");
 
 -- CreateIndex
 CREATE INDEX "durable_schedules_due_idx" ON "durable_schedules"("next_fire_at", "id") WHERE (NOT paused);

@@ -3,6 +3,7 @@
 // transactional steps), start() it; inside workflows use Durable (Durable.step for steps).
 export { DurableEngine, type DurableEngineConfig } from './engine/durable-engine.js';
 export { WorkflowHandle, type HandleBackend } from './engine/handle.js';
+export type { LocalRunEnd } from './engine/local-results.js';
 export type { StartOptions, StartOutcome, DebounceOptions } from './engine/new-run.js';
 export type { StartManyItem } from './engine/start-runs.js';
 export type { SendOptions } from './engine/queries.js';
@@ -70,6 +71,13 @@ export type {
   StepDefinition,
 } from './definitions/definitions.js';
 export { Durable, type InlineStepOptions } from './workflow/durable-api.js';
+export type { DurableStreamWriter } from './workflow/streams.js';
+export type { DurableCallback } from './workflow/signals.js';
+export { defineSignal, type SignalDefinition, type SignalPayload } from './definitions/signals.js';
+export type { CallbackDelivery } from './engine/signals.js';
+export type { CallbackOptions, ResolvedCallbackOptions } from './config/callback-options.js';
+export type { StreamChunk, ReadStreamOptions } from './engine/stream-reader.js';
+export type { StreamSummary } from './store/streams.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
 export { EngineClock, type StepAttemptHooks } from './config/clock.js';
@@ -86,6 +94,7 @@ export {
   type OnEventOptions,
 } from './definitions/hooks.js';
 export type { TelemetryOptions, HooksOptions, DurableLogLevel } from './config/observability-options.js';
+export type { DurableContextOptions } from './config/context-options.js';
 export type { PrismaLike, SqlClient } from './store/sql-client.js';
 export type { Dialect } from './store/dialect.js';
 export type { Store } from './store/store.js';
@@ -94,3 +103,5 @@ export { engineStatements } from './store/statement.js';
 export { createPostgresPool, postgresPoolConfig, type PostgresPoolOptions } from './store/pool.js';
 export { encode as encodeValue, decode as decodeValue, type EncodeOptions } from './codec/codec.js';
 export * from './errors/index.js';
+export type { BackfillSpec, BackfillInput, BackfillResult, BackfillProgress } from './workflow/backfill.js';
+export type { BackfillView } from './engine/backfills.js';

@@ -7,6 +7,7 @@ export type { DurableAdminOptions } from './nest/admin/admin-options.js';
 export type { ActorResolver } from './nest/admin/request-actor.js';
 export { WorkflowClient, type WorkflowMethodKeys, type InputOf, type OutputOf } from './nest/workflow-client.js';
 export { DurableRuntime } from './nest/durable-runtime.js';
+export type { StreamEventsOptions } from './nest/stream-events.js';
 export { verifyApp, type VerifyAppOptions } from './nest/verify-app.js';
 export { Workflow } from './decorators/workflow.decorator.js';
 export { Step } from './decorators/step.decorator.js';

@@ -10,7 +10,16 @@ import {
   type Type,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Durable, DurableModule, NonRetryableError, Step, Workflow, type DurableAdminOptions, type HooksOptions } from 'nestjs-durable';
+import {
+  Durable,
+  DurableModule,
+  NonRetryableError,
+  Step,
+  Workflow,
+  type BackfillInput,
+  type DurableAdminOptions,
+  type HooksOptions,
+} from 'nestjs-durable';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../../support/db.js';
 import { prismaFor } from '../../support/prisma.js';
@@ -76,6 +85,12 @@ export class AdminTestWorkflows {
     return { total, runId: Durable.runId() };
   }
 
+  /** One step; a run that succeeds is deleted at its end (not kept). */
+  @Workflow({ name: 'admin.ping', queue: 'admin-q', deleteOnSuccess: true })
+  async ping(input: { n?: number }) {
+    return this.steps.add(0, input?.n ?? 1);
+  }
+
   /** One step, then a failing one. */
   @Workflow({ name: 'admin.fail', queue: 'admin-q' })
   async fail(input: { reason?: string }) {
@@ -106,6 +121,20 @@ export class AdminTestWorkflows {
       Durable.startChild('admin.sum', { n: 1 }, { tags: [] }),
     ]);
     return kids.map((k) => k.id);
+  }
+
+  /** A backfill over the numbers 1..total (no table: each batch is generated), throttled by its input. */
+  @Workflow({ name: 'admin.numbers', queue: 'admin-slow' })
+  numbers(input: BackfillInput & { total?: number }) {
+    const total = input?.total ?? 1000;
+    return Durable.backfill<number, number>(input, {
+      batchSize: 20,
+      read: async (after, limit) =>
+        Array.from({ length: Math.max(0, Math.min(limit, total - (after ?? 0))) }, (_, i) => (after ?? 0) + i + 1),
+      key: (n) => n,
+      process: async () => {},
+      estimate: async () => total,
+    });
   }
 
   /** A step, a durable sleep, a message without timeout, one with a timeout: what the detail shows while it waits. */

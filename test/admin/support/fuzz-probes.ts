@@ -320,6 +320,20 @@ export function probes(seed: number): Probe[] {
     out.push({ method: 'GET', path: `live?run=${v}`, stream: true });
     out.push({ method: 'GET', path: `live?${pick(r, EXTRA_KEYS)}=${v}`, stream: true });
   }
+  // 8b. Backfills: the list's limit, and pause/resume of ids that are no backfill's run (nothing may change).
+  for (const v of NASTY) {
+    out.push({ method: 'GET', path: `backfills?limit=${v}` });
+    out.push({ method: 'GET', path: `backfills?${pick(r, EXTRA_KEYS)}=${v}` });
+  }
+  for (const id of ['no-such-run', 'S-1%2Fpause', '%00', 'x'.repeat(300)]) {
+    for (const action of ['pause', 'resume']) {
+      out.push({
+        method: 'POST',
+        path: `backfills/${id}/${action}`,
+        ...(r() < 0.5 ? { body: '{}', headers: { 'content-type': 'application/json' } } : {}),
+      });
+    }
+  }
   // 9. Charts.
   for (const v of NASTY) {
     out.push({ method: 'GET', path: `charts?range=${v}` });

@@ -1,5 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { WorkflowClient } from 'nestjs-durable';
+import request from 'supertest';
+import { eventually } from '../../support/engine-harness.js';
 import { AppModule } from '../../../src/app.module.js';
 import { APP_CONFIG, appConfigFromEnv, type AppConfig } from '../../../src/config/app-config.js';
 import { configureHttp } from '../../../src/http/http-setup.js';
@@ -32,6 +35,7 @@ export function testEnv(databaseUrl: string, extra: Record<string, string> = {})
     REVIEW_REQUEST_DELAY_MS: '300',
     ADMIN_TOKEN: 'test-admin-token',
     SHIPMENT_WEBHOOK_SECRET: TEST_SHIPMENT_SECRET,
+    CALLBACK_SECRET: 'test-callback-secret-of-at-least-32-bytes',
     PRISMA_POOL_SIZE: '5',
     DURABLE_POOL_SIZE: '4',
     ...extra,
@@ -57,4 +61,20 @@ export async function startExampleApp(
   configureHttp(app);
   await app.init();
   return app;
+}
+
+/** An order of one `sku` placed, paid and shipped through the app's HTTP API (its fulfilment run ended): its id and amount. */
+export async function shippedOrder(app: INestApplication, sku: string): Promise<{ id: string; amount: number }> {
+  const api = () => request(app.getHttpServer());
+  const placed = await api().post('/orders').send({ customer: 'Ada', email: 'ada@example.com', sku, quantity: 1 }).expect(201);
+  const id = placed.body.id as string;
+  await eventually(async () => (await api().get(`/orders/${id}`)).body.status === 'PAID', 20_000, `order ${id} paid`);
+  const body = { trackingNumber: `T-${id.slice(0, 8)}` };
+  await api().post(`/orders/${id}/shipment`).set(shipmentHeaders(id, body)).send(JSON.stringify(body)).expect(202);
+  await eventually(
+    async () => (await app.get(WorkflowClient).getRun(id))?.status === 'SUCCEEDED',
+    20_000,
+    `order ${id}'s fulfilment ended`,
+  );
+  return { id, amount: placed.body.amount as number };
 }

@@ -1,3 +1,6 @@
+import { BackfillsAdmin } from './backfills-admin.js';
+import { StreamsAdmin } from './streams-admin.js';
+import { SignalsAdmin } from './signals-admin.js';
 import type { DurableEngine } from '../engine/durable-engine.js';
 import type { SqlClient } from '../store/sql-client.js';
 import { AdminContext } from './admin-context.js';
@@ -15,6 +18,10 @@ export interface AdminServiceOptions {
   bulkTokenSecret?: string;
   /** A read replica's URL: lists, counts, statistics and charts are read there (see ReadReplica). */
   readReplicaUrl?: string;
+  /** Where the module mounts the signals' endpoints (its `signalPath`). */
+  signalPath?: string;
+  /** The admin API's path (`admin.path`). */
+  adminPath?: string;
 }
 
 /**
@@ -29,6 +36,9 @@ export class AdminService {
   readonly bulk: BulkAdmin;
   readonly schedules: SchedulesAdmin;
   readonly flow: FlowAdmin;
+  readonly backfills: BackfillsAdmin;
+  readonly streams: StreamsAdmin;
+  readonly signals: SignalsAdmin;
   readonly insights: InsightsAdmin;
   /** The live feed every live connection of this admin API shares (one statement per interval in all). */
   readonly live: LiveFeed;
@@ -43,6 +53,13 @@ export class AdminService {
     this.bulk = new BulkAdmin(c, new BulkTokens(options.bulkTokenSecret));
     this.schedules = new SchedulesAdmin(c);
     this.flow = new FlowAdmin(c);
+    this.backfills = new BackfillsAdmin(c);
+    this.streams = new StreamsAdmin(c);
+    this.signals = new SignalsAdmin(
+      c,
+      () => options.signalPath ?? 'durable/signals',
+      () => options.adminPath ?? 'durable',
+    );
     this.insights = new InsightsAdmin(c);
     this.live = new LiveFeed(
       () => c.store,

@@ -298,6 +298,18 @@ export function queueName(v: unknown): string {
 }
 
 /** Query of GET flow/queues/:queue/keys: `limit` 1..1000 (default 50). */
+/** Query of GET backfills: `limit` 1..1000 (default 50). */
+export function parseBackfillsQuery(raw: unknown): { limit: number } {
+  const q = onlyKnown(raw, ['limit']);
+  return { limit: intParam(q, 'limit', 1, 1000, 50) };
+}
+
+/** Query of GET runs/:id/streams/:stream: `from` (a position, default 0), `limit` 1..500 (default 100). */
+export function parseStreamPageQuery(raw: unknown): { from: number; limit: number } {
+  const q = onlyKnown(raw, ['from', 'limit']);
+  return { from: intParam(q, 'from', 0, 2_147_483_647, 0), limit: intParam(q, 'limit', 1, 500, 100) };
+}
+
 export function parseFlowKeysQuery(raw: unknown): { limit: number } {
   const q = onlyKnown(raw, ['limit']);
   return { limit: intParam(q, 'limit', 1, 1000, 50) };

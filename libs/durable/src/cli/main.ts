@@ -3,6 +3,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { CliIo } from './cli-io.js';
 import { runInit } from './init-command.js';
+import { runBackfillsCommand } from './backfills-command.js';
 import { runRunsCommand } from './runs-command.js';
 import { runSchedulesCommand } from './schedules-command.js';
 import { runVerifyCommand } from './verify-command.js';
@@ -28,4 +29,5 @@ const [command, ...rest] = process.argv.slice(2);
 if (command === 'verify') process.exitCode = await runVerifyCommand(rest, io);
 else if (command === 'runs') process.exitCode = await runRunsCommand(rest, io);
 else if (command === 'schedules') process.exitCode = await runSchedulesCommand(rest, io);
+else if (command === 'backfills') process.exitCode = await runBackfillsCommand(rest, io);
 else process.exitCode = runInit(process.argv.slice(2), io);

@@ -22,7 +22,7 @@ function outcome(r: ListItem): string {
   return (r.errorMessage ?? waits ?? r.outputSummary ?? '') + tags;
 }
 
-const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
+export const time = (iso: string | null | undefined) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '—');
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** Aligned columns; every cell escaped first, so a control character cannot break a row. */
@@ -58,6 +58,7 @@ interface Detail {
   startedAt: string | null;
   finishedAt: string | null;
   tags?: string[];
+  context?: unknown;
   error?: unknown;
   output?: unknown;
   steps: Array<{
@@ -78,6 +79,7 @@ export function formatRun(r: Detail): string {
     `queue ${r.queue} · created ${time(r.createdAt)} · started ${time(r.startedAt)} · finished ${time(r.finishedAt)}`,
   ];
   if (r.tags?.length) lines.push(`tags ${r.tags.join(', ')}`);
+  if (r.context !== null && r.context !== undefined) lines.push(`context ${clip(JSON.stringify(r.context), 200)}`);
   const err = r.error as { name?: string; message?: string } | null | undefined;
   if (err) lines.push(`error ${err.name ?? 'Error'}: ${err.message ?? JSON.stringify(err)}`);
   if (r.output !== null && r.output !== undefined) lines.push(`output ${clip(JSON.stringify(r.output), 200)}`);

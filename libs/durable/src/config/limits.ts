@@ -47,6 +47,8 @@ export const TIMED_OUT_STEP_WARN_MS = 5_000;
 export const PROGRESS_INTERVAL_MS = 1_000;
 /** Largest serialized Durable.progress() value. */
 export const MAX_PROGRESS_BYTES = 4 * 1024;
+/** Largest encoded context a run keeps (engine option `context`): it is read with every claim of the run. */
+export const MAX_CONTEXT_BYTES = 16 * 1024;
 /** The scheduler reads schedules due within this long ahead, so that it fires them on their slot (not a read later). */
 export const SCHEDULE_LOOKAHEAD_MS = 2_000;
 /** Schedules the scheduler reads and plans in one round at most (pages of scheduleBatchSize). */

@@ -1,3 +1,4 @@
+import { isSignalDefinition } from './signal-types.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { forbiddenCharacter } from './identifiers.js';
 import { CENTURY_MS, DAY_MS, MAX_NAME_LENGTH, MAX_PRIORITY, MAX_STEP_TIMEOUT_MS } from './limits.js';
@@ -186,6 +187,10 @@ export function checkWorkflowOptions(where: string, o: unknown): void {
       `concurrencyKey must be a function (input) => string | null that derives the run's concurrency key from its input (got ${show(w.concurrencyKey)}); a fixed key goes in the start option concurrencyKey`,
     );
   }
+  if (w.signals !== undefined && !(Array.isArray(w.signals) && w.signals.every(isSignalDefinition)))
+    problems.push(`signals must be a list of defineSignal() results, the signals its runs wait for (got ${show(w.signals)})`);
+  if (w.deleteOnSuccess !== undefined && typeof w.deleteOnSuccess !== 'boolean')
+    problems.push(`deleteOnSuccess must be true (a run that succeeds is deleted at its end) or false (got ${show(w.deleteOnSuccess)})`);
   if (problems.length) throw new InvalidOptionsError(`${where}: ${problems.join('; ')}.`);
 }
 

@@ -2,6 +2,9 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { InvalidOptionsError } from '../errors/index.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { contextOptionProblems, type DurableContextOptions } from './context-options.js';
+import { resolveCallbackOptions, type CallbackOptions, type ResolvedCallbackOptions } from './callback-options.js';
+import { isSignalDefinition, type SignalDefinition } from './signal-types.js';
 import { queueProblems, retryProblems } from './option-checks.js';
 import {
   leveledLogger,
@@ -155,11 +158,27 @@ export interface EngineOptions {
   telemetry?: TelemetryOptions;
   /** Lifecycle hooks (engine.onEvent, @OnDurableEvent): how they are read from the run history and delivered. */
   hooks?: HooksOptions;
+  /**
+   * The app's context (tenant, user…) a run keeps from its start() and gets back in every execution:
+   * captured, restored around the workflow and its steps, read with Durable.context(), and applied as
+   * SET LOCAL settings in transactional steps (PostgreSQL, for row-level security). See DurableContextOptions.
+   */
+  context?: DurableContextOptions<any>;
+  /** Callback URLs (Durable.callback): the secret they are signed with, and where they point. Without it Durable.callback() throws. */
+  callbacks?: CallbackOptions;
+  /** The signals of the app (defineSignal): payload checks for callbacks and signals sent through the engine. */
+  signals?: SignalDefinition<any>[];
 }
 
 export type ResolvedEngineOptions = Required<
-  Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion' | 'runVersions' | 'telemetry' | 'hooks'>
+  Omit<EngineOptions, 'queues' | 'retentionMs' | 'appVersion' | 'runVersions' | 'telemetry' | 'hooks' | 'context' | 'callbacks' | 'signals'>
 > & {
+  /** The callbacks option; null without one. */
+  callbacks: ResolvedCallbackOptions | null;
+  /** The app's signals by name. */
+  signals: ReadonlyMap<string, SignalDefinition<any>>;
+  /** The context option; null without one. */
+  context: DurableContextOptions | null;
   telemetry: Required<TelemetryOptions>;
   hooks: Required<HooksOptions>;
   queues: Record<string, QueueOptions>;
@@ -206,6 +225,9 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
     logger: o.logger ?? silentLogger,
     telemetry: resolveTelemetryOptions(o.telemetry),
     hooks: resolveHooksOptions(o.hooks),
+    context: o.context ?? null,
+    callbacks: null,
+    signals: new Map(),
   };
   const problems: string[] = [];
   const int = (name: string, v: unknown, min: number, max = Number.MAX_SAFE_INTEGER) => {
@@ -239,6 +261,9 @@ export function resolveEngineOptions(o: EngineOptions = {}): ResolvedEngineOptio
   }
   for (const [name, q] of Object.entries(r.queues)) problems.push(...queueProblems(`queues.${name}`, q));
   problems.push(...observabilityProblems(o));
+  problems.push(...contextOptionProblems(o.context));
+  r.callbacks = resolveCallbackOptions(o.callbacks, problems);
+  r.signals = resolveSignals(o.signals, problems);
   if (problems.length) throw new InvalidOptionsError(`Invalid nestjs-durable options: ${problems.join('; ')}.`);
   // Without logLevel the logger gets every message (Nest's Logger applies the app's own levels).
   if (o.logLevel !== undefined) r.logger = leveledLogger(r.logger, r.logLevel);
@@ -261,4 +286,20 @@ function resolveRunVersions(o: EngineOptions, problems: string[]): string[] | nu
     return null;
   }
   return [...new Set([app, ...(v === 'own' ? [] : v)])];
+}
+
+/** The signals option by name; a list with something else than defineSignal() results, or one name twice, is a problem. */
+function resolveSignals(list: unknown, problems: string[]): Map<string, SignalDefinition<any>> {
+  const byName = new Map<string, SignalDefinition<any>>();
+  if (list === undefined) return byName;
+  if (!Array.isArray(list)) {
+    problems.push('signals must be a list of defineSignal() results');
+    return byName;
+  }
+  for (const d of list as SignalDefinition[]) {
+    if (!isSignalDefinition(d)) problems.push('signals must hold defineSignal() results only');
+    else if (byName.has(d.name) && byName.get(d.name) !== d) problems.push(`signals: two signals are named "${d.name}"`);
+    else byName.set(d.name, d);
+  }
+  return byName;
 }

@@ -35,6 +35,9 @@ const ENGINE_OPTIONS: Record<keyof EngineOptions, true> = {
   logLevel: true,
   telemetry: true,
   hooks: true,
+  context: true,
+  callbacks: true,
+  signals: true,
 };
 export const ENGINE_OPTION_KEYS: readonly string[] = Object.keys(ENGINE_OPTIONS);
 

@@ -1,3 +1,4 @@
+import type { SignalDefinition } from '../config/signal-types.js';
 import type { RetryPolicy } from '../config/retry-policy.js';
 import type { WorkflowScheduleOptions } from './schedule.js';
 
@@ -24,6 +25,22 @@ export interface WorkflowOptions {
    * runtime is kept. See WorkflowScheduleOptions.
    */
   schedule?: WorkflowScheduleOptions;
+  /**
+   * The signals its runs wait for (defineSignal): a signal is delivered only to runs of workflows
+   * that declare it (its endpoint answers 409 for a run of another workflow), and the dashboard
+   * shows which workflows take it.
+   */
+  signals?: SignalDefinition<any>[];
+  /**
+   * Runs that are not kept: a run that succeeds is deleted by the statement that ends it, with its
+   * steps, history, messages, events and stream chunks (a job queue's "remove on complete"). Failed
+   * and cancelled runs are kept, and so is a child run (its parent reads its result from its row).
+   * Once deleted, the run is gone from the admin API and the dashboard, its id may start a new run,
+   * and `handle.result()` returns its output only in the process that ran it, for a minute after its
+   * end (elsewhere: RunNotFoundError); lifecycle hooks do not see it succeed. See docs/workflows-and-steps.md,
+   * "Runs that are not kept". Default false.
+   */
+  deleteOnSuccess?: boolean;
 }
 
 /** Prisma interactive-transaction options of a transactional step. */

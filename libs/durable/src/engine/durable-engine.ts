@@ -1,3 +1,5 @@
+import type { LocalRunEnd } from './local-results.js';
+import { backfills, controlBackfill, type BackfillView } from './backfills.js';
 import type { StepAttemptHooks } from '../config/clock.js';
 import type { EngineClock } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
@@ -36,6 +38,11 @@ import { ScheduleClient } from './schedule-client.js';
 import { startMany, startRun, type StartManyItem } from './start-runs.js';
 import { verifyRuns, type VerifyOptions, type VerifyReport } from './verify.js';
 import { checkEngineConfig } from './engine-config-check.js';
+import { readStream, type ReadStreamOptions, type StreamChunk } from './stream-reader.js';
+import { completeCallback, sendSignal, type CallbackDelivery } from './signals.js';
+import type { SignalDefinition } from '../definitions/signals.js';
+import { listStreams, type StreamSummary } from '../store/streams.js';
+import type { RunStatus } from '../store/rows.js';
 
 export type { DurableEngineConfig } from './engine-runtime.js';
 
@@ -178,6 +185,61 @@ export class DurableEngine implements HandleBackend {
     return send(this.context, runId, topic, payload, opts);
   }
 
+  /**
+   * Sends a signal (defineSignal, or its name among the option `signals`) to a run waiting for it
+   * with Durable.waitForSignal: the body checked against the signal's payload. The Nest module's
+   * signal endpoints and the dashboard call this after the signal's guards let the sender through.
+   */
+  sendSignal(runId: string, signal: SignalDefinition | string, body: unknown, opts: { idempotencyKey?: string } = {}): Promise<void> {
+    return sendSignal(this.context, runId, signal, body, opts);
+  }
+
+  /**
+   * Delivers the body POSTed to a callback URL (Durable.callback) to its run, for apps that route
+   * callbacks themselves (the Nest module mounts an endpoint that calls this). CallbackRefusedError
+   * when the token is not valid, expired, its run ended, or it was used with another body.
+   */
+  completeCallback(
+    token: string,
+    body: unknown,
+    check?: (signal: SignalDefinition, body: unknown) => Promise<unknown>,
+  ): Promise<CallbackDelivery> {
+    return completeCallback(this.context, token, body, check);
+  }
+
+  /** Pauses a backfill (a run whose workflow calls Durable.backfill) after its current batch; it waits without a worker slot. */
+  pauseBackfill(runId: string): Promise<void> {
+    return controlBackfill(this.context, runId, 'pause');
+  }
+
+  /** Lets a paused backfill go on from where it stopped. */
+  resumeBackfill(runId: string): Promise<void> {
+    return controlBackfill(this.context, runId, 'resume');
+  }
+
+  /** The newest backfills with their progress (rows done, estimate, rate, time left), newest first. */
+  backfills(opts: { limit?: number } = {}): Promise<BackfillView[]> {
+    return backfills(this.context.store, opts.limit);
+  }
+
+  /**
+   * The chunks of stream `stream` of run `runId` (Durable.stream), in order, from `opts.from`
+   * (default 0), live: waits for new chunks; ends after the stream's close(), or once the run ended
+   * and every chunk was read, or when `opts.signal` aborts. RunNotFoundError for an unknown run.
+   */
+  readStream<T = unknown>(
+    runId: string,
+    stream: string,
+    opts: ReadStreamOptions = {},
+  ): AsyncGenerator<StreamChunk<T>, RunStatus | null, undefined> {
+    return readStream<T>({ store: this.runtime.store, waits: this.runtime.streamWaits }, runId, stream, opts);
+  }
+
+  /** The streams run `runId` wrote to: chunks, ended (closed), last write. */
+  listStreams(runId: string, opts: { limit?: number } = {}): Promise<StreamSummary[]> {
+    return listStreams(this.runtime.store, runId, opts.limit ?? 100);
+  }
+
   /** The latest value the run published with Durable.setEvent(key), waiting up to `timeoutMs` (default 60 s); else null. */
   getEvent<T = unknown>(runId: string, key: string, opts: { timeoutMs?: number } = {}): Promise<T | null> {
     return getEvent<T>(this.context, runId, key, opts.timeoutMs ?? 60_000);
@@ -227,11 +289,15 @@ export class DurableEngine implements HandleBackend {
 
   // --- HandleBackend -------------------------------------------------------
 
-  fetchResult(id: string) {
-    return getResult(this.runtime.store, id);
+  async fetchResult(id: string) {
+    const row = await getResult(this.runtime.store, id);
+    if (row) return row;
+    // A run that is not kept and succeeded in this process a moment ago.
+    const output = this.runtime.local.deletedOutput(id);
+    return output === undefined ? null : { status: 'SUCCEEDED' as const, output: JSON.parse(output) as unknown, error: null };
   }
 
-  waitLocal(id: string, ms: number): Promise<void> {
+  waitLocal(id: string, ms: number): Promise<LocalRunEnd | undefined> {
     return this.runtime.local.wait(id, ms);
   }
 }

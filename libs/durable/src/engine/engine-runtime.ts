@@ -67,6 +67,8 @@ export class EngineRuntime {
   private readonly notifier: Notifier | null;
   private readonly wakeupNote: EngineConnections['wakeupNote'];
   readonly local = new LocalResults();
+  /** Readers of runs' streams in this process, woken when a chunk of the run is written (or the run ends). */
+  readonly streamWaits = new LocalResults();
   readonly context: EngineContext;
   private readonly telemetry: Telemetry;
   private readonly hookConsumers: HookConsumer[] = [];
@@ -87,6 +89,7 @@ export class EngineRuntime {
       cancelRequested: (runId) => this.worker.cancelRequested(runId),
       signal: (runId) => this.worker.signal(runId),
       limitsChanged: () => void this.worker.flow.refresh(),
+      streamed: (runId) => this.streamWaits.resolve(runId),
       reconnected: () => {
         void this.worker.flow.refresh();
         this.worker.wakeAll();
@@ -94,6 +97,13 @@ export class EngineRuntime {
       primaryChanged: () => this.worker.primaryChanged(),
     });
     this.store = conn.store;
+    if (this.options.context?.settings && this.store.sql.dialect === 'mysql') {
+      void conn.ownedPool?.end().catch(() => {});
+      throw new InvalidOptionsError(
+        'context.settings (SET LOCAL for row-level security) needs PostgreSQL: MariaDB has no row-level security. ' +
+          'Remove it and filter by Durable.context() in your queries (restore and Durable.context() work on MariaDB).',
+      );
+    }
     this.ownedPool = conn.ownedPool;
     this.pool = conn.pool;
     this.notifier = conn.notifier;
@@ -108,10 +118,16 @@ export class EngineRuntime {
       writes: groupedWrites(this.store),
       telemetry: this.telemetry,
       leaseStore: conn.leaseStore,
+      streamWritten: (runId) => this.streamWaits.resolve(runId),
+      runDeleted: (runId, output) => this.local.deletedRun(runId, output),
+      runEnded: (runId, end) => this.local.resolve(runId, end),
       newRun: (name, input, opts) => buildNewRun(this.registry, this.options, name, input, opts),
     };
     this.worker = new Worker(this.registry, services);
-    this.worker.onRunFinished((id) => this.local.resolve(id));
+    this.worker.onRunFinished((id) => {
+      this.local.resolve(id);
+      this.streamWaits.resolve(id);
+    });
     this.sweepStore = conn.sweepStore;
     this.sweeper = new Sweeper(conn.sweepStore ?? this.store, this.options);
     this.scheduler = this.options.schedules

@@ -9,12 +9,16 @@ import { FINISHED_STATUSES, type RunStatus } from '../store/rows.js';
 import { BACKOFF, backoffMs } from '../retry/backoff.js';
 import { decode } from '../codec/codec.js';
 import type { StartOutcome } from './start-options.js';
+import type { ReadStreamOptions, StreamChunk } from './stream-reader.js';
+import type { LocalRunEnd } from './local-results.js';
 
 /** What a handle needs from the engine. */
 export interface HandleBackend {
   fetchResult(id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null>;
-  /** Resolves when the run finishes in this process, or after `ms` — whichever is first. */
-  waitLocal(id: string, ms: number): Promise<void>;
+  /** Resolves when the run finishes in this process (with its end as written here), or after `ms` — whichever is first. */
+  waitLocal(id: string, ms: number): Promise<LocalRunEnd | undefined | void>;
+  /** The chunks of one of the run's streams (see DurableEngine.readStream). */
+  readStream?<T>(id: string, stream: string, opts: ReadStreamOptions): AsyncGenerator<StreamChunk<T>, RunStatus | null, undefined>;
 }
 
 /** A started run. `result()` waits for it to finish; the run goes on whether or not anyone waits. */
@@ -30,6 +34,16 @@ export class WorkflowHandle<TOutput = unknown> {
      */
     readonly outcome: StartOutcome | null = null,
   ) {}
+
+  /**
+   * The chunks the run writes to its stream `name` (Durable.stream(name)), from `opts.from`
+   * (default: the first), live: `for await (const { position, value } of handle.stream('answer'))`.
+   * Ends after the stream's close(), or once the run ended and every chunk was read.
+   */
+  stream<T = unknown>(name: string, opts: ReadStreamOptions = {}): AsyncGenerator<StreamChunk<T>, RunStatus | null, undefined> {
+    if (!this.backend.readStream) throw new InvalidArgumentError('stream(): this handle was made by a backend that cannot read streams.');
+    return this.backend.readStream<T>(this.id, name, opts);
+  }
 
   async status(): Promise<RunStatus> {
     const r = await this.backend.fetchResult(this.id);
@@ -51,14 +65,23 @@ export class WorkflowHandle<TOutput = unknown> {
     for (let attempt = 1; ; attempt++) {
       const r = await this.backend.fetchResult(this.id);
       if (!r) throw new RunNotFoundError(this.id);
-      if (FINISHED_STATUSES.has(r.status)) {
-        if (r.status === 'SUCCEEDED') return decode(r.output) as TOutput;
-        if (r.status === 'CANCELLED') throw new WorkflowCancelledError(this.id);
-        throw new WorkflowFailedError(this.id, r.error);
-      }
+      if (FINISHED_STATUSES.has(r.status)) return this.settle(r.status, r.output, r.error);
       const left = deadline - Date.now();
       if (left <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);
-      await this.backend.waitLocal(this.id, Math.min(backoffMs(BACKOFF.resultPoll, attempt), left));
+      // A run that ends in this process hands its end over: no read back.
+      const end = await this.backend.waitLocal(this.id, Math.min(backoffMs(BACKOFF.resultPoll, attempt), left));
+      if (end)
+        return this.settle(
+          end.status,
+          end.output === null ? null : JSON.parse(end.output),
+          end.error === null ? null : JSON.parse(end.error),
+        );
     }
+  }
+
+  private settle(status: RunStatus, output: unknown, error: unknown): TOutput {
+    if (status === 'SUCCEEDED') return decode(output) as TOutput;
+    if (status === 'CANCELLED') throw new WorkflowCancelledError(this.id);
+    throw new WorkflowFailedError(this.id, error);
   }
 }

@@ -18,6 +18,8 @@ export interface RunExport {
     workflowName: string;
     status: RunStatus;
     input: unknown;
+    /** The app's context the run was started with (engine option `context`), as stored; null without one. */
+    context: unknown;
     output: unknown;
     error: unknown;
     appVersion: string | null;
@@ -51,6 +53,7 @@ export async function exportRun(ctx: EngineContext, id: string): Promise<RunExpo
       workflowName: r.workflow_name,
       status: r.status,
       input: r.input ?? null,
+      context: r.context ?? null,
       output: r.output ?? null,
       error: r.error ?? null,
       appVersion: r.app_version,

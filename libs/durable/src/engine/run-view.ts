@@ -25,6 +25,8 @@ export interface RunView {
   updatedAt: Date;
   /** Set when cancel(id, { compensate: true }) was asked: the run compensates, then ends CANCELLED. */
   cancelRequestedAt: Date | null;
+  /** The app's context the run was started with (engine option `context`); undefined without one. */
+  context: unknown;
   /**
    * The latest Durable.progress() of the steps executing now (steps recorded since are left out),
    * and when it was written (database clock); null if none, and while the run is not RUNNING.
@@ -73,6 +75,7 @@ export function toRunView(r: RunRow): RunView {
     finishedAt: r.finished_at,
     updatedAt: r.updated_at,
     cancelRequestedAt: r.cancel_requested_at ?? null,
+    context: r.context == null ? undefined : decode(r.context),
     progress: progressOf(r),
     steps: r.steps.map((s) => ({
       seq: s.seq,

@@ -29,6 +29,12 @@ export interface StartOptions {
    */
   tags?: readonly string[];
   /**
+   * The app's context to keep with the run (engine option `context`), instead of what its `capture`
+   * returns: e.g. `{ tenantId: 'acme' }` from a script or a job that has no request. null: none.
+   * Read back inside the run with Durable.context(); children inherit it.
+   */
+  context?: unknown;
+  /**
    * Singleton: at most one active (PENDING, RUNNING or WAITING) run of this workflow has this key,
    * across all instances. A start whose key an active run holds creates nothing and returns that run
    * (`handle.outcome === 'deduplicated'`); once it has ended, the next start creates a new run.

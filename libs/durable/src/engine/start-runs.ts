@@ -7,6 +7,7 @@ import type { EngineContext } from './engine-context.js';
 import { buildNewRun } from './new-run.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
 import { startKeyedRun } from './keyed-start.js';
+import { startContext } from './start-context.js';
 
 /** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */
 export type StartManyItem =
@@ -25,6 +26,7 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
   const run = buildNewRun(e.registry, e.options, workflowName, input, opts);
   // The trace context of the caller (e.g. the HTTP request's span), stored only when there is one.
   run.traceparent = e.telemetry.tracing.activeTraceparent();
+  run.context = startContext(e.options, run.workflowName, opts);
   if (run.dedupeKey !== undefined || run.debounce) {
     const started = await startKeyedRun(opts.tx ? storeWithin(e.store, opts.tx) : e.store, run);
     if (started.outcome === 'started') e.telemetry.metrics.runsStarted(run.workflowName, run.queue);
@@ -76,7 +78,9 @@ export async function startMany(e: EngineContext, items: StartManyItem[], opts: 
     const item = it as { workflow?: unknown; name?: unknown; input?: unknown; options?: StartOptions; opts?: StartOptions } | null;
     const name = item?.workflow ?? item?.name;
     if (typeof name !== 'string') throw new InvalidArgumentError(`startMany: item ${i} needs a "workflow" name.`, 'items');
-    const run = buildNewRun(e.registry, e.options, name, item!.input, item!.options ?? item!.opts ?? {});
+    const runOpts = item!.options ?? item!.opts ?? {};
+    const run = buildNewRun(e.registry, e.options, name, item!.input, runOpts);
+    run.context = startContext(e.options, run.workflowName, runOpts);
     if (run.dedupeKey !== undefined || run.debounce) {
       throw new InvalidArgumentError(`startMany: item ${i} has a dedupeKey or debounce; start such runs one by one with start().`, 'items');
     }

@@ -33,7 +33,10 @@ export type DurableErrorCode =
   | 'PIVOT_PASSED'
   | 'UNDONE_STEPS'
   | 'NO_PRIMARY'
-  | 'UNSUPPORTED_DATABASE';
+  | 'UNSUPPORTED_DATABASE'
+  | 'CALLBACK_REFUSED'
+  | 'CALLBACK_TIMEOUT'
+  | 'SIGNAL_NOT_TAKEN';
 
 /**
  * Every error the library throws on purpose is a subclass of DurableError, one class per code:

@@ -1,5 +1,8 @@
 export { DurableError, type DurableErrorCode } from './durable-error.js';
 export { CompensationFailedError } from './compensation-failed-error.js';
+export { CallbackRefusedError, type CallbackRefusal } from './callback-refused-error.js';
+export { CallbackTimeoutError } from './callback-timeout-error.js';
+export { SignalNotTakenError } from './signal-not-taken-error.js';
 export { DeadlineExceededError } from './deadline-exceeded-error.js';
 export { DeterminismError, type DeterminismKind } from './determinism-error.js';
 export { DuplicateWorkflowError } from './duplicate-workflow-error.js';

@@ -1,4 +1,12 @@
-import { Inject, Injectable, Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { InvalidOptionsError, NotReadyError } from '../errors/index.js';
 import { DurableEngine } from '../engine/durable-engine.js';
@@ -7,7 +15,7 @@ import { isVerifyMode } from '../config/limits.js';
 import { WorkflowRegistry } from '../definitions/registry.js';
 import { isTransactionalPrisma, type TransactionalPrisma } from '../workflow/execution-services.js';
 import { WorkflowExplorer } from './workflow-explorer.js';
-import { DURABLE_OPTIONS, type DurableModuleOptions } from './module-definition.js';
+import { DURABLE_ENDPOINTS, DURABLE_OPTIONS, type DurableEndpointOptions, type DurableModuleOptions } from './module-definition.js';
 import { checkModuleOptions } from './module-options-check.js';
 
 /**
@@ -24,6 +32,7 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
     @Inject(DURABLE_OPTIONS) private readonly options: DurableModuleOptions,
     @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
     @Inject(WorkflowExplorer) private readonly explorer: WorkflowExplorer,
+    @Optional() @Inject(DURABLE_ENDPOINTS) private readonly endpoints: Required<DurableEndpointOptions> | null = null,
   ) {}
 
   get engine(): DurableEngine {
@@ -36,7 +45,8 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
 
   onModuleInit(): void {
     checkModuleOptions(this.options, false);
-    const { prisma, connection, poolSize, preparedStatements, logging, ...engineOptions } = this.options;
+    const { prisma, connection, poolSize, preparedStatements, logging, callbacks, ...engineOptions } = this.options;
+    const endpoints = this.endpoints;
     const client = this.resolvePrisma(prisma);
     if (typeof (client as { onModuleDestroy?: unknown }).onModuleDestroy === 'function') {
       // Nest calls every onModuleDestroy before beforeApplicationShutdown, where in-flight steps drain:
@@ -56,6 +66,9 @@ export class DurableRuntime implements OnModuleInit, OnApplicationBootstrap, Bef
       options: {
         ...engineOptions,
         logger: logging === false ? silentLogger : new Logger('Durable'),
+        // The signals and the callback path are the module's (static: they are its endpoints).
+        ...(endpoints?.signals.length ? { signals: endpoints.signals } : {}),
+        ...(callbacks ? { callbacks: { ...callbacks, path: endpoints?.callbackPath || callbacks.path || 'durable/callbacks' } } : {}),
         // Booted by `verify`: this instance only replays; it executes and schedules nothing.
         ...(isVerifyMode() ? { worker: false, schedules: false } : {}),
       },

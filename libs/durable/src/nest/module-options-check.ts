@@ -11,7 +11,7 @@ const MODULE: Record<Exclude<keyof DurableModuleOptions, keyof EngineOptions>, t
   logging: true,
 };
 /** forRoot()'s extras (consumed by the module builder, not part of the options the engine gets). */
-const EXTRAS = ['isGlobal', 'admin'];
+const EXTRAS = ['isGlobal', 'admin', 'signals', 'signalPath', 'callbackPath'];
 
 /** What else people write, and where it belongs in the module's options. */
 const ELSEWHERE: Record<string, string> = {

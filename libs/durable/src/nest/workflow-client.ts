@@ -1,3 +1,4 @@
+import type { BackfillView } from '../engine/backfills.js';
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { InvalidArgumentError, UnknownWorkflowError } from '../errors/index.js';
 import type { CancelOptions, ControlOptions, ForkResult } from '../engine/run-control.js';
@@ -8,6 +9,15 @@ import type { SendOptions } from '../engine/queries.js';
 import type { StartManyItem } from '../engine/start-runs.js';
 import type { StartOptions } from '../engine/new-run.js';
 import type { WorkflowHandle } from '../engine/handle.js';
+import type { ReadStreamOptions, StreamChunk } from '../engine/stream-reader.js';
+import type { StreamSummary } from '../store/streams.js';
+import type { RunStatus } from '../store/rows.js';
+import type { MessageEvent } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { streamEvents, type StreamEventsOptions } from './stream-events.js';
+import type { SignalDefinition } from '../definitions/signals.js';
+import type { CallbackDelivery } from '../engine/signals.js';
+import { checkPayloadClass } from './signal-endpoints.js';
 import type { ScheduleClient } from '../engine/schedule-client.js';
 import type { FlowControlClient } from '../engine/flow-control.js';
 import type { RunEvent } from '../store/history.js';
@@ -125,6 +135,68 @@ export class WorkflowClient {
    */
   send(runId: string, topic: string, payload: unknown, opts?: SendOptions): Promise<void> {
     return this.runtime.engine.send(runId, topic, payload, opts);
+  }
+
+  /** Pauses a backfill (a run whose workflow calls Durable.backfill) after its current batch; it waits without a worker slot. */
+  pauseBackfill(runId: string): Promise<void> {
+    return this.runtime.engine.pauseBackfill(runId);
+  }
+
+  /** Lets a paused backfill go on from where it stopped. */
+  resumeBackfill(runId: string): Promise<void> {
+    return this.runtime.engine.resumeBackfill(runId);
+  }
+
+  /** The newest backfills with their progress (rows done, estimate, rate, time left), newest first. */
+  backfills(opts?: { limit?: number }): Promise<BackfillView[]> {
+    return this.runtime.engine.backfills(opts);
+  }
+
+  /**
+   * Sends a signal (defineSignal) to a run waiting for it with Durable.waitForSignal, without the
+   * endpoint's guards (your code decides who may): `body` as a sender would POST it, checked against
+   * the signal's payload (a DTO class with ValidationPipe, or its function).
+   * 404-like RunNotFoundError for an unknown run; IllegalTransitionError once it ended.
+   */
+  async sendSignal<T>(
+    runId: string,
+    signal: SignalDefinition<T> | string,
+    body: unknown,
+    opts?: { idempotencyKey?: string },
+  ): Promise<void> {
+    const def = typeof signal === 'string' ? this.runtime.engine.options.signals.get(signal) : signal;
+    await this.runtime.engine.sendSignal(runId, signal as SignalDefinition, def ? await checkPayloadClass(def, body) : body, opts);
+  }
+
+  /**
+   * Delivers a body to the run of a callback token (Durable.callback), when your own route receives
+   * callbacks (the module's endpoint does this for you). CallbackRefusedError when refused.
+   */
+  completeCallback(token: string, body: unknown): Promise<CallbackDelivery> {
+    return this.runtime.engine.completeCallback(token, body, checkPayloadClass);
+  }
+
+  /** The chunks of a run's stream (Durable.stream), live, from `opts.from`; see DurableEngine.readStream. */
+  readStream<T = unknown>(
+    runId: string,
+    stream: string,
+    opts?: ReadStreamOptions,
+  ): AsyncGenerator<StreamChunk<T>, RunStatus | null, undefined> {
+    return this.runtime.engine.readStream<T>(runId, stream, opts);
+  }
+
+  /**
+   * A run's stream as Server-Sent Events, for an `@Sse()` route of your own (behind your guards):
+   * `return this.workflows.streamEvents(id, 'answer', { lastEventId: req.headers['last-event-id'] })`.
+   * Each chunk is an event whose id is its position (EventSource resumes after it), then `end`.
+   */
+  streamEvents<T = unknown>(runId: string, stream: string, opts: StreamEventsOptions = {}): Observable<MessageEvent> {
+    return streamEvents<T>((o) => this.runtime.engine.readStream<T>(runId, stream, o), opts);
+  }
+
+  /** The streams a run wrote to (chunks, ended, last write). */
+  listStreams(runId: string, opts?: { limit?: number }): Promise<StreamSummary[]> {
+    return this.runtime.engine.listStreams(runId, opts);
   }
 
   /**

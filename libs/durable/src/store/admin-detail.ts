@@ -25,7 +25,7 @@ SELECT r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.p
   r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
   r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, r.tags, ${clip('r.progress')} AS progress, now() AS db_now,
   r.concurrency_key,
-  r.traceparent, split_part(r.traceparent, '-', 2) AS trace_id,
+  r.traceparent, split_part(r.traceparent, '-', 2) AS trace_id, r.context,
   (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id)::int AS steps_total,
   (SELECT coalesce(json_agg(json_build_object('seq', s.seq, 'name', s.name, 'status', s.status, 'attempts', s.attempts,
       'startedAt', s.started_at, 'finishedAt', s.finished_at,

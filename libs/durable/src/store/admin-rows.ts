@@ -223,6 +223,7 @@ export function detailRun(r: Record<string, unknown>, steps: Array<Record<string
     progress: r.status === 'RUNNING' ? liveProgress(r.progress, steps) : null,
     traceparent,
     traceId: traceparent?.split('-')[1] || null,
+    context: json(r.context) ?? null,
   };
 }
 

@@ -1,5 +1,6 @@
 /** Bulk actions' own statement: deleting finished runs by id (cancel, resume and retry reuse control.ts). */
 import * as mysql from './mysql/maintenance.js';
+import { deleteRunParts } from './sql-fragments.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 
@@ -18,9 +19,7 @@ WITH d AS (
     WHERE id = ANY($1::text[]) AND status IN ('SUCCEEDED','FAILED','CANCELLED')
     FOR UPDATE SKIP LOCKED)
   RETURNING id),
-m AS (DELETE FROM durable_messages WHERE run_id IN (SELECT id FROM d)),
-e AS (DELETE FROM durable_events WHERE run_id IN (SELECT id FROM d)),
-h AS (DELETE FROM durable_run_events WHERE run_id IN (SELECT id FROM d))
+${deleteRunParts('IN (SELECT id FROM d)')}
 SELECT id FROM d`,
 );
 

@@ -1,7 +1,7 @@
 /** Checkpoints: what an execution writes for its run — finished steps and the run's end — fenced and batched. */
 import * as mysql from './mysql/checkpoints.js';
 import { statement } from './statement.js';
-import { cancelActorDetail, history, signalRuns } from './sql-fragments.js';
+import { cancelActorDetail, deleteRunParts, history, signalRuns } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import type { Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
@@ -17,12 +17,15 @@ const STEP_ROWS = (first: number) => {
     AS st(run_id, epoch, seq, name, status, output, error, attempts, dur, compensation, compensates))`;
 };
 
-/** The insert of the checkpoints in `st` whose run is in `l` (held: RUNNING under the checkpoint's epoch, locked). */
-const INSERT_STEP_ROWS = `
+/**
+ * The insert of the checkpoints in `st` whose run is in `l` (held: RUNNING under the checkpoint's
+ * epoch, locked), but not one the same statement deletes (`l.gone`, FINISH_RUNS).
+ */
+const INSERT_STEP_ROWS = (held: string) => `
   INSERT INTO durable_steps (run_id, seq, name, status, output, error, attempts, started_at, finished_at, compensation, compensates)
   SELECT st.run_id, st.seq, st.name, st.status, st.output::jsonb, st.error::jsonb, st.attempts, now() - st.dur * interval '1 millisecond', now(),
          st.compensation::jsonb, st.compensates
-  FROM st JOIN l ON l.id = st.run_id AND l.lease_epoch = st.epoch
+  FROM st JOIN l ON l.id = st.run_id AND l.lease_epoch = st.epoch${held}
   ON CONFLICT (run_id, seq) DO NOTHING
   RETURNING run_id, seq, name, status, attempts, error`;
 
@@ -56,7 +59,7 @@ lk AS MATERIALIZED (
   SELECT r.id, r.lease_epoch, r.status FROM durable_runs r WHERE r.id = ANY($1::text[])
   ORDER BY r.id FOR SHARE),
 l AS (SELECT id, lease_epoch FROM lk WHERE status = 'RUNNING'),
-s AS (${INSERT_STEP_ROWS}),
+s AS (${INSERT_STEP_ROWS('')}),
 hist AS (${STEP_FAILED_HISTORY('$12')})
 SELECT run_id, seq FROM s`,
 );
@@ -81,31 +84,36 @@ SELECT run_id, seq FROM s`,
  * A run asked to cancel with compensation (cancel_requested_at) is not ended SUCCEEDED: it comes back
  * with ended = false (its checkpoints are written), and its execution compensates instead (the lock
  * makes the check see a cancel that committed meanwhile). A finished child signals its parent (unless
- * the parent ends in this same statement). Returns the runs held under their epoch: ended, or refused
- * (ended = false).
+ * the parent ends in this same statement). $19 (booleans): the run is not kept once it succeeds
+ * (@Workflow({ deleteOnSuccess })): instead of its update, d deletes it (its steps by cascade) with its
+ * messages, events, history and stream chunks (each by an array of ids: index scans, whatever the plan), and its last checkpoints and its end's history are
+ * not written (`gone`). Returns the runs held under their epoch: ended, or refused (ended = false).
  */
 const FINISH_RUNS = statement(
   'finish_runs',
   `
 WITH t AS (
-  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS t(id, epoch, status, output, error)),
+  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $19::bool[]) AS t(id, epoch, status, output, error, del)),
 lk AS (
   SELECT r.id, r.lease_epoch, r.status, r.cancel_requested_at FROM durable_runs r
   WHERE r.id = ANY($18::text[])
   ORDER BY r.id FOR NO KEY UPDATE OF r),
-l AS (
-  SELECT lk.id, lk.lease_epoch, t.status, t.output, t.error, (t.status = 'SUCCEEDED' AND lk.cancel_requested_at IS NOT NULL) AS refused
+lr AS (
+  SELECT lk.id, lk.lease_epoch, t.status, t.output, t.error, t.del, (t.status = 'SUCCEEDED' AND lk.cancel_requested_at IS NOT NULL) AS refused
   FROM lk JOIN t ON t.id = lk.id AND lk.lease_epoch = t.epoch
   WHERE lk.status = 'RUNNING' AND (SELECT count(*) FROM lk) >= 0),
+l AS (SELECT lr.*, (lr.del AND lr.status = 'SUCCEEDED' AND NOT lr.refused) AS gone FROM lr),
 ${STEP_ROWS(6)},
-s AS (${INSERT_STEP_ROWS}),
+s AS (${INSERT_STEP_ROWS(' AND NOT l.gone')}),
 shist AS (${STEP_FAILED_HISTORY('$17')}),
 u AS (
   UPDATE durable_runs r
   SET status = l.status, output = l.output::jsonb, error = l.error::jsonb, finished_at = now(), updated_at = now(),
       lease_owner = NULL, lease_expires_at = NULL
-  FROM l WHERE r.id = l.id AND NOT l.refused
+  FROM l WHERE r.id = l.id AND NOT l.refused AND NOT l.gone
   RETURNING r.id, r.parent_id, r.status, r.error),
+d AS (DELETE FROM durable_runs WHERE id = ANY(ARRAY(SELECT id FROM l WHERE gone)) RETURNING id),
+${deleteRunParts('= ANY(ARRAY(SELECT id FROM l WHERE gone))')},
 ${END_WAITS('w', "SELECT id FROM u WHERE status = 'CANCELLED'")},
 hist AS (${history(
     '$17',
@@ -114,9 +122,23 @@ hist AS (${history(
               WHEN 'CANCELLED' THEN jsonb_build_object('compensated', true) || ${cancelActorDetail('u.id')} END FROM u WHERE true`,
   )}),
 ${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND parent_id <> ALL($1::text[])')}
-SELECT id, true AS ended, (SELECT n FROM par_n) AS signalled FROM u
+SELECT id, true AS ended, (SELECT n FROM par_n) AS signalled, false AS gone FROM u
 UNION ALL
-SELECT id, false, NULL FROM l WHERE refused`,
+SELECT id, true, NULL, true FROM d
+UNION ALL
+SELECT id, false, NULL, false FROM l WHERE refused`,
+);
+
+/**
+ * After an end that deleted runs ($1): the rows of theirs that committed while that statement ran
+ * (a send or a history row that locked the run first: FOR KEY SHARE, so the delete waited for it)
+ * are not in its snapshot; this later statement's snapshot has them.
+ */
+const DELETE_LEFTOVERS = statement(
+  'delete_leftovers',
+  `
+WITH ${deleteRunParts('= ANY($1::text[])')}
+SELECT 1`,
 );
 
 /** Fenced checkpoints of many steps in one statement; returns the `${runId}:${seq}` keys written. */
@@ -139,7 +161,7 @@ export async function insertStep(store: Store, step: StepCheckpoint): Promise<bo
 export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<string, EndResult>> {
   if (store.sql.dialect === 'mysql') return mysql.finishRuns(store, ends);
   const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
-  const rows = await store.sql.query<{ id: string; ended: boolean }>(FINISH_RUNS, [
+  const rows = await store.sql.query<{ id: string; ended: boolean; gone: boolean }>(FINISH_RUNS, [
     col('runId'),
     col('epoch'),
     col('status'),
@@ -148,7 +170,11 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
     store.history,
     lockedIds(ends),
+    col('delete').map((d) => d === true),
   ]);
+  const gone = rows.filter((r) => r.gone).map((r) => r.id);
+  // The end is written; leftovers it could not remove now stay only if this fails too (both rare).
+  if (gone.length) await store.sql.execute(DELETE_LEFTOVERS, [gone]).catch(() => 0);
   return new Map(rows.map((r) => [r.id, r.ended ? 'ended' : 'cancelling']));
 }
 

@@ -12,7 +12,7 @@ import type { NewRun } from './rows.js';
  * child: $3 seq, $4 step name, $5 child id, $6 workflow, $7 queue, $8 input, $9 priority,
  * $10 delay ms, $11 timeout ms, $12 step output, $15 concurrency key, $16 traceparent (the parent's
  * execution span: the child's spans join the parent's trace), $17 tags (a JSON array of strings as
- * text, or null: the parent's tags); $13 app version, $14 history.
+ * text, or null: the parent's tags); $13 app version, $14 history. A child carries its parent's context (engine option `context`).
  * An existing child id of the same workflow is adopted (idempotent start); of another workflow,
  * nothing is written for it and `conflicts` names it. One wake-up per queue. A parent being cancelled
  * with compensation (a startChild that was in flight when the cancel came) passes the request on:
@@ -24,7 +24,7 @@ const START_CHILDREN = statement(
   'start_children',
   `
 WITH run AS (
-  SELECT id, cancel_requested_at, tags, order_at FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+  SELECT id, cancel_requested_at, tags, order_at, context FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
 c AS (
   SELECT * FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::float8[], $11::float8[], $12::text[],
                        $15::text[], $16::text[], $17::text[])
@@ -34,11 +34,12 @@ other AS (SELECT c.seq, r.workflow_name FROM c JOIN durable_runs r ON r.id = c.i
 ok AS (SELECT * FROM c WHERE c.seq NOT IN (SELECT seq FROM other)),
 child AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
-                            cancel_requested_at, concurrency_key, traceparent, tags)
+                            cancel_requested_at, concurrency_key, traceparent, tags, context)
   SELECT id, wf, q, 'PENDING', inp::jsonb, pr, now() + coalesce(delay_ms, 0) * interval '1 millisecond',
          CASE WHEN delay_ms > 0 THEN now() + delay_ms * interval '1 millisecond' ELSE (SELECT order_at FROM run) END,
          now() + timeout_ms * interval '1 millisecond', $1, $13, (SELECT cancel_requested_at FROM run), ck, tp,
-         CASE WHEN tg IS NULL THEN (SELECT tags FROM run) ELSE ARRAY(SELECT jsonb_array_elements_text(tg::jsonb)) END
+         CASE WHEN tg IS NULL THEN (SELECT tags FROM run) ELSE ARRAY(SELECT jsonb_array_elements_text(tg::jsonb)) END,
+         (SELECT context FROM run)
   FROM ok
   ON CONFLICT (id) DO NOTHING
   RETURNING id, workflow_name, queue, available_at <= ${DUE_BY} AS due),

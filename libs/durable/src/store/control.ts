@@ -184,9 +184,9 @@ WITH src0 AS (SELECT * FROM durable_runs WHERE id = $1),
 src AS (SELECT * FROM src0 WHERE ${NOTHING_UNDONE_BEFORE}),
 ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version,
-                            concurrency_key)
+                            concurrency_key, context)
   SELECT $2, src.workflow_name, src.queue, 'PENDING', src.input, src.priority, now(),
-         now() + (src.deadline_at - src.created_at), $4, src.concurrency_key
+         now() + (src.deadline_at - src.created_at), $4, src.concurrency_key, src.context
   FROM src
   RETURNING id, queue),
 copied AS (

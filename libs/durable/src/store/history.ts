@@ -16,11 +16,17 @@ const SELECT_RUN_EVENTS = statement(
 SELECT e.id::text AS id, e.kind, e.detail, e.at FROM durable_run_events e WHERE e.run_id = $1 ORDER BY e.id LIMIT $2`,
 );
 
-/** One history row written on its own (rare paths only: a step retried, a lease found lost). */
+/**
+ * One history row written on its own (rare paths only: a step retried, a lease found lost), for a
+ * run that exists: a worker that wakes after its run was taken over and deleted (not kept) leaves
+ * no row behind. FOR KEY SHARE orders it with an end that deletes the run, as for messages
+ * (messages.ts). Index: the runs' primary key.
+ */
 const INSERT_RUN_EVENT = statement(
   'insert_run_event',
   `
-INSERT INTO durable_run_events (run_id, kind, detail) VALUES ($1, $2, $3::jsonb) RETURNING id`,
+WITH r AS (SELECT id FROM durable_runs WHERE id = $1 FOR KEY SHARE)
+INSERT INTO durable_run_events (run_id, kind, detail) SELECT id, $2, $3::jsonb FROM r RETURNING id`,
 );
 
 /** Writes one history row (unless history is off). */

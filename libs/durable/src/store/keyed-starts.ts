@@ -12,13 +12,13 @@ import type { DebounceStart, NewRun } from './rows.js';
 import type { Store } from './store.js';
 import { ACTIVE } from './schedule-rows.js';
 
-/** Columns and values shared by both inserts: $1 id … $12 tags (see INSERT_DEDUPED). */
-const COLUMNS = `id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, concurrency_key, traceparent, tags`;
+/** Columns and values shared by both inserts: $1 id … $12 tags (see INSERT_DEDUPED), and the context (INSERT_DEDUPED's $15, DEBOUNCE_START's $18). */
+const COLUMNS = `id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, concurrency_key, traceparent, tags, context`;
 
 /**
  * A run with dedupe key $13 (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
  * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (null = none), $9 app version,
- * $10 concurrency key, $11 traceparent, $12 tags text[], $13 dedupe key, $14 history.
+ * $10 concurrency key, $11 traceparent, $12 tags text[], $13 dedupe key, $14 history, $15 context jsonb (null: none).
  * No row when the id exists or an active run of the workflow holds the key (any unique conflict).
  */
 const INSERT_DEDUPED = statement(
@@ -27,7 +27,7 @@ const INSERT_DEDUPED = statement(
 WITH ins AS (
   INSERT INTO durable_runs (${COLUMNS}, dedupe_key)
   VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
-          now() + $8::float8 * interval '1 millisecond', $9, $10, $11, $12::text[], $13)
+          now() + $8::float8 * interval '1 millisecond', $9, $10, $11, $12::text[], $15::jsonb, $13)
   ON CONFLICT DO NOTHING
   RETURNING id, queue, available_at <= ${DUE_BY} AS due),
 hist AS (${history('$14', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue, 'dedupeKey', $13::text) FROM ins WHERE true`)})
@@ -71,7 +71,7 @@ WITH cur AS (
 ins AS (
   INSERT INTO durable_runs (${COLUMNS}, debounce_key, debounce_until)
   SELECT $1, $2, $3, 'PENDING', $4::jsonb, $5, now() + least($16::float8, coalesce($17::float8, $16::float8)) * interval '1 millisecond',
-         now() + $8::float8 * interval '1 millisecond', $9, $10, $11, $12::text[], $13, now() + $17::float8 * interval '1 millisecond'
+         now() + $8::float8 * interval '1 millisecond', $9, $10, $11, $12::text[], $18::jsonb, $13, now() + $17::float8 * interval '1 millisecond'
   WHERE NOT EXISTS (SELECT 1 FROM cur) AND $6::timestamptz IS NULL AND $7::float8 IS NULL -- (never set with debounce)
   ON CONFLICT DO NOTHING
   RETURNING id, queue, available_at),
@@ -101,7 +101,7 @@ const common = (r: NewRun) => [
 /** Inserts a run with a dedupe key; false on a conflict (its id exists, or an active run holds the key). */
 export async function insertDeduped(store: Store, r: NewRun, dedupeKey: string): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.insertDeduped(store, r, dedupeKey);
-  return (await store.sql.query(INSERT_DEDUPED, [...common(r), dedupeKey, store.history])).length === 1;
+  return (await store.sql.query(INSERT_DEDUPED, [...common(r), dedupeKey, store.history, r.context ?? null])).length === 1;
 }
 
 /** What a dedupe conflict was with: the run with the same id, or the active run holding the key; null if it ended meanwhile. */
@@ -133,6 +133,7 @@ export async function debounceStart(
     d.input,
     d.periodMs,
     d.maxDelayMs,
+    r.context ?? null,
   ]);
   return row ? { id: row.id, created: row.created === true, startsAt: new Date(row.available_at) } : null;
 }

@@ -28,13 +28,13 @@ export const claimUpdate = (startedAt: string) => `u AS (
       order_at = CASE WHEN r.started_at IS NULL THEN r.order_at - interval '1 millisecond' ELSE r.order_at END
   FROM c WHERE r.id = c.id AND r.id = ANY(ARRAY(SELECT id FROM c))
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
-            r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, r.traceparent, ${STEPS_OF_R} AS steps),
+            r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, r.traceparent, r.context, ${STEPS_OF_R} AS steps),
 hist AS (${history(
   '$6',
   `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
   jsonb_build_object('worker', $3::text, 'epoch', lease_epoch, 'attempt', attempt) FROM u WHERE true`,
 )})
-SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, traceparent, steps FROM u`;
+SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at, cancelling, failing, traceparent, context, steps FROM u`;
 
 /**
  * A queue with cluster-wide limits is claimed by CLAIM_LIMITED only (store/flow-claim.ts). This guard
@@ -191,6 +191,7 @@ export function claimedRun(r: Record<string, unknown>): ClaimedRun {
     cancelRequested: r.cancelling === true,
     failing: r.failing == null ? null : parsed<RunFailure>(r.failing),
     traceparent: (r.traceparent as string | null) ?? null,
+    context: r.context == null ? null : parsed(r.context),
     steps: parsed<RecordedStep[]>(r.steps),
   };
 }

@@ -1,5 +1,12 @@
 import type pg from 'pg';
-import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, FLOW_LIMITS_CHANNEL, SIGNAL_CHANNEL, WAKEUP_CHANNEL } from './sql-fragments.js';
+import {
+  CANCEL_CHANNEL,
+  COMPENSATE_CHANNEL,
+  FLOW_LIMITS_CHANNEL,
+  SIGNAL_CHANNEL,
+  STREAM_CHANNEL,
+  WAKEUP_CHANNEL,
+} from './sql-fragments.js';
 
 /** The channels the engine's LISTEN session listens on. */
 export const LISTEN_CHANNELS = {
@@ -8,6 +15,7 @@ export const LISTEN_CHANNELS = {
   signal: SIGNAL_CHANNEL,
   compensate: COMPENSATE_CHANNEL,
   flowLimits: FLOW_LIMITS_CHANNEL,
+  stream: STREAM_CHANNEL,
 } as const;
 
 /** Is the session's server the primary, and does the session listen on every channel? One round trip. */

@@ -1,7 +1,7 @@
 /** Maintenance the sweeper runs besides expired leases: passed deadlines and retention. */
 import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
-import { history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { deleteRunParts, history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
 import type { Store } from './store.js';
 
 /**
@@ -63,9 +63,7 @@ WITH d AS (
     ORDER BY finished_at LIMIT $2
     FOR UPDATE SKIP LOCKED)
   RETURNING id),
-m AS (DELETE FROM durable_messages WHERE run_id IN (SELECT id FROM d)),
-e AS (DELETE FROM durable_events WHERE run_id IN (SELECT id FROM d)),
-h AS (DELETE FROM durable_run_events WHERE run_id IN (SELECT id FROM d))
+${deleteRunParts('IN (SELECT id FROM d)')}
 SELECT count(*)::int AS n FROM d`,
 );
 

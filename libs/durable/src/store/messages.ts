@@ -8,13 +8,17 @@ import type { Store } from './store.js';
  * WorkflowClient.send: store a message for run $1 on topic $2 ($3 payload jsonb, $4 idempotency key
  * or null, $5 the sender's traceparent or null) and signal the run (a WAITING run becomes due and its queue is woken; a RUNNING one is
  * told through SIGNAL_CHANNEL). Inside the caller's transaction, the message and the signal exist
- * iff it commits. A repeated idempotency key for the same run inserts nothing.
+ * iff it commits. A repeated idempotency key for the same run inserts nothing. With $6 (active
+ * only) a run that has ended counts as not found: nothing is stored for it (signals, callbacks).
+ * FOR KEY SHARE: an end that deletes the run (not kept) waits for this statement's commit, or this
+ * one for that end's and then finds no run; either way no message outlives its run (the end's
+ * leftovers statement removes one that committed first: see finishRuns).
  * Returns found (the run exists), sent (1 = new message).
  */
 const SEND_MESSAGE = statement(
   'send_message',
   `
-WITH r AS (SELECT id FROM durable_runs WHERE id = $1),
+WITH r AS (SELECT id FROM durable_runs WHERE id = $1 AND ($6::boolean IS NOT TRUE OR status NOT IN ('SUCCEEDED','FAILED','CANCELLED')) FOR KEY SHARE),
 ins AS (
   INSERT INTO durable_messages (run_id, topic, payload, idempotency_key, traceparent)
   SELECT id, $2, $3::jsonb, $4, $5 FROM r
@@ -35,7 +39,7 @@ const SEND_FROM_RUN = statement(
   `
 WITH run AS (
   SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
-target AS (SELECT id FROM durable_runs WHERE id = $5),
+target AS (SELECT id FROM durable_runs WHERE id = $5 FOR KEY SHARE),
 step AS (
   INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
   SELECT run.id, $3, $4, 'SUCCEEDED', NULL, 1, now(), now() FROM run, target
@@ -50,10 +54,10 @@ ${signalRuns('sig', 'SELECT run_id FROM ins')}
 SELECT (SELECT count(*) FROM run)::int AS held, (SELECT count(*) FROM target)::int AS found, (SELECT n FROM sig_n) AS signalled`,
 );
 
-/** Stores a message and signals the run; found = the run exists, sent = a new message (not a duplicate key). */
+/** Stores a message and signals the run; found = the run exists (and, with activeOnly, has not ended), sent = a new message (not a duplicate key). */
 export async function sendMessage(
   store: Store,
-  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null },
+  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null; activeOnly?: boolean },
 ): Promise<{ found: boolean; sent: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.sendMessage(store, a);
   const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [
@@ -62,6 +66,7 @@ export async function sendMessage(
     a.payload,
     a.idempotencyKey,
     a.traceparent,
+    a.activeOnly === true,
   ]);
   return { found: Number(row.found) === 1, sent: Number(row.sent) === 1 };
 }
@@ -93,4 +98,14 @@ export async function sendFromRun(
     a.traceparent,
   ]);
   return { held: Number(row.held) === 1, found: Number(row.found) === 1 };
+}
+
+/** The payload of run $1's message with idempotency key $2 (durable_messages_idempotency_key), as stored. */
+const MESSAGE_BY_KEY = statement('message_by_key', `SELECT payload FROM durable_messages WHERE run_id = $1 AND idempotency_key = $2`);
+
+/** The stored payload of the message sent to `runId` with `idempotencyKey`; undefined when there is none. */
+export async function messageByKey(store: Store, runId: string, idempotencyKey: string): Promise<{ payload: unknown } | undefined> {
+  if (store.sql.dialect === 'mysql') return mysql.messageByKey(store, runId, idempotencyKey);
+  const [row] = await store.sql.query<{ payload: unknown }>(MESSAGE_BY_KEY, [runId, idempotencyKey]);
+  return row;
 }

@@ -47,6 +47,8 @@ export interface ClaimedRun {
   failing?: RunFailure | null;
   /** The trace context the run was started in (W3C traceparent), if any: its execution spans continue that trace. */
   traceparent?: string | null;
+  /** The app's context captured when the run was started (engine option `context`), decoded; null without one. */
+  context?: unknown;
   steps: RecordedStep[];
 }
 
@@ -73,6 +75,8 @@ export interface NewRun {
   concurrencyKey: string | null;
   /** W3C traceparent of the span active at start() (telemetry); null or absent without one. */
   traceparent?: string | null;
+  /** The app's context at start (engine option `context`) as JSON text; null or absent without one. */
+  context?: string | null;
   /** Tags given at start (validated; [] = none). */
   tags: string[];
   /** Singleton: the start option dedupeKey (absent: none). */
@@ -118,6 +122,11 @@ export interface RunEnd {
   steps?: StepCheckpoint[];
   /** The run's parent (its parent_id; null for none): the end signals it, so it is locked with the run, in id order. */
   parentId: string | null;
+  /**
+   * Not kept (@Workflow({ deleteOnSuccess })): if it ends SUCCEEDED, the end's statement deletes the
+   * run with what belongs to it instead of recording the end (its last checkpoints are not written).
+   */
+  delete?: boolean;
 }
 
 /** A run as stored, with its steps (getRun). */
@@ -145,6 +154,7 @@ export interface RunRow {
   cancel_requested_at: Date | null;
   progress: unknown;
   traceparent: string | null;
+  context: unknown;
   steps: Array<RecordedStep & { attempts: number; startedAt: string | null; finishedAt: string }>;
 }
 
@@ -225,7 +235,7 @@ export type SchemaState =
   /** virtualClock: a MariaDB test database of the testing kit (it holds durable_virtual_clock). */
   | { status: 'current'; version: number; virtualClock?: boolean }
   | { status: 'missing'; version: number | null; missing: string[] }
-  | { status: 'older'; version: number; expected: number }
+  | { status: 'older'; version: number; expected: number; dialect?: 'mysql' }
   | { status: 'newer'; version: number; expected: number };
 
 export interface QueueFiguresRow {
@@ -281,5 +291,42 @@ export interface VerifyRunRow {
   status: RunStatus;
   appVersion: string | null;
   input: unknown;
+  /** The run's context as stored (codec form); null without one. */
+  context?: unknown;
   steps: RecordedStep[];
+}
+
+/** One chunk as written: `origin` makes the write idempotent (see DurableStreamChunk in durable.prisma). */
+export interface ChunkWrite {
+  runId: string;
+  epoch: number;
+  stream: string;
+  origin: string;
+  /** The encoded value (JSON text); null for the end marker. */
+  value: string | null;
+  isEnd: boolean;
+  /** Written from workflow code: the write's own step, recorded in the same statement. */
+  step: { seq: number; name: string } | null;
+}
+
+export interface StoredChunk {
+  position: number;
+  /** The stored JSON (the codec's encoding), as the driver returns it. */
+  value: unknown;
+  isEnd: boolean;
+}
+
+export interface StreamPage {
+  /** null: no such run (it never existed, or retention deleted it). */
+  status: RunStatus | null;
+  /** The stream was closed (its last chunk is the end marker), whatever the page holds. */
+  closed: boolean;
+  chunks: StoredChunk[];
+}
+
+export interface StreamSummary {
+  stream: string;
+  chunks: number;
+  ended: boolean;
+  lastWrittenAt: Date;
 }

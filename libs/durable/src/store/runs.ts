@@ -13,7 +13,7 @@ const FIRST_DUE = `coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * 
  * Enqueue one run (PENDING). $1 id, $2 workflow, $3 queue, $4 input jsonb, $5 priority,
  * $6 run-at (null = now), $7 delay ms (null = none), $8 timeout ms (deadline from now; null = none),
  * $9 parent id, $10 app version, $11 history, $12 concurrency key, $13 traceparent (the trace context
- * of the start; null without OpenTelemetry or an active span), $14 tags text[]. Existing id → no row (idempotent start).
+ * of the start; null without OpenTelemetry or an active span), $14 tags text[], $15 context jsonb (null: none). Existing id → no row (idempotent start).
  * order_at (the run's place in its queue, see QUEUE_ORDER in leases.ts) = available_at: when it is first due.
  * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
  */
@@ -22,9 +22,9 @@ const INSERT_RUN = statement(
   `
 WITH ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
-                            concurrency_key, traceparent, tags)
+                            concurrency_key, traceparent, tags, context)
   VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, ${FIRST_DUE}, ${FIRST_DUE},
-          now() + $8::float8 * interval '1 millisecond', $9, $10, $12, $13, $14::text[])
+          now() + $8::float8 * interval '1 millisecond', $9, $10, $12, $13, $14::text[], $15::jsonb)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, queue, available_at <= ${DUE_BY} AS due),
 hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
@@ -37,8 +37,8 @@ SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL 
  * process go together (group commit, engine/start-batch.ts). Parameters numbered as INSERT_RUN's, arrays
  * (one element per run) where a run has its own value: $1 ids, $2 workflows, $3 queues, $4 inputs (json text),
  * $5 priorities, $6 lease owner, $7 lease ms, $8 timeout ms (null = none), $9 parent ids, $10 app version,
- * $11 history, $12 concurrency keys, $13 traceparents, $14 tags (a JSON array of strings per run, as text).
- * Only for a queue without cluster-wide limits: the worker checks its list of limited queues, and the
+ * $11 history, $12 concurrency keys, $13 traceparents, $14 tags (a JSON array of strings per run, as text),
+ * $15 contexts (json text or null). Only for a queue without cluster-wide limits: the worker checks its list of limited queues, and the
  * statement checks again (that list may be stale: limits set at runtime on another instance), inserting
  * a run of a queue that has limits PENDING and unclaimed (claimed: false; a wake-up for its queue), so it
  * goes through the limited claim like any other. t is MATERIALIZED so that check runs once per run:
@@ -50,17 +50,17 @@ const INSERT_RUNS_CLAIMED = statement(
   `
 WITH t AS MATERIALIZED (
   SELECT t.*, EXISTS (SELECT 1 FROM durable_queue_limits l WHERE l.queue = t.q AND ${HAS_LIMIT}) AS lim
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $8::float8[], $9::text[], $12::text[], $13::text[], $14::text[])
-       AS t(id, wf, q, inp, pr, tmo, par, ck, tp, tg)),
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $8::float8[], $9::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+       AS t(id, wf, q, inp, pr, tmo, par, ck, tp, tg, cx)),
 ins AS (
 INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, parent_id,
-                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, concurrency_key, traceparent, tags)
+                          app_version, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, concurrency_key, traceparent, tags, context)
 SELECT t.id, t.wf, t.q, CASE WHEN t.lim THEN 'PENDING' ELSE 'RUNNING' END, t.inp::jsonb, t.pr, now(),
        now() + t.tmo * interval '1 millisecond', t.par, $10,
        CASE WHEN t.lim THEN NULL ELSE $6 END, CASE WHEN t.lim THEN 0 ELSE 1 END,
        CASE WHEN t.lim THEN NULL ELSE now() + $7::float8 * interval '1 millisecond' END,
        CASE WHEN t.lim THEN 0 ELSE 1 END, CASE WHEN t.lim THEN NULL ELSE now() END,
-       t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
+       t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb)), t.cx::jsonb
 FROM t
 ON CONFLICT (id) DO NOTHING
 RETURNING id, workflow_name, queue, status, lease_epoch, attempt, deadline_at, available_at),
@@ -78,19 +78,19 @@ SELECT id, status = 'RUNNING' AS claimed, lease_epoch, attempt, deadline_at, ava
  * Enqueue many runs in one statement (startMany). Arrays, one element per run: $1 ids, $2 workflows,
  * $3 queues, $4 inputs (json text), $5 priorities, $6 run-at (null = now), $7 timeout ms (null = none),
  * $8 parent ids, $9 app version (one value), $10 history, $11 concurrency keys, $12 traceparents, $13 tags (a JSON
- * array of strings per run, as text). Returns the ids actually inserted; one wake-up per queue. order_at as INSERT_RUN.
+ * array of strings per run, as text), $14 contexts (json text or null). Returns the ids actually inserted; one wake-up per queue. order_at as INSERT_RUN.
  */
 const INSERT_RUNS = statement(
   'insert_runs',
   `
 WITH ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
-                            concurrency_key, traceparent, tags)
+                            concurrency_key, traceparent, tags, context)
   SELECT t.id, t.wf, t.q, 'PENDING', t.inp::jsonb, t.pr, coalesce(t.ra, now()), coalesce(t.ra, now()), now() + t.tmo * interval '1 millisecond', t.par, $9,
-         t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb))
+         t.ck, t.tp, ARRAY(SELECT jsonb_array_elements_text(t.tg::jsonb)), t.cx::jsonb
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::int[], $6::timestamptz[], $7::float8[], $8::text[], $11::text[],
-              $12::text[], $13::text[])
-       AS t(id, wf, q, inp, pr, ra, tmo, par, ck, tp, tg)
+              $12::text[], $13::text[], $14::text[])
+       AS t(id, wf, q, inp, pr, ra, tmo, par, ck, tp, tg, cx)
   ON CONFLICT (id) DO NOTHING
   RETURNING id, workflow_name, queue),
 hist AS (${history('$10', `SELECT id, 'created', jsonb_build_object('workflow', workflow_name, 'queue', queue) FROM ins WHERE true`)}),
@@ -106,7 +106,7 @@ const SELECT_RUN_IDENTITY = statement(
 
 const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
   lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at,
-  cancel_requested_at, progress, concurrency_key, traceparent`;
+  cancel_requested_at, progress, concurrency_key, traceparent, context`;
 
 /** One run with its steps (WorkflowClient.getRun). */
 const SELECT_RUN = statement(
@@ -144,6 +144,7 @@ export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
     r.concurrencyKey,
     r.traceparent ?? null,
     r.tags,
+    r.context ?? null,
   ]);
   return rows.length === 1;
 }
@@ -181,6 +182,7 @@ export async function insertRunsClaimed(
     runs.map((r) => r.concurrencyKey),
     runs.map((r) => r.traceparent ?? null),
     runs.map((r) => JSON.stringify(r.tags)),
+    runs.map((r) => r.context ?? null),
   ]);
   const byId = new Map(runs.map((r) => [r.id, r]));
   return new Map(
@@ -197,6 +199,7 @@ export async function insertRunsClaimed(
         deadlineAt: toDate(row.deadline_at),
         availableAt: toDate(row.available_at),
         traceparent: r.traceparent ?? null,
+        context: r.context ? JSON.parse(r.context) : null,
         steps: [],
       };
       return [r.id, claimed];
@@ -221,6 +224,7 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
     runs.map((r) => r.concurrencyKey),
     runs.map((r) => r.traceparent ?? null),
     runs.map((r) => JSON.stringify(r.tags)),
+    runs.map((r) => r.context ?? null),
   ]);
   return new Set(rows.map((r) => r.id));
 }
@@ -244,6 +248,15 @@ export async function getResult(store: Store, id: string): Promise<{ status: Run
   if (store.sql.dialect === 'mysql') return mysql.getResult(store, id);
   const [row] = await store.sql.query<{ status: RunStatus; output: unknown; error: unknown }>(SELECT_RUN_RESULT, [id]);
   return row ?? null;
+}
+
+/** The run's status and workflow (primary key), or null. */
+const SELECT_RUN_WORKFLOW = statement('select_run_workflow', `SELECT status, workflow_name FROM durable_runs WHERE id = $1`);
+
+export async function runWorkflow(store: Store, id: string): Promise<{ status: RunStatus; workflowName: string } | null> {
+  const sql = store.sql.dialect === 'mysql' ? 'SELECT status, workflow_name FROM durable_runs WHERE id = ?' : SELECT_RUN_WORKFLOW;
+  const [row] = await store.sql.query<{ status: RunStatus; workflow_name: string }>(sql, [id]);
+  return row ? { status: row.status, workflowName: row.workflow_name } : null;
 }
 
 export async function runStatus(store: Store, id: string): Promise<RunStatus | null> {

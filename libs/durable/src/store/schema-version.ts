@@ -10,7 +10,7 @@ import type { SchemaState } from './rows.js';
  * `durable_schema.version` in prisma/durable.prisma, prisma/schema.sql and the newest file of
  * prisma/upgrades/ (a test keeps them equal). Raise it with every change to durable.prisma.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 6;
 
 /** The objects the engine cannot start without, by the column SCHEMA_STATE reports them in. */
 const REQUIRED = {
@@ -77,10 +77,15 @@ function parseVersion(expr: string | null): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** The SQL files (paths inside the package) that bring the tables from version `from` to `to`, in order. */
-export function upgradeSqlFiles(from: number, to = SCHEMA_VERSION): string[] {
+/**
+ * The SQL files (paths inside the package) that bring the tables from version `from` to `to`, in order:
+ * prisma/upgrades/ for PostgreSQL, prisma/upgrades/mysql/ for MySQL-family databases (whose tables
+ * begin at version 4).
+ */
+export function upgradeSqlFiles(from: number, to = SCHEMA_VERSION, dialect: 'postgres' | 'mysql' = 'postgres'): string[] {
   const files: string[] = [];
-  for (let v = from; v < to; v++) files.push(`prisma/upgrades/${v}-to-${v + 1}.sql`);
+  const dir = dialect === 'mysql' ? 'prisma/upgrades/mysql' : 'prisma/upgrades';
+  for (let v = from; v < to; v++) files.push(`${dir}/${v}-to-${v + 1}.sql`);
   return files;
 }
 
@@ -92,7 +97,7 @@ export function schemaStateError(state: SchemaState): DurableError | null {
     case 'missing':
       return new SchemaMissingError(state.missing);
     case 'older':
-      return new SchemaOutdatedError(state.version, state.expected, upgradeSqlFiles(state.version, state.expected));
+      return new SchemaOutdatedError(state.version, state.expected, upgradeSqlFiles(state.version, state.expected, state.dialect));
     case 'newer':
       return new SchemaTooNewError(state.version, state.expected);
   }

@@ -27,6 +27,18 @@ export const FLOW_LIMITS_CHANNEL = 'durable_flow_limits';
  */
 export const SIGNAL_CHANNEL = 'durable_signal';
 
+/** The tables that hold a run's parts by run_id without a foreign key: deleting a run deletes its rows there too (its steps go by cascade). */
+export const RUN_PART_TABLES = ['durable_messages', 'durable_events', 'durable_run_events', 'durable_stream_chunks'] as const;
+
+/**
+ * CTEs (p0, p1, …) that delete the parts of the runs `ids` names, in every RUN_PART_TABLES table:
+ * `ids` completes `WHERE run_id …`, e.g. `IN (SELECT id FROM d)` or `= ANY($1::text[])`.
+ */
+export const deleteRunParts = (ids: string) => RUN_PART_TABLES.map((t, i) => `p${i} AS (DELETE FROM ${t} WHERE run_id ${ids})`).join(',\n');
+
+/** Channel telling readers of a run's streams that a chunk was written; the payload is the run id. A hint: readers poll too. */
+export const STREAM_CHANNEL = 'durable_stream';
+
 /**
  * CTEs `<name>` and `<name>_n` that signal the runs whose ids `ids` (a subquery) selects: a
  * WAITING run becomes due at once (available_at = now()) and its queue is woken; a RUNNING run

@@ -21,7 +21,7 @@ export type { VerifyRunRow } from './rows.js';
 const VERIFY_RUNS_PAGE = statement(
   'verify_runs_page',
   `
-SELECT r.id, r.workflow_name, r.status, r.app_version, r.input, ${STEPS_OF_R} AS steps
+SELECT r.id, r.workflow_name, r.status, r.app_version, r.input, r.context, ${STEPS_OF_R} AS steps
 FROM durable_runs r
 WHERE r.id > $1
   AND (r.status IN ('PENDING','RUNNING','WAITING')
@@ -45,6 +45,7 @@ export async function verifyRunsPage(
     status: r.status as RunStatus,
     appVersion: (r.app_version as string | null) ?? null,
     input: r.input,
+    context: r.context ?? null,
     steps: parsed<RecordedStep[]>(r.steps),
   }));
 }

@@ -54,7 +54,12 @@ export async function replayRun(recording: RunExport | string, source: ReplaySou
     );
   }
   const def = registryOf(source).get(rec.run.workflowName);
-  const r = await replayAgainstRecording(def, { id: rec.run.id, input: rec.run.input, steps: rec.steps.map((s) => ({ ...s })) });
+  const r = await replayAgainstRecording(def, {
+    id: rec.run.id,
+    input: rec.run.input,
+    context: rec.run.context ?? null,
+    steps: rec.steps.map((s) => ({ ...s })),
+  });
   if (r.verdict === 'nondeterministic') throw r.error;
   const result: ReplayResult = { runId: rec.run.id, workflowName: rec.run.workflowName, replayed: r.replayed, outcome: r.outcome };
   if (r.outcome === 'returned') result.output = r.output;

@@ -10,6 +10,7 @@ import { runCompensations } from '../workflow/compensation.js';
 import { durableScope, ExecutionStopped, RunContext } from '../workflow/run-context.js';
 import type { ExecutionServices } from '../workflow/execution-services.js';
 import { ATTR } from '../telemetry/tracing.js';
+import { withinAppContext } from '../workflow/app-context.js';
 
 export type ExecutionOutcome = 'SUCCEEDED' | 'FAILED' | 'CANCELLED' | 'stopped';
 
@@ -32,7 +33,16 @@ export async function executeRun(
   // One span per execution, continuing the trace the run was started in; the workflow runs inside it.
   const span = tracing.startRun(run, queue, services.options.workerId);
   ctx.span = span;
-  const outcome = await tracing.withinRun(span, () => execute(run, ctx, registry, services));
+  // With a context (engine option `context`), the whole execution runs inside the app's restore.
+  let outcome: ExecutionOutcome;
+  try {
+    if (run.context != null) ctx.appContext = decode(run.context);
+    outcome = await tracing.withinRun(span, () => withinAppContext(ctx, () => execute(run, ctx, registry, services)));
+  } catch (err) {
+    // Only the context's decoding or the option's restore can throw here (execute never does): the run is tried again after its lease, like a crash.
+    services.options.logger.error(`run ${run.id} (${run.workflowName}): the context option's restore failed: ${errorText(err)}`);
+    outcome = 'stopped';
+  }
   if (outcome === 'stopped') tracing.end(span, ctx.suspended ? 'suspended' : (ctx.stopped ?? 'stopped'));
   else {
     if (outcome === 'FAILED') tracing.failed(span, ctx.failure, ATTR.outcome, outcome);
@@ -103,7 +113,13 @@ async function execute(
       }
       const error = status === 'FAILED' ? JSON.stringify(errorToJson(failure)) : null;
       if (status === 'FAILED') ctx.failure = failure;
-      const end = await finish(run, ctx, services, status, output, error);
+      // A workflow whose runs are not kept: a top-level run that succeeds is deleted by its end (a child is kept: its parent reads its result from its row).
+      const notKept =
+        status === 'SUCCEEDED' &&
+        run.parentId === null &&
+        registry.has(run.workflowName) &&
+        registry.get(run.workflowName).options.deleteOnSuccess === true;
+      const end = await finish(run, ctx, services, status, output, error, notKept);
       if (end !== 'cancelling') return end;
       // Cancelled with compensation before its end could be recorded: compensate, then end CANCELLED.
       ctx.slot?.resumed();
@@ -133,6 +149,7 @@ async function finish(
   status: EndStatus,
   output: string | null,
   error: string | null,
+  notKept: boolean,
 ): Promise<ExecutionOutcome | 'cancelling'> {
   // The last steps' checkpoints not written yet go with the end, in its statement; those in flight are written first.
   const carried = ctx.checkpoints.take();
@@ -141,9 +158,24 @@ async function finish(
   ctx.slot?.ending();
   try {
     await ctx.checkpoints.flush();
+    if (notKept) {
+      // A history row still on its way would outlive the run its end deletes.
+      await ctx.historySettled();
+      // This process's handles find the output before the row is gone (the end commits before its answer arrives).
+      services.runDeleted?.(run.id, output!);
+    }
     end = await ctx.releasing(() =>
       retryingWrite(ctx, () =>
-        services.writes.end({ runId: run.id, epoch: run.epoch, status, output, error, steps: carried.steps, parentId: run.parentId }),
+        services.writes.end({
+          runId: run.id,
+          epoch: run.epoch,
+          status,
+          output,
+          error,
+          steps: carried.steps,
+          parentId: run.parentId,
+          delete: notKept,
+        }),
       ),
     );
   } catch (err) {
@@ -159,6 +191,7 @@ async function finish(
     );
     return 'stopped';
   }
+  services.runEnded?.(run.id, { status, output, error });
   if (status === 'FAILED') services.options.logger.warn(`run ${run.id} (${run.workflowName}) FAILED: ${JSON.parse(error!).message}`);
   return status;
 }

@@ -10,6 +10,8 @@ export interface NotifierHandlers {
   cancelRequested?(runId: string): void;
   /** Something a RUNNING run may wait for arrived (a message, a finished child). */
   signal?(runId: string): void;
+  /** A chunk was written to one of the run's streams (payload: the run id). */
+  streamed?(runId: string): void;
   /** A queue's cluster-wide limits changed (payload: the queue). */
   limitsChanged?(queue: string): void;
   /** After (re)connecting: hints may have been missed meanwhile. */
@@ -66,6 +68,7 @@ export class Notifier {
       else if (msg.channel === LISTEN_CHANNELS.signal) this.handlers.signal?.(msg.payload);
       else if (msg.channel === LISTEN_CHANNELS.compensate) this.handlers.cancelRequested?.(msg.payload);
       else if (msg.channel === LISTEN_CHANNELS.flowLimits) this.handlers.limitsChanged?.(msg.payload);
+      else if (msg.channel === LISTEN_CHANNELS.stream) this.handlers.streamed?.(msg.payload);
     });
     try {
       await client.connect();

@@ -18,7 +18,7 @@ export interface QueueState {
   wokenDuringClaim: boolean;
   /** A claim is due at the next turn of the event loop (claimSoon). */
   claimQueued: boolean;
-  /** Runs the last claim found, Infinity when it came back full (it sizes the next claim: see claimSize). */
+  /** Runs the last claim found, Infinity before the first (it sizes the next claim: see claimSize). */
   lastClaimed: number;
   pollTimer?: NodeJS.Timeout;
   outage: OutageLog;
@@ -45,10 +45,12 @@ export function newQueueState(name: string, o: ResolvedEngineOptions): QueueStat
 const MIN_CLAIM = 4;
 
 /**
- * How many runs a claim asks for: every free slot while the queue may be deep (the last claim came
- * back full: lastClaimed is Infinity), else twice what the last claim found, at least MIN_CLAIM. A
- * claim holds the slots it asks for until it returns, and a start in this process that finds no
- * free slot cannot take the in-process path; so a claim of a nearly empty queue must not hold them all.
+ * How many runs a claim asks for: every free slot at first (the queue may be deep: lastClaimed is
+ * Infinity), then twice what the last claim found, at least MIN_CLAIM, so a queue that keeps
+ * claims full reaches every free slot in a few claims. A claim holds the slots it asks for until it
+ * returns, and a start in this process that finds no free slot cannot take the in-process path; so
+ * a claim that found a few runs must not make the next one hold them all (starts that found no slot
+ * went to the queue, the next claim found them, and so on).
  */
 export function claimSize(free: number, lastClaimed: number): number {
   return Math.min(free, Math.max(MIN_CLAIM, 2 * lastClaimed));

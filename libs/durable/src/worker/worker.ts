@@ -222,8 +222,8 @@ export class Worker {
               runs.map((r) => r.availableAt),
             );
           q.busy -= want - runs.length;
-          // A full claim says the queue may hold more: the next one asks for every free slot.
-          q.lastClaimed = runs.length === want ? Infinity : runs.length;
+          // The next claim asks for twice what this one found (claimSize): a full claim doubles it.
+          q.lastClaimed = runs.length;
           q.more = runs.length === want || q.wokenDuringClaim;
           for (const run of runs) {
             if (this.running) this.execute(run, q.name);

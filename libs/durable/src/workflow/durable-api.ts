@@ -10,7 +10,11 @@ import { startChild, type ChildOptions, type ChildWorkflowHandle } from './child
 import { setEvent } from './events.js';
 import { durableSend } from './messages.js';
 import { durableRecv, durableSleep } from './waits.js';
+import { durableStream, type DurableStreamWriter } from './streams.js';
+import { durableCallback, waitForSignal, type DurableCallback } from './signals.js';
+import type { SignalDefinition } from '../definitions/signals.js';
 import { patched } from './patches.js';
+import { backfill, type BackfillInput, type BackfillResult, type BackfillSpec } from './backfill.js';
 
 /** Options of Durable.step(): those of @Step(), with a compensation that is a function of the step's result. */
 export interface InlineStepOptions<T = unknown> extends Omit<StepOptions, 'name' | 'compensate'> {
@@ -32,6 +36,17 @@ export const Durable = {
     const scope = currentScope();
     if (!scope) throw new NotInWorkflowError('Durable.runId()');
     return scope.run.runId;
+  },
+
+  /**
+   * The app's context the run was started with (engine option `context`: what `capture()` returned
+   * in the request that started it, or the start option `context`), the same in every execution and
+   * on every instance; a child run has its parent's. undefined for a run started without one.
+   */
+  context<C = unknown>(): C | undefined {
+    const scope = currentScope();
+    if (!scope) throw new NotInWorkflowError('Durable.context()');
+    return scope.run.appContext as C | undefined;
   },
 
   /** True when called inside a running workflow or one of its steps. */
@@ -110,6 +125,20 @@ export const Durable = {
     return patched(id);
   },
 
+  /**
+   * Walks a table in key order and processes it in batches, each batch one transactional step: its
+   * writes (through the `tx` given to `process`) and the cursor commit together, so every row is
+   * processed exactly once across crashes and deploys. Call it as the body of a workflow
+   * (`return Durable.backfill(input, spec)`); start that workflow to run the backfill, with an id
+   * of your choosing to make starting it twice run it once. Pause and resume it with
+   * WorkflowClient.pauseBackfill/resumeBackfill (a paused backfill waits without a worker slot),
+   * cancel it like any run; its progress (rows done, estimate, rate) is the run's event
+   * 'durable.backfill', which the admin API and the dashboard show. Workflow code only.
+   */
+  backfill<Row, Key = unknown>(input: BackfillInput | null | undefined, spec: BackfillSpec<Row, Key>): Promise<BackfillResult<Key>> {
+    return backfill(input, spec);
+  },
+
   /** Current time in ms, recorded on first execution and replayed identically. */
   async now(): Promise<number> {
     return (await invokeStep(NOW, () => currentScope()?.run.services.clock.now() ?? Date.now())) as number;
@@ -148,12 +177,45 @@ export const Durable = {
   },
 
   /**
+   * Waits for a signal (defineSignal) sent to this run — from its endpoint (module option `signals`,
+   * behind the signal's guards), the dashboard, or WorkflowClient.sendSignal — and returns its
+   * payload; null after `timeoutMs`. A durable wait like recv: a long one suspends the run.
+   */
+  waitForSignal<T>(signal: SignalDefinition<T>, opts: { timeoutMs?: number } = {}): Promise<T | null> {
+    return waitForSignal<T>(signal, opts);
+  },
+
+  /**
+   * A callback URL for a third party (a payment provider, an e-signature service…) that resumes this
+   * run when it POSTs to it: `const cb = await Durable.callback({ timeoutMs })`, hand `cb.url` over
+   * in a step, then `const body = await cb.wait()`. The URL is signed (engine option
+   * `callbacks.secret`), the same on every replay, single use (a retry with the same body is
+   * accepted, another body refused) and dead after `timeoutMs` or once the run ended; with `signal`
+   * the body is checked against that signal's payload before it is accepted.
+   */
+  callback<T = unknown>(opts: { timeoutMs: number; signal?: SignalDefinition<T> }): Promise<DurableCallback<T>> {
+    return durableCallback<T>(opts);
+  },
+
+  /**
    * Sends a message to another run (e.g. parent ↔ child) from workflow code, exactly once: the
    * send is recorded with the step in one statement, so a replay does not send it again. The
    * receiver gets it with Durable.recv(topic). Unknown run → RunNotFoundError.
    */
   send(runId: string, topic: string, payload: unknown): Promise<void> {
     return durableSend(runId, topic, payload);
+  },
+
+  /**
+   * A stream of this run named `name`: `write(chunk)` appends to it, `close()` ends it (so does the
+   * run's end). Readers get the chunks live and from any position: `handle.stream(name)`,
+   * WorkflowClient.readStream / streamEvents (Server-Sent Events). From workflow code each write is
+   * a durable operation, stored exactly once at its position across replays; inside a step a chunk
+   * is stored as the step runs, and the step's n-th chunk only once across its attempts (a retried
+   * attempt goes on after what an earlier one stored). Chunks are kept with the run.
+   */
+  stream<T = unknown>(name: string): DurableStreamWriter<T> {
+    return durableStream<T>(name);
   },
 
   /**

@@ -33,6 +33,12 @@ export interface ExecutionServices {
   telemetry: Telemetry;
   /** The store on a connection kept for lease renewal (the LISTEN session) while it is up; the heartbeat falls back to `store`. */
   leaseStore?: () => Store | null;
+  /** Tells this process's readers of the run's streams that a chunk was stored (other processes hear it through the database). */
+  streamWritten?: (runId: string) => void;
+  /** A run that is not kept succeeded and its end (which deletes it) is being written: its output (codec JSON), for the handles of this process. */
+  runDeleted?: (runId: string, output: string) => void;
+  /** A run's end was written by this process (status, output and error as stored): its handles here take it as it is. */
+  runEnded?: (runId: string, end: { status: 'SUCCEEDED' | 'FAILED' | 'CANCELLED'; output: string | null; error: string | null }) => void;
   /**
    * Builds a validated run to insert (child workflows): the engine's checks and defaults for
    * workflow name, queue, priority, timeout and input encoding.

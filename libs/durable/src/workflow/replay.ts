@@ -15,6 +15,8 @@ export interface RecordedRun {
   id: string;
   /** The run's input as stored (codec form: durable_runs.input). */
   input: unknown;
+  /** The app's context the run was started with (codec form: durable_runs.context); absent or null without one. */
+  context?: unknown;
   /** Its checkpoints (durable_steps rows: seq, name, status, output, error). */
   steps: readonly RecordedStep[];
 }
@@ -75,6 +77,7 @@ const REPLAY_OPTIONS = resolveEngineOptions({ worker: false, schedules: false })
  */
 export async function replayAgainstRecording(def: WorkflowDefinition, run: RecordedRun, opts: ReplayOptions = {}): Promise<ReplayResult> {
   const ctx = new RunContext(run.id, 0, [...run.steps], replayServices(run.id), { replayOnly: true });
+  if (run.context != null) ctx.appContext = decode(run.context);
   let ended: ReplayResult['ended'] | null = null;
   let thrown: unknown = null;
   let threw = false;

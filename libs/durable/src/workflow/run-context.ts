@@ -83,6 +83,10 @@ export class RunContext {
   frontier: { seq: number; name: string } | null = null;
   /** Durable operations taken so far (replay only watches it to tell when the workflow has stopped moving). */
   operations = 0;
+  /** The app's context the run was started with (engine option `context`), decoded; undefined without one. */
+  appContext: unknown = undefined;
+  /** The SET LOCAL settings of its transactional steps, once computed (workflow/app-context.ts); undefined until then. */
+  appSettings: { names: string[]; values: string[] } | null | undefined = undefined;
   /** Checkpoints of completed steps not written yet (the workflow already has their results). */
   readonly checkpoints = new DeferredCheckpoints(this);
 
@@ -102,6 +106,20 @@ export class RunContext {
 
   /** Step executions this execution started, awaited by the workflow or not (see track). */
   private readonly started = new Set<Promise<unknown>>();
+  /** History rows this execution writes without waiting for them (a retried step), until each is written; made on first use. */
+  private historyWrites: Set<Promise<void>> | null = null;
+
+  /** A history row on its way (recordRunEvent): an end that deletes the run waits for it (historySettled). */
+  historyWritten(write: Promise<void>): void {
+    const writes = (this.historyWrites ??= new Set());
+    writes.add(write);
+    void write.then(() => writes.delete(write));
+  }
+
+  /** Resolves when the history rows on their way are written (or given up). */
+  async historySettled(): Promise<void> {
+    if (this.historyWrites?.size) await Promise.all(this.historyWrites);
+  }
 
   /**
    * Tracks a step the workflow started. A workflow may return (or throw) without awaiting one:

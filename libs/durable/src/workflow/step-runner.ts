@@ -16,6 +16,7 @@ import { isConnectionError } from '../store/connection-errors.js';
 import type { RecordedStep, StepCheckpoint, StepCompensation } from '../store/rows.js';
 import { storeWithin, type Store } from '../store/store.js';
 import { insertPivotStep } from '../store/pivot.js';
+import { setLocal } from '../store/session-settings.js';
 import { decode, encode, errorToJson, reviveError } from '../codec/codec.js';
 import type { StepAttemptHooks } from '../config/clock.js';
 import { resolveRetryPolicy } from '../config/retry-policy.js';
@@ -27,6 +28,7 @@ import { retryingWrite } from './retrying-write.js';
 import { currentScope, durableScope, ExecutionStopped, type PendingCompensation, type RunContext } from './run-context.js';
 import { recordRunEvent } from './run-history.js';
 import { pivotPassed } from './pivot.js';
+import { transactionSettings } from './app-context.js';
 import { attemptSignal, settled, type StepAttempt } from './step-attempt.js';
 
 /** How a @Step() method was called: its instance and arguments (a compensation named by the step needs them). */
@@ -172,7 +174,9 @@ async function executeStep(
       if (!final) {
         metrics.stepRetried(ctx.workflowName, def.name);
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
-        recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) });
+        ctx.historyWritten(
+          recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) }),
+        );
         const signal = forward ? ctx.forward.signal : ctx.abort.signal;
         const backoff = stepRetryDelay(policy, attempt);
         await delay(ctx.services.stepHooks.retryDelayMs?.(backoff) ?? backoff, undefined, { signal }).catch(() => {
@@ -247,6 +251,8 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
       () =>
         prisma.$transaction(async (tx) => {
           entered = true;
+          const settings = transactionSettings(ctx);
+          if (settings) await setLocal(storeWithin(ctx.services.store, tx), settings);
           const output = await durableScope.run({ run: ctx, step: { name: def.name, seq: a.seq, tx, signal } }, () =>
             ctx.services.telemetry.tracing.within(a.span, a.call),
           );

@@ -64,25 +64,40 @@ export function api(path, method, body) {
     credentials: 'same-origin',
     body: body === undefined ? undefined : JSON.stringify(body),
   }).then(function (res) {
-    return res.text().then(function (text) {
-      var data = null;
-      try {
-        data = text ? JSON.parse(text) : null;
-      } catch {
-        data = null;
-      }
+    return answerOf(res).then(function (data) {
       if (res.status === 401 || res.status === 403) {
         showAuth(res.status, data && data.message);
         throw new ApiError(res.status, 'Not authorized (' + res.status + ')');
       }
-      if (!res.ok) {
-        var msg = data && data.message ? (Array.isArray(data.message) ? data.message.join('; ') : data.message) : 'HTTP ' + res.status;
-        throw new ApiError(res.status, msg);
-      }
+      if (!res.ok) throw new ApiError(res.status, errorMessage(data, 'HTTP ' + res.status));
       hideAuth();
       return data;
     });
   });
+}
+
+/**
+ * An answer's body as JSON (null when empty or not JSON).
+ * @param {Response} res
+ * @returns {Promise<any>}
+ */
+export function answerOf(res) {
+  return res.text().then(function (text) {
+    try {
+      return text ? JSON.parse(text) : null;
+    } catch {
+      return null;
+    }
+  });
+}
+
+/**
+ * What an error answer says: its message (Nest's: a text or a list of them), else `fallback`.
+ * @param {any} data
+ * @param {string} fallback
+ */
+export function errorMessage(data, fallback) {
+  return data && data.message ? (Array.isArray(data.message) ? data.message.join('; ') : data.message) : fallback;
 }
 
 // ---------------------------------------------------------------- auth

@@ -16,6 +16,8 @@ import { initSchedules } from './schedules.js';
 import { initVersions } from './versions.js';
 import { initFlow } from './flow.js';
 import { initHooks } from './hooks.js';
+import { initBackfills } from './backfills.js';
+import { initSignals } from './signals.js';
 
 // ---------------------------------------------------------------- wiring
 var busy = false;
@@ -160,6 +162,8 @@ function init() {
   initVersions();
   initFlow();
   initHooks();
+  initBackfills();
+  initSignals();
   loadWorkflows();
   refreshAll();
   liveFollow();

@@ -3,7 +3,7 @@
 // out a debounce and singleton runs holding their dedupe key; in a run's detail, what holds it back.
 // User data is only ever inserted as text, never as HTML.
 import { el, tableHead, fmtTime } from './dom.js';
-import { nav } from './nav.js';
+import { runLink } from './nav.js';
 
 /**
  * Runs waiting out a debounce, and active runs holding a dedupe key (starts with those keys join them).
@@ -12,20 +12,6 @@ import { nav } from './nav.js';
  * @param {import('./api.js').ApiObject[]} singletons GET flow's singleton runs
  */
 export function keyedRuns(box, debounced, singletons) {
-  var link = function (/** @type {string} */ id) {
-    return el(
-      'a',
-      {
-        href: '#',
-        class: 'mono',
-        onclick: function (/** @type {Event} */ e) {
-          e.preventDefault();
-          nav.openRun(id);
-        },
-      },
-      id,
-    );
-  };
   var table = function (
     /** @type {string} */ id,
     /** @type {string} */ title,
@@ -47,7 +33,7 @@ export function keyedRuns(box, debounced, singletons) {
         null,
         el('td', { text: r.workflow }),
         el('td', { class: 'mono', text: r.key }),
-        el('td', null, link(r.runId)),
+        el('td', null, runLink(r.runId)),
         el('td', { text: fmtTime(r.startsAt) }),
         el('td', { text: r.latestStart ? fmtTime(r.latestStart) : '—' }),
       );
@@ -63,7 +49,7 @@ export function keyedRuns(box, debounced, singletons) {
         null,
         el('td', { text: r.workflow }),
         el('td', { class: 'mono', text: r.key }),
-        el('td', null, link(r.runId)),
+        el('td', null, runLink(r.runId)),
         el('td', { text: r.status }),
       );
     }),

@@ -24,6 +24,10 @@ import { state, saveHash, syncForm, filterParams } from './state.js';
 import { openRun } from './run-detail.js';
 import { selectCell, renderBulkBar, clearSelection } from './bulk.js';
 
+/** Workflows whose runs are deleted when they succeed (@Workflow({ deleteOnSuccess })), by name. */
+/** @type {Record<string, boolean>} */
+var notKept = {};
+
 export function loadWorkflows() {
   return api('workflows').then(function (w) {
     var sel = /** @type {HTMLSelectElement} */ ($('f-workflow'));
@@ -33,7 +37,9 @@ export function loadWorkflows() {
       have[o.value] = true;
     });
     w.workflows.forEach(function (/** @type {import('./api.js').ApiObject} */ wf) {
-      if (!have[wf.name]) sel.appendChild(el('option', { value: wf.name, text: wf.name }));
+      if (wf.options && wf.options.deleteOnSuccess) notKept[wf.name] = true;
+      if (!have[wf.name])
+        sel.appendChild(el('option', { value: wf.name, text: wf.name + (notKept[wf.name] ? ' (succeeded runs not kept)' : '') }));
     });
     sel.value = state.workflow;
     var dl = clear($('queue-list'));
@@ -153,6 +159,13 @@ export function renderList(data) {
     tb.appendChild(tr);
   });
   $('runs-empty').hidden = data.items.length > 0;
+  var gone = $('runs-not-kept');
+  gone.hidden = !notKept[state.workflow];
+  gone.textContent = gone.hidden
+    ? ''
+    : 'Runs of ' +
+      state.workflow +
+      ' that succeed are deleted at their end (deleteOnSuccess): only its active, failed and cancelled runs are here.';
   var page = state.cursors.length + 1;
   var more = data.countsCapped.some(function (/** @type {string} */ s) {
     return !state.statuses.length || state.statuses.indexOf(s) >= 0;

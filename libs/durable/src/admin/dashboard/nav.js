@@ -2,6 +2,7 @@
 // nestjs-durable dashboard: what one part of the page asks of another (open a run, reload the
 // lists, set a filter). The entry (dashboard.js) registers the implementations at start, so that
 // panels and leaf modules call them without importing the modules that define them (no import cycle).
+import { el } from './dom.js';
 
 /**
  * @typedef {object} Navigation
@@ -33,4 +34,23 @@ export const nav = {
 /** @param {Navigation} impl */
 export function registerNavigation(impl) {
   Object.assign(nav, impl);
+}
+
+/**
+ * A run's id as a link that opens its detail (the panels' lists of runs).
+ * @param {string} id
+ */
+export function runLink(id) {
+  return el(
+    'a',
+    {
+      href: '#',
+      class: 'mono',
+      onclick: function (/** @type {Event} */ e) {
+        e.preventDefault();
+        nav.openRun(id);
+      },
+    },
+    id,
+  );
 }

@@ -11,6 +11,7 @@ import { simpleTable, childrenTable, jsonView, errorBox } from './tables.js';
 import { confirmAction } from './actions.js';
 import { liveFollow } from './live.js';
 import { waitingBox } from './waiting.js';
+import { streamsTab } from './streams.js';
 
 // ---------------------------------------------------------------- run detail
 /**
@@ -215,6 +216,15 @@ export function facts(r) {
   if (r.status === 'WAITING')
     f('Next look', fmtTime(r.availableAt), 'Its timer, or a safety re-check: a message or a child finishing wakes it at once');
   if (r.tags && r.tags.length) f('Tags', r.tags.join(', '));
+  if (r.context !== null && r.context !== undefined) {
+    // The app's context the run was started with (engine option `context`: tenant, user…).
+    var context = JSON.stringify(r.context);
+    f(
+      'Context',
+      el('span', { id: 'run-context', class: 'mono', text: context.length > 200 ? context.slice(0, 199) + '…' : context }),
+      context,
+    );
+  }
   if (r.parentId)
     f(
       'Parent',
@@ -265,6 +275,7 @@ export function tabs(r) {
     ['output', 'Output', null],
     ['messages', 'Messages', r.totals.messages],
     ['events', 'Events', r.totals.events],
+    ['streams', 'Streams', null],
     ['history', 'History', r.totals.history],
     ['children', 'Children', r.totals.children],
   ];
@@ -296,6 +307,7 @@ export function tabs(r) {
   else if (t === 'messages')
     body.appendChild(simpleTable(r.messages, ['id', 'topic', 'payload', 'createdAt', 'consumedSeq'], r.totals.messages));
   else if (t === 'events') body.appendChild(simpleTable(r.events, ['key', 'value', 'updatedAt'], r.totals.events));
+  else if (t === 'streams') body.appendChild(streamsTab(r));
   else if (t === 'history') body.appendChild(simpleTable(r.history, ['at', 'kind', 'detail'], r.totals.history));
   else if (t === 'children') body.appendChild(childrenTable(r.children, r.totals.children));
   return el('div', null, bar, body);

@@ -4,7 +4,7 @@
 import { $, dialog, el, tableHead, clear, qs, badge, toast, fail, fmtTime, ago } from './dom.js';
 /** @typedef {import('./api.js').ApiObject} ApiObject */
 import { api } from './api.js';
-import { nav } from './nav.js';
+import { runLink } from './nav.js';
 import { whileOpen } from './panels.js';
 import { ask } from './actions.js';
 import { deleteSchedule, editSchedule } from './schedule-editor.js';
@@ -289,23 +289,7 @@ function detailRow(s) {
         'ul',
         null,
         s.runs.map(function (/** @type {import('./api.js').ApiObject} */ r) {
-          return el(
-            'li',
-            null,
-            el(
-              'a',
-              {
-                class: 'mono',
-                onclick: function () {
-                  nav.openRun(r.id);
-                },
-              },
-              r.id,
-            ),
-            ' ',
-            badge(r.status),
-            r.manual ? el('span', { class: 'muted', text: ' manual' }) : null,
-          );
+          return el('li', null, runLink(r.id), ' ', badge(r.status), r.manual ? el('span', { class: 'muted', text: ' manual' }) : null);
         }),
       )
     : el('div', { class: 'muted', text: 'No runs yet.' });

@@ -2,7 +2,7 @@
 // nestjs-durable dashboard: Small tables (messages, events, history, children) and the JSON viewer.
 // Plain browser ES module, no build step. User data is only ever inserted as text, never as HTML.
 import { el, tableHead, fmtTime, badge, nf } from './dom.js';
-import { nav } from './nav.js';
+import { runLink } from './nav.js';
 
 /**
  * @param {import('./api.js').ApiObject[]} rows
@@ -47,20 +47,7 @@ export function childrenTable(rows, total) {
       el(
         'tr',
         null,
-        el(
-          'td',
-          null,
-          el(
-            'a',
-            {
-              class: 'mono',
-              onclick: function () {
-                nav.openRun(c.id);
-              },
-            },
-            c.id,
-          ),
-        ),
+        el('td', null, runLink(c.id)),
         el('td', { text: c.workflowName }),
         el('td', null, badge(c.status)),
         el('td', { text: fmtTime(c.createdAt) }),

@@ -3,6 +3,7 @@ import { resolveAdminOptions, type DurableAdminOptions } from './admin-options.j
 import { AdminBootLog, createAdminControllers } from './admin.controller.js';
 import { AdminService } from '../../admin/admin-service.js';
 import { DurableRuntime } from '../durable-runtime.js';
+import { DURABLE_ENDPOINTS, type DurableEndpointOptions } from '../module-definition.js';
 import { StatementGate } from './statement-gate.js';
 import { createDashboardController } from './dashboard.controller.js';
 import { createNotFoundController } from './not-found.controller.js';
@@ -31,14 +32,19 @@ export function withAdmin(definition: DynamicModule, admin: DurableAdminOptions 
       { provide: AdminBootLog, useFactory: () => new AdminBootLog(settings) },
       {
         provide: AdminService,
-        inject: [DurableRuntime],
+        inject: [DurableRuntime, { token: DURABLE_ENDPOINTS, optional: true }],
         // At most a few admin statements at a time on the engine's pool (see StatementGate).
-        useFactory: (runtime: DurableRuntime) => {
+        useFactory: (runtime: DurableRuntime, endpoints?: Required<DurableEndpointOptions>) => {
           const gate = new StatementGate();
           return new AdminService(
             () => runtime.engine,
             (sql) => gate.wrap(sql),
-            { bulkTokenSecret: settings.bulkTokenSecret, readReplicaUrl: settings.readReplicaUrl },
+            {
+              bulkTokenSecret: settings.bulkTokenSecret,
+              readReplicaUrl: settings.readReplicaUrl,
+              signalPath: endpoints?.signalPath,
+              adminPath: settings.path,
+            },
           );
         },
       },

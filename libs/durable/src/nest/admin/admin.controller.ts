@@ -1,5 +1,8 @@
 import { Logger, type OnModuleInit, type Type } from '@nestjs/common';
 import type { ResolvedAdminOptions } from './admin-options.js';
+import { BackfillsController } from './backfills.controller.js';
+import { StreamsController } from './streams.controller.js';
+import { SignalsController } from './signals.controller.js';
 import { BulkController } from './bulk.controller.js';
 import { FlowController } from './flow.controller.js';
 import { InsightsController } from './insights.controller.js';
@@ -10,9 +13,17 @@ import { SchedulesController } from './schedules.controller.js';
 
 /** The admin API's controllers, one per thing it serves, for one module definition (path, guards). */
 export function createAdminControllers(settings: ResolvedAdminOptions): Array<Type<unknown>> {
-  return [RunsController, BulkController, SchedulesController, FlowController, InsightsController, LiveController].map((c) =>
-    createAdminRoute<unknown>(c, settings),
-  );
+  return [
+    RunsController,
+    BulkController,
+    SchedulesController,
+    FlowController,
+    BackfillsController,
+    StreamsController,
+    SignalsController,
+    InsightsController,
+    LiveController,
+  ].map((c) => createAdminRoute<unknown>(c, settings));
 }
 
 /** Says at boot where the admin API is and what protects it (a loud warning when nothing does). */

@@ -32,7 +32,7 @@ const clipped = (r: Record<string, unknown>, as: string): unknown => {
 const DETAIL_COLUMNS = `r.id, r.workflow_name, r.queue, r.status, r.input, r.output, r.error, r.priority, r.attempt,
   r.lease_owner, r.lease_expires_at, r.lease_epoch, r.parent_id, r.app_version, r.deadline_at, r.available_at,
   r.created_at, r.started_at, r.finished_at, r.updated_at, r.cancel_requested_at, r.tags, ${clip('r.progress', 'progress')},
-  r.concurrency_key, r.traceparent`;
+  r.concurrency_key, r.traceparent, r.context`;
 
 /**
  * See runDetail() in admin-detail.ts: the run with how many rows of each kind it has, then its newest

@@ -8,7 +8,7 @@ import type { Store } from '../store.js';
 import type { EndResult } from '../rows.js';
 import type { RunEnd, StepCheckpoint } from '../rows.js';
 import { SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../sql-fragments.js';
-import { bool, insertHistory, marks, NOW } from './sql.js';
+import { bool, deleteRuns, insertHistory, marks, NOW } from './sql.js';
 
 /** The runs among `ids` locked in id order, with what a fenced write needs to know of them. */
 async function lockRuns(sql: SqlClient, ids: string[], mode: 'FOR UPDATE' | 'LOCK IN SHARE MODE') {
@@ -105,15 +105,21 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
       return r !== undefined && r.status === 'RUNNING' && r.lease_epoch === e.epoch;
     });
     const heldIds = new Set(held.map((e) => e.runId));
-    const epochOf = new Map(held.map((e) => [e.runId, e.epoch]));
+    const refused = held.filter((e) => e.status === 'SUCCEEDED' && runs.get(e.runId)!.cancelling);
+    // Runs that are not kept and succeeded: deleted with what belongs to them, their last checkpoints not written.
+    const gone = held.filter((e) => e.delete === true && e.status === 'SUCCEEDED' && !refused.includes(e));
+    const ending = held.filter((e) => !refused.includes(e) && !gone.includes(e));
+    const epochOf = new Map([...ending, ...refused].map((e) => [e.runId, e.epoch]));
     await writeSteps(
       sql,
       store.history,
       held.flatMap((e) => e.steps ?? []),
       (s) => epochOf.get(s.runId) === s.epoch,
     );
-    const refused = held.filter((e) => e.status === 'SUCCEEDED' && runs.get(e.runId)!.cancelling);
-    const ending = held.filter((e) => !refused.includes(e));
+    await deleteRuns(
+      sql,
+      gone.map((e) => e.runId),
+    );
     for (const e of ending) {
       await sql.execute(
         `UPDATE durable_runs SET status = ?, output = ?, error = ?, finished_at = ${NOW}, updated_at = ${NOW},
@@ -145,7 +151,7 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     const parents = [...new Set(ending.map((e) => runs.get(e.runId)!.parent_id).filter((p): p is string => p !== null && !heldIds.has(p)))];
     await signalRuns(sql, parents);
     return new Map<string, EndResult>([
-      ...ending.map((e): [string, EndResult] => [e.runId, 'ended']),
+      ...[...ending, ...gone].map((e): [string, EndResult] => [e.runId, 'ended']),
       ...refused.map((e): [string, EndResult] => [e.runId, 'cancelling']),
     ]);
   });

@@ -3,7 +3,7 @@ import type { UndoneRow } from '../rows.js';
 import type { NewRun } from '../rows.js';
 import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';
-import { date, insertHistory, insertTags, json, marks, NOW, utc } from './sql.js';
+import { date, insertHistory, insertTags, json, jsonText, marks, NOW, utc } from './sql.js';
 
 /**
  * See startChildren() in children.ts: the children and the parent's steps in one transaction,
@@ -19,8 +19,8 @@ export async function startChildren(
   },
 ): Promise<{ held: boolean; conflicts: Array<{ seq: number; workflow: string }> }> {
   return store.sql.transaction(async (sql) => {
-    const [run] = await sql.query<{ cancel_requested_at: unknown; tags: unknown; order_at: unknown }>(
-      `SELECT cancel_requested_at, tags, order_at FROM durable_runs WHERE id = ? AND lease_epoch = ? AND status = 'RUNNING' LOCK IN SHARE MODE`,
+    const [run] = await sql.query<{ cancel_requested_at: unknown; tags: unknown; order_at: unknown; context: unknown }>(
+      `SELECT cancel_requested_at, tags, order_at, context FROM durable_runs WHERE id = ? AND lease_epoch = ? AND status = 'RUNNING' LOCK IN SHARE MODE`,
       [a.runId, a.epoch],
     );
     if (!run || !a.children.length) return { held: run !== undefined, conflicts: [] };
@@ -45,13 +45,13 @@ export async function startChildren(
     if (fresh.length) {
       await sql.execute(
         `INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
-                                   cancel_requested_at, concurrency_key, traceparent, tags, created_at, updated_at)
+                                   cancel_requested_at, concurrency_key, traceparent, tags, context, created_at, updated_at)
          VALUES ${fresh
            .map(
              (c) =>
                `(?, ?, ?, 'PENDING', ?, ?, ${NOW} + INTERVAL ROUND(? * 1000) MICROSECOND, ${
                  (c.child.delayMs ?? 0) > 0 ? `${NOW} + INTERVAL ROUND(? * 1000) MICROSECOND` : '?'
-               }, ${c.child.timeoutMs == null ? 'NULL' : `${NOW} + INTERVAL ROUND(? * 1000) MICROSECOND`}, ?, ?, ?, ?, ?, ?, ${NOW}, ${NOW})`,
+               }, ${c.child.timeoutMs == null ? 'NULL' : `${NOW} + INTERVAL ROUND(? * 1000) MICROSECOND`}, ?, ?, ?, ?, ?, ?, ?, ${NOW}, ${NOW})`,
            )
            .join(', ')}`,
         fresh.flatMap((c) => {
@@ -72,6 +72,7 @@ export async function startChildren(
             c.child.concurrencyKey,
             c.child.traceparent ?? null,
             tags && tags.length ? JSON.stringify(tags) : null,
+            jsonText(run.context),
           ];
         }),
       );

@@ -9,7 +9,7 @@ import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { CANCEL_CHANNEL, COMPENSATE_CHANNEL } from '../sql-fragments.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
-import { bool, date, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
+import { bool, date, insertHistory, jsonText, marks, NOW, runsWithUndo } from './sql.js';
 
 const ACTIVE = `('PENDING', 'RUNNING', 'WAITING')`;
 
@@ -228,7 +228,7 @@ export async function forkRun(
 ): Promise<{ id: string; copiedSteps: number } | null> {
   return store.sql.transaction(async (sql) => {
     const [src] = await sql.query<Record<string, unknown>>(
-      'SELECT workflow_name, queue, input, priority, concurrency_key, deadline_at, created_at, cancel_requested_at FROM durable_runs WHERE id = ? LOCK IN SHARE MODE',
+      'SELECT workflow_name, queue, input, priority, concurrency_key, context, deadline_at, created_at, cancel_requested_at FROM durable_runs WHERE id = ? LOCK IN SHARE MODE',
       [sourceId],
     );
     if (!src) return null;
@@ -245,8 +245,8 @@ export async function forkRun(
     const timeoutMs = deadline ? deadline.getTime() - date(src.created_at)!.getTime() : null;
     await sql.execute(
       `INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, app_version,
-                                 concurrency_key, created_at, updated_at)
-       VALUES (?, ?, ?, 'PENDING', ?, ?, ${NOW}, ${NOW}, ${timeoutMs === null ? 'NULL' : `${NOW} + INTERVAL ? MICROSECOND`}, ?, ?, ${NOW}, ${NOW})`,
+                                 concurrency_key, context, created_at, updated_at)
+       VALUES (?, ?, ?, 'PENDING', ?, ?, ${NOW}, ${NOW}, ${timeoutMs === null ? 'NULL' : `${NOW} + INTERVAL ? MICROSECOND`}, ?, ?, ?, ${NOW}, ${NOW})`,
       [
         newId,
         src.workflow_name,
@@ -256,6 +256,7 @@ export async function forkRun(
         ...(timeoutMs === null ? [] : [timeoutMs * 1000]),
         appVersion,
         src.concurrency_key,
+        jsonText(src.context),
       ],
     );
     const copied = await sql.execute(

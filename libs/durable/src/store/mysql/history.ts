@@ -1,10 +1,20 @@
 /** Run history and progress on a MySQL-family database (see history.ts and progress.ts). */
 import type { RunEvent } from '../rows.js';
 import type { Store } from '../store.js';
-import { date, insertHistory, json, NOW } from './sql.js';
+import { date, json, NOW } from './sql.js';
 
+/** See insertRunEvent() in history.ts: only for a run that exists, read with a lock (an end that deletes the run holds it FOR UPDATE). */
 export async function insertRunEvent(store: Store, runId: string, kind: string, detail: Record<string, unknown>): Promise<void> {
-  await insertHistory(store.sql, store.history, [[runId, kind, detail]]);
+  if (!store.history) return;
+  await store.sql.transaction(async (sql) => {
+    const [run] = await sql.query('SELECT id FROM durable_runs WHERE id = ? LOCK IN SHARE MODE', [runId]);
+    if (run)
+      await sql.execute(`INSERT INTO durable_run_events (run_id, kind, detail, at) VALUES (?, ?, ?, ${NOW})`, [
+        runId,
+        kind,
+        JSON.stringify(detail),
+      ]);
+  });
 }
 
 export async function getRunEvents(store: Store, runId: string, limit: number): Promise<RunEvent[]> {

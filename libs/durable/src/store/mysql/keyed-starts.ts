@@ -54,8 +54,8 @@ async function insertKeyed(
   try {
     await sql.execute(
       `INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id,
-                                 app_version, concurrency_key, traceparent, tags, dedupe_key, debounce_key, debounce_until, created_at, updated_at)
-       VALUES (?, ?, ?, 'PENDING', ?, ?, ${available}, ${available}, ${r.timeoutMs == null ? 'NULL' : plus('?')}, ?, ?, ?, ?, ?, ?, ?,
+                                 app_version, concurrency_key, traceparent, tags, context, dedupe_key, debounce_key, debounce_until, created_at, updated_at)
+       VALUES (?, ?, ?, 'PENDING', ?, ?, ${available}, ${available}, ${r.timeoutMs == null ? 'NULL' : plus('?')}, ?, ?, ?, ?, ?, ?, ?, ?,
                ${keyed.debounceUntilMs == null ? 'NULL' : plus('?')}, ${NOW}, ${NOW})`,
       [
         r.id,
@@ -71,6 +71,7 @@ async function insertKeyed(
         r.concurrencyKey,
         r.traceparent ?? null,
         r.tags.length ? JSON.stringify(r.tags) : null,
+        r.context ?? null,
         keyed.dedupeKey ?? null,
         keyed.debounceKey ?? null,
         ...(keyed.debounceUntilMs == null ? [] : [keyed.debounceUntilMs]),

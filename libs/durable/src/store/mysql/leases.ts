@@ -79,7 +79,7 @@ export async function leaseChosen(
   // e.g. a debounced start that moved the run's start later).
   const rows = await sql.query<Record<string, unknown>>(
     `SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, available_at,
-            cancel_requested_at IS NOT NULL AS cancelling, error AS failing, traceparent
+            cancel_requested_at IS NOT NULL AS cancelling, error AS failing, traceparent, context
      FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status = 'RUNNING' AND lease_owner = ?`,
     [...ids, owner],
   );
@@ -100,6 +100,7 @@ export async function leaseChosen(
         cancelRequested: bool(r.cancelling),
         failing: json<RunFailure>(r.failing),
         traceparent: (r.traceparent as string | null) ?? null,
+        context: json(r.context) ?? null,
         steps: steps.get(r.id as string) ?? [],
       },
     ]),

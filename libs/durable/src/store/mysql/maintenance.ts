@@ -1,9 +1,8 @@
 /** The sweeper's upkeep and bulk deletes on a MySQL-family database (see maintenance.ts, bulk.ts, queue-figures.ts). */
 import type { QueueFiguresRow } from '../rows.js';
-import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
-import { anyRow, date, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
+import { anyRow, date, deleteRuns, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
 
 /** See sweepDeadlines() in maintenance.ts: runs past their deadline fail, or compensate first when a step recorded how to undo it. */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
@@ -54,16 +53,6 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
     );
     return { failed: ids.filter((id) => !undo.has(id)), compensating: ids.filter((id) => undo.has(id)) };
   });
-}
-
-/** Deletes finished runs `ids` (locked, SKIP LOCKED) with their messages, events and history; returns those deleted. */
-async function deleteRuns(sql: SqlClient, ids: string[]): Promise<string[]> {
-  if (!ids.length) return [];
-  for (const table of ['durable_messages', 'durable_events', 'durable_run_events']) {
-    await sql.execute(`DELETE FROM ${table} WHERE run_id IN (${marks(ids.length)})`, ids);
-  }
-  await sql.execute(`DELETE FROM durable_runs WHERE id IN (${marks(ids.length)})`, ids);
-  return ids;
 }
 
 /** See sweepRetention() in maintenance.ts. Index: durable_runs_finished_idx. */

@@ -32,12 +32,12 @@ async function insertMessage(
 /** See sendMessage() in messages.ts: the message and the signal commit together (in the caller's transaction when given one). */
 export async function sendMessage(
   store: Store,
-  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null },
+  a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null; activeOnly?: boolean },
 ): Promise<{ found: boolean; sent: boolean }> {
   return store.sql.transaction(async (sql) => {
     // The receiver's row first, as resolveWaits locks it before its messages: a send never deadlocks with a recv.
-    const [run] = await sql.query('SELECT id FROM durable_runs WHERE id = ? FOR UPDATE', [a.runId]);
-    if (!run) return { found: false, sent: false };
+    const [run] = await sql.query<{ status: string }>('SELECT id, status FROM durable_runs WHERE id = ? FOR UPDATE', [a.runId]);
+    if (!run || (a.activeOnly && ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(run.status))) return { found: false, sent: false };
     const sent = await insertMessage(sql, a);
     if (sent) await signalRuns(sql, [a.runId]);
     return { found: true, sent };
@@ -45,7 +45,7 @@ export async function sendMessage(
 }
 
 /** The sender's run held under `epoch` (shared lock), or false. */
-async function holds(sql: SqlClient, runId: string, epoch: number): Promise<boolean> {
+export async function holds(sql: SqlClient, runId: string, epoch: number): Promise<boolean> {
   const [run] = await sql.query(`SELECT id FROM durable_runs WHERE id = ? AND lease_epoch = ? AND status = 'RUNNING' LOCK IN SHARE MODE`, [
     runId,
     epoch,
@@ -54,7 +54,7 @@ async function holds(sql: SqlClient, runId: string, epoch: number): Promise<bool
 }
 
 /** Records a step with no output unless it exists; true when written. */
-async function insertEmptyStep(sql: SqlClient, runId: string, seq: number, name: string): Promise<boolean> {
+export async function insertEmptyStep(sql: SqlClient, runId: string, seq: number, name: string): Promise<boolean> {
   const [done] = await sql.query('SELECT 1 AS x FROM durable_steps WHERE run_id = ? AND seq = ?', [runId, seq]);
   if (done) return false;
   await sql.execute(
@@ -123,4 +123,13 @@ export async function getEvent(
   const [run] = await store.sql.query<{ status: RunStatus }>('SELECT status FROM durable_runs WHERE id = ?', [runId]);
   const [ev] = await store.sql.query<{ value: unknown }>('SELECT value FROM durable_events WHERE run_id = ? AND `key` = ?', [runId, key]);
   return { found: ev !== undefined, value: ev ? json(ev.value) : null, status: run?.status ?? null };
+}
+
+/** See messageByKey() in messages.ts. */
+export async function messageByKey(store: Store, runId: string, idempotencyKey: string): Promise<{ payload: unknown } | undefined> {
+  const [row] = await store.sql.query<{ payload: unknown }>(
+    'SELECT payload FROM durable_messages WHERE run_id = ? AND idempotency_key = ?',
+    [runId, idempotencyKey],
+  );
+  return row ? { payload: json(row.payload) } : undefined;
 }

@@ -12,7 +12,7 @@ const FIRST_DUE = `(coalesce(?, ${NOW}) + INTERVAL ROUND(coalesce(?, 0) * 1000) 
 const DEADLINE = `(${NOW} + INTERVAL ROUND(?  * 1000) MICROSECOND)`;
 
 const INSERT_COLUMNS = `id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, parent_id, app_version,
-  concurrency_key, traceparent, tags, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, created_at, updated_at`;
+  concurrency_key, traceparent, context, tags, lease_owner, lease_epoch, lease_expires_at, attempt, started_at, created_at, updated_at`;
 
 /** One run's VALUES row for INSERT_COLUMNS; `lease`: inserted RUNNING, already claimed by its owner. */
 function valuesRow(r: NewRun, appVersion: string | null, lease: { owner: string; ms: number } | null): { sql: string; params: unknown[] } {
@@ -20,12 +20,12 @@ function valuesRow(r: NewRun, appVersion: string | null, lease: { owner: string;
   const tags = r.tags.length ? JSON.stringify(r.tags) : null;
   const timeout = r.timeoutMs == null ? 'NULL' : DEADLINE;
   const sql = lease
-    ? `(?, ?, ?, 'RUNNING', ?, ?, ${NOW}, ${NOW}, ${timeout}, ?, ?, ?, ?, ?, ?, 1, ${NOW_PLUS_MS}, 1, ${NOW}, ${NOW}, ${NOW})`
-    : `(?, ?, ?, 'PENDING', ?, ?, ${FIRST_DUE}, ${FIRST_DUE}, ${timeout}, ?, ?, ?, ?, ?, NULL, 0, NULL, 0, NULL, ${NOW}, ${NOW})`;
+    ? `(?, ?, ?, 'RUNNING', ?, ?, ${NOW}, ${NOW}, ${timeout}, ?, ?, ?, ?, ?, ?, ?, 1, ${NOW_PLUS_MS}, 1, ${NOW}, ${NOW}, ${NOW})`
+    : `(?, ?, ?, 'PENDING', ?, ?, ${FIRST_DUE}, ${FIRST_DUE}, ${timeout}, ?, ?, ?, ?, ?, ?, NULL, 0, NULL, 0, NULL, ${NOW}, ${NOW})`;
   const params: unknown[] = [r.id, r.workflowName, r.queue, r.input, r.priority];
   if (!lease) params.push(runAt, r.delayMs, runAt, r.delayMs);
   if (r.timeoutMs != null) params.push(r.timeoutMs);
-  params.push(r.parentId, appVersion ?? r.appVersion, r.concurrencyKey, r.traceparent ?? null, tags);
+  params.push(r.parentId, appVersion ?? r.appVersion, r.concurrencyKey, r.traceparent ?? null, r.context ?? null, tags);
   if (lease) params.push(lease.owner, lease.ms);
   return { sql, params };
 }
@@ -133,6 +133,7 @@ export async function insertRunsClaimed(
         deadlineAt: date(t?.deadline_at),
         availableAt: date(t?.available_at),
         traceparent: r.traceparent ?? null,
+        context: r.context ? JSON.parse(r.context) : null,
         steps: [],
       });
     }
@@ -156,7 +157,7 @@ export async function runIdentities(store: Store, ids: string[]): Promise<Map<st
 
 const RUN_COLUMNS = `id, workflow_name, queue, status, input, output, error, priority, available_at, lease_owner,
   lease_expires_at, lease_epoch, attempt, parent_id, app_version, deadline_at, created_at, started_at, finished_at, updated_at,
-  cancel_requested_at, progress, concurrency_key, traceparent`;
+  cancel_requested_at, progress, concurrency_key, traceparent, context`;
 
 export async function getRun(store: Store, id: string): Promise<RunRow | null> {
   const [row] = await store.sql.query<Record<string, unknown>>(`SELECT ${RUN_COLUMNS} FROM durable_runs WHERE id = ?`, [id]);
@@ -175,6 +176,7 @@ export async function getRun(store: Store, id: string): Promise<RunRow | null> {
     output: json(row.output),
     error: json(row.error),
     progress: json(row.progress),
+    context: json(row.context),
     available_at: date(row.available_at)!,
     lease_expires_at: date(row.lease_expires_at),
     deadline_at: date(row.deadline_at),

@@ -50,7 +50,7 @@ export async function readMysqlSchemaState(sql: SchemaQueryClient, expected: num
   const m = /^'?(\d+)'?$/.exec(String(row.version_default ?? '').trim());
   const version = hasVersionTable && m ? Number(m[1]) : null;
   if (version !== null && version > expected) return { status: 'newer', version, expected };
-  if (version !== null && version < expected) return { status: 'older', version, expected };
+  if (version !== null && version < expected) return { status: 'older', version, expected, dialect: 'mysql' };
   const missing: string[] = (Object.keys(REQUIRED) as Required[]).filter((k) => !truthy(row[k])).map((k) => REQUIRED[k][2]);
   if (hasVersionTable && version === null) missing.push('the DEFAULT of durable_schema.version');
   const collation = row.id_collation == null ? null : String(row.id_collation);

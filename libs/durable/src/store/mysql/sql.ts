@@ -5,6 +5,7 @@
  * `?`, a list is expanded to one `?` per element; times are UTC DATETIME(3) from UTC_TIMESTAMP(3).
  */
 import type { SqlClient } from '../sql-client.js';
+import { RUN_PART_TABLES } from '../sql-fragments.js';
 
 /** The database clock, UTC, to the millisecond. */
 export const NOW = 'UTC_TIMESTAMP(3)';
@@ -25,6 +26,10 @@ export const json = <T = unknown>(v: unknown): T | null => {
   if (Buffer.isBuffer(v)) return JSON.parse(v.toString('utf8')) as T;
   return v as T;
 };
+
+/** A JSON column's value as JSON text, to write it into another row (the driver may hand it back as text, bytes or parsed). */
+export const jsonText = (v: unknown): string | null =>
+  v == null ? null : typeof v === 'string' ? v : Buffer.isBuffer(v) ? v.toString('utf8') : JSON.stringify(v);
 
 /** A boolean expression read back (MySQL has none: 1 / 0, or a bigint through some drivers). */
 export const bool = (v: unknown): boolean => v === true || v === 1 || v === 1n || v === '1';
@@ -99,3 +104,13 @@ export function mysqlErrno(err: unknown): number | undefined {
 
 /** MySQL's "duplicate entry" error (a unique key). */
 export const isDuplicateKey = (err: unknown): boolean => mysqlErrno(err) === 1062;
+
+/** Deletes runs `ids` (locked by the caller) with their messages, events, history and stream chunks (steps and tags by cascade); returns `ids`. */
+export async function deleteRuns(sql: SqlClient, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  for (const table of RUN_PART_TABLES) {
+    await sql.execute(`DELETE FROM ${table} WHERE run_id IN (${marks(ids.length)})`, ids);
+  }
+  await sql.execute(`DELETE FROM durable_runs WHERE id IN (${marks(ids.length)})`, ids);
+  return ids;
+}

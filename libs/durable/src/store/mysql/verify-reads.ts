@@ -18,7 +18,7 @@ export async function verifyRunsPage(
   const finished = opts.finishedWithinMs === null ? '' : ` OR r.finished_at > ${NOW} - INTERVAL ROUND(? * 1000) MICROSECOND`;
   const workflows = opts.workflows ? ` AND r.workflow_name IN (${marks(opts.workflows.length)})` : '';
   const rows = await store.sql.query<Record<string, unknown>>(
-    `SELECT r.id, r.workflow_name, r.status, r.app_version, r.input FROM durable_runs r
+    `SELECT r.id, r.workflow_name, r.status, r.app_version, r.input, r.context FROM durable_runs r
      WHERE r.id > ? AND (r.status IN ('PENDING', 'RUNNING', 'WAITING')${finished})${workflows}
      ORDER BY r.id LIMIT ?`,
     [after, ...(opts.finishedWithinMs === null ? [] : [opts.finishedWithinMs]), ...(opts.workflows ?? []), opts.limit],
@@ -33,6 +33,7 @@ export async function verifyRunsPage(
     status: r.status as RunStatus,
     appVersion: (r.app_version as string | null) ?? null,
     input: json(r.input),
+    context: json(r.context),
     steps: steps.get(r.id as string) ?? [],
   }));
 }
