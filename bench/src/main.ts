@@ -3,6 +3,8 @@
  * Runs the Postgres limit, then DBOS and ours at each concurrency level on the same Postgres,
  * prints the tables (stdout) and writes results/latest.json. Progress goes to stderr.
  */
+import { runBackfillBench } from './backfill-bench.js';
+import { runStreamsBench } from './streams-bench.js';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -19,6 +21,7 @@ import { runVerifyBench } from './verify-bench.js';
 import { runTelemetryBench } from './telemetry.js';
 import { runScaleRowsBench } from './scale-rows/main.js';
 import { runJobs, runJobsBench } from './jobs/main.js';
+import { runAwaitedBench } from './awaited.js';
 import { OURS_JOB_CONCURRENCY } from './jobs/ours-job.js';
 import { runInstancesBench } from './instances.js';
 import { runClaimsBench } from './claims-bench.js';
@@ -29,6 +32,16 @@ takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
 if (process.argv[2] === 'schedules') {
   await runSchedulesBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- backfill …`: Durable.backfill against a hand-written keyset loop (see backfill-bench.ts).
+if (process.argv[2] === 'backfill') {
+  await runBackfillBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- streams …`: Durable.stream write rate and write → reader latency across processes (see streams-bench.ts).
+if (process.argv[2] === 'streams') {
+  await runStreamsBench(process.argv.slice(3));
   process.exit(0);
 }
 // `npm run bench -- verify …`: verify over many in-flight runs (its own flags; see verify-bench.ts).
@@ -44,6 +57,11 @@ if (process.argv[2] === 'scale') {
 // `npm run bench -- jobs …`: graphile-worker, pg-boss and our 1-step workflow side by side (see jobs/main.ts).
 if (process.argv[2] === 'jobs') {
   await runJobsBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- awaited …`: runs started and awaited in the worker's process (see awaited.ts).
+if (process.argv[2] === 'awaited') {
+  await runAwaitedBench(process.argv.slice(3));
   process.exit(0);
 }
 // `npm run bench -- instances …`: 1 → 2 → 4 → 8 worker processes on one Postgres (see instances.ts).
@@ -122,6 +140,7 @@ if (a.help) {
       '       npm run bench -- verify [--runs 100000] [--steps 5] [--broken 100] [--page-size 500]   (verify over in-flight runs)\n' +
       '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 200]\n' +
       '       npm run bench -- scale [--finished 10000000] [--at 1000000,3000000] …   (npm run bench -- scale --help)\n' +
+      '       npm run bench -- awaited [--runs 3000] [--callers 10] [--steps 3] [--rounds 3]   (runs started and awaited in the worker process)\n' +
       '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n' +
       '       npm run bench -- claims [--backlog 100000] [--keys 10000] [--claimers 3] [--batch 10] [--seconds 10]   (claim cost: plain vs limited)\n',

@@ -24,6 +24,7 @@ export class GraphilePeer implements JobPeer {
   private utils?: WorkerUtils;
   private runner?: Runner;
   private readonly probe: pg.Pool;
+  private workerPool?: pg.Pool;
   constructor(
     private readonly url: string,
     private readonly hooks: JobHooks,
@@ -36,10 +37,14 @@ export class GraphilePeer implements JobPeer {
   }
   async startWorkers(): Promise<void> {
     const { concurrentJobs, maxPoolSize, localQueue, completeJobBatchDelay, failJobBatchDelay, pollInterval } = this.config;
+    // The runner's pool is ours, so that a connection its stop leaves open cannot crash the bench
+    // with an unhandled 'error' when the database is dropped afterwards.
+    this.workerPool = new pg.Pool({ connectionString: this.url, max: maxPoolSize });
+    this.workerPool.on('error', () => {});
+    this.workerPool.on('connect', (client) => client.on('error', () => {}));
     this.runner = await run({
-      connectionString: this.url,
+      pgPool: this.workerPool,
       concurrency: concurrentJobs,
-      maxPoolSize,
       pollInterval,
       noHandleSignals: true,
       logger: silentLogger(),
@@ -54,6 +59,8 @@ export class GraphilePeer implements JobPeer {
   async stopWorkers(): Promise<void> {
     await this.runner?.stop();
     this.runner = undefined;
+    await this.workerPool?.end();
+    this.workerPool = undefined;
   }
   async enqueue(id: string): Promise<void> {
     await this.utils!.addJob(TASK, { id });

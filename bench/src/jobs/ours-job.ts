@@ -30,10 +30,21 @@ export class OursJobPeer implements JobPeer {
     private readonly hooks: JobHooks,
     concurrency = OURS_JOB_CONCURRENCY,
     history = true,
+    /** Runs not kept (@Workflow({ deleteOnSuccess })): deleted by their end, as graphile-worker deletes a done job. */
+    deleteOnSuccess = false,
   ) {
-    this.name = `nestjs-durable (1-step workflow${history ? '' : ', history off'})`;
-    this.cfg = { url, steps: 1, concurrency, dbWrite: false, worker: true, history, poolSize: Math.min(peerPoolSize(concurrency), 25) };
-    this.config = { concurrency, pool: this.cfg.poolSize, history, pollIntervalMs: '1000 (default)', steps: 1 };
+    this.name = `nestjs-durable (1-step workflow${history ? '' : ', history off'}${deleteOnSuccess ? ', not kept' : ''})`;
+    this.cfg = {
+      url,
+      steps: 1,
+      concurrency,
+      dbWrite: false,
+      worker: true,
+      history,
+      deleteOnSuccess,
+      poolSize: Math.min(peerPoolSize(concurrency), 25),
+    };
+    this.config = { concurrency, pool: this.cfg.poolSize, history, deleteOnSuccess, pollIntervalMs: '1000 (default)', steps: 1 };
   }
   async setup(): Promise<void> {
     await createSchema(this.cfg.url);

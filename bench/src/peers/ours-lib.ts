@@ -31,6 +31,8 @@ export interface HostConfig {
   worker: boolean;
   /** Engine option history (run event rows). */
   history: boolean;
+  /** @Workflow({ deleteOnSuccess }): a run that succeeds is deleted by its end (not kept). */
+  deleteOnSuccess?: boolean;
   /** Engine option pollIntervalMs; undefined = the engine default (1000 ms). */
   pollIntervalMs?: number;
   /** Size of the engine's pool. */
@@ -162,7 +164,7 @@ export class OursHost {
     registry.register({
       name: WORKFLOW,
       queue: QUEUE,
-      options: {},
+      options: cfg.deleteOnSuccess ? { deleteOnSuccess: true } : {},
       run: async (input: unknown) => {
         const id = Durable.runId();
         onStart?.(id);

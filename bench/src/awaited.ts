@@ -1,0 +1,47 @@
+/**
+ * npm run bench -- awaited [--runs 3000] [--callers 10] [--steps 3] [--rounds 3]
+ * Runs started and awaited in the worker's own process, as an app's request handler does
+ * (`await (await client.start(…)).result()`): `callers` concurrent loops, each starting a run and
+ * awaiting its result before the next. Prints runs/s per round on a fresh database (<prefix>_awaited).
+ */
+import { parseArgs } from 'node:util';
+import { oneByOne } from './callers.js';
+import { benchDbUrl, dropDatabase, recreateDatabase } from './db.js';
+import { createSchema, OursHost, WORKFLOW } from './peers/ours-lib.js';
+
+export async function runAwaitedBench(argv: string[]): Promise<void> {
+  const { values: a } = parseArgs({
+    args: argv,
+    options: {
+      runs: { type: 'string', default: '3000' },
+      callers: { type: 'string', default: '10' },
+      steps: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '3' },
+      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    },
+  });
+  const [runs, callers, steps, rounds] = [a.runs, a.callers, a.steps, a.rounds].map((v, i) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${['runs', 'callers', 'steps', 'rounds'][i]} must be an integer ≥ 1, got ${v}`);
+    return n;
+  });
+  const url = benchDbUrl(a['pg-url']!, 'awaited');
+  process.stdout.write(`Runs of ${steps} steps started and awaited in the worker's process, ${callers} callers, ${runs} per round\n`);
+  for (let round = 1; round <= rounds; round++) {
+    await recreateDatabase(url);
+    await createSchema(url);
+    const host = new OursHost({ url, steps, concurrency: 50, dbWrite: false, worker: true, history: true, poolSize: 25 });
+    await host.start();
+    try {
+      const startAndAwait = async (id: string) => (await host.engine.startRun(WORKFLOW, '', { id })).result();
+      await oneByOne(Math.min(300, runs), callers, (i) => startAndAwait(`warm-${i}`));
+      const t0 = performance.now();
+      await oneByOne(runs, callers, (i) => startAndAwait(`run-${i}`));
+      const perSec = runs / ((performance.now() - t0) / 1000);
+      process.stdout.write(`  round ${round}: ${perSec.toFixed(0)} runs/s started and awaited\n`);
+    } finally {
+      await host.stop();
+      await dropDatabase(url);
+    }
+  }
+}
