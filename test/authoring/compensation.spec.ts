@@ -71,7 +71,9 @@ describe('authoring: compensation', () => {
     const err = (await handle.result({ timeoutMs: 10_000 }).catch((x) => x)) as WorkflowFailedError;
     expect(err).toBeInstanceOf(WorkflowFailedError);
     expect(err.runError).toMatchObject({ message: 'declined' });
-    expect(b.log).toEqual(['book a', 'book b', 'unbook b', 'unbook a']);
+    // A transactional step's body runs again when its transaction did not commit (on a loaded machine
+    // a 1.5 s lease can be lost mid-step: CI saw 'book a' twice); its effects are what is exactly once (the ledger).
+    expect([...new Set(b.log)]).toEqual(['book a', 'book b', 'unbook b', 'unbook a']);
     expect(await ledger('saga-1')).toEqual(['a:1', 'b:2', 'b:-2', 'a:-1']);
     const rows = await steps('saga-1');
     expect(rows.map((r) => [r.seq, r.name, r.status, r.compensates])).toEqual([

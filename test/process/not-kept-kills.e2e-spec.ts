@@ -54,11 +54,17 @@ describe('runs that are not kept, under SIGKILL and SIGSTOP', () => {
     await eventually(async () => (await holding(a)) > 0 && (await holding(b)) > 0, 30_000, 'both workers holding runs');
     a.kill('SIGKILL');
     await a.exit();
-    const c = await spawnWorker();
-    await eventually(async () => (await holding(b)) > 0, 30_000, 'the frozen worker holding runs');
-    const frozen = await q<{ id: string }>(`SELECT id FROM durable_runs WHERE lease_owner LIKE '%:${b.pid}:%'`);
     b.kill('SIGSTOP'); // frozen past its lease: c takes its runs over
-    await sleep(3_500);
+    const frozen = await q<{ id: string }>(`SELECT id FROM durable_runs WHERE lease_owner LIKE '%:${b.pid}:%'`);
+    expect(frozen.length).toBeGreaterThan(0);
+    // A third worker starts (however long a loaded machine takes) and takes over runs of both; b wakes only after that.
+    const c = await spawnWorker();
+    const tookOverFrozen = async () =>
+      frozen.length > 0 &&
+      (await count(
+        `SELECT count(DISTINCT run_id)::int AS n FROM test_step_executions WHERE pid = ${c.pid} AND run_id IN (${frozen.map((r) => `'${r.id}'`).join(', ')})`,
+      )) > 0;
+    await eventually(tookOverFrozen, 60_000, "the new worker taking over the frozen worker's runs");
     b.kill('SIGCONT');
     await eventually(async () => (await count(`SELECT count(*)::int AS n FROM durable_runs`)) === 0, 60_000, 'every run deleted');
     await sleep(1_000); // anything the woken worker still had in flight has landed (or was refused)
