@@ -54,6 +54,7 @@ export const PROCESS = [
   'test/init/verify-command.e2e-spec.ts',
   'test/package/pack.e2e-spec.ts',
   'test/process/backfill-kills.e2e-spec.ts',
+  'test/process/fan-out-kills.e2e-spec.ts',
   'test/process/not-kept-kills.e2e-spec.ts',
   'test/process/talk-kills.e2e-spec.ts',
   'test/process/telemetry.e2e-spec.ts',

@@ -224,6 +224,9 @@ describe('admin API (real Nest app, real Postgres)', () => {
       );
       await a.pool.query(`INSERT INTO durable_events (run_id, key, value) VALUES ('L-00001', 'progress', '{"pct":50}')`);
       await a.pool.query(
+        `INSERT INTO durable_child_groups (run_id, seq, workflow, total, created, ended, succeeded, failed, wake_at) VALUES ('L-00001', 4, 'admin.sum', 5000, 3000, 1200, 1190, 10, 5000)`,
+      );
+      await a.pool.query(
         `INSERT INTO durable_run_events (run_id, kind, detail) VALUES ('L-00001', 'created', NULL), ('L-00001', 'claimed', '{"worker":"w1"}')`,
       );
       const res = await get('runs/L-00001').expect(200);
@@ -243,6 +246,20 @@ describe('admin API (real Nest app, real Postgres)', () => {
       expect(r.history.map((h: { kind: string }) => h.kind)).toEqual(['created', 'claimed']);
       expect(r.children.map((c: { id: string }) => c.id)).toEqual(['C-00000', 'C-00001', 'C-00002', 'C-00003', 'C-00004']);
       expect(r.totals).toEqual({ steps: 2, messages: 2, events: 1, history: 2, children: 5 });
+      // Groups of children (Durable.startChildren) with their counters: where a fan-out stands.
+      expect(r.groups).toEqual([
+        {
+          seq: 4,
+          workflow: 'admin.sum',
+          total: 5000,
+          created: 3000,
+          ended: 1200,
+          succeeded: 1190,
+          failed: 10,
+          cancelled: 0,
+          waitingFor: 5000,
+        },
+      ]);
     });
 
     it('shows a very large step output as a preview', async () => {
@@ -434,6 +451,7 @@ describe('admin API (real Nest app, real Postgres)', () => {
       expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual([
         'admin.fail',
         'admin.family',
+        'admin.fanout',
         'admin.numbers',
         'admin.ping',
         'admin.saga',
@@ -441,8 +459,8 @@ describe('admin API (real Nest app, real Postgres)', () => {
         'admin.sum',
         'admin.waiter',
       ]);
-      expect(res.body.workflows[3].options).toEqual({ name: 'admin.ping', queue: 'admin-q', deleteOnSuccess: true });
-      expect(res.body.workflows[6]).toEqual({
+      expect(res.body.workflows[4].options).toEqual({ name: 'admin.ping', queue: 'admin-q', deleteOnSuccess: true });
+      expect(res.body.workflows[7]).toEqual({
         name: 'admin.sum',
         queue: 'admin-q',
         queueConcurrency: 10,
@@ -450,7 +468,7 @@ describe('admin API (real Nest app, real Postgres)', () => {
         methodName: 'sum',
         options: expect.objectContaining({ priority: 5, queue: 'admin-q' }),
       });
-      expect(res.body.workflows[5].options.timeoutMs).toBe(600_000);
+      expect(res.body.workflows[6].options.timeoutMs).toBe(600_000);
       expect(res.body.queues).toEqual([
         { name: 'admin-q', concurrency: 10 },
         { name: 'admin-slow', concurrency: 10 },

@@ -120,7 +120,7 @@ describe('admin API guards and enabling', () => {
         expect(res.body.message).toBe('admin key required');
       }
       const ok = await request(a.server).get('/api/ops/durable/workflows').set('x-admin-key', 'sesame').expect(200);
-      expect(ok.body.workflows).toHaveLength(8);
+      expect(ok.body.workflows).toHaveLength(9);
       await request(a.server).get('/durable/runs').set('x-admin-key', 'sesame').expect(404);
       const redirect = await request(a.server).get('/api/ops/durable').expect(302);
       expect(redirect.headers.location).toBe('durable/');

@@ -164,6 +164,25 @@ describeBrowser('admin dashboard in headless Chromium', () => {
     await shot('13-compensated-steps');
   });
 
+  it("shows a run's groups of children with their counters on its Children tab", async () => {
+    const client = a.app.get(WorkflowClient);
+    const fan = await client.start('admin.fanout', { n: 30 });
+    await fan.result({ timeoutMs: 30_000 });
+    await page.click('[data-chip="ALL"]');
+    await page.fill('#f-id', fan.id.slice(0, 8));
+    await page.locator(`#runs-body tr[data-run="${fan.id}"]`).waitFor();
+    await page.click(`#runs-body tr[data-run="${fan.id}"]`);
+    await page.locator('#run-status [data-status="SUCCEEDED"]').waitFor();
+    await page.click('[data-tab="children"]');
+    const row = page.locator('#tab-body .groups tr[data-group="0"]');
+    await row.waitFor();
+    const text = await row.innerText();
+    expect(text).toContain('admin.sum');
+    expect(text).toContain('30 of 30');
+    expect(text).toContain('30 (100 %)');
+    await shot('14-groups');
+  });
+
   it('forks a succeeded run from a chosen step and opens the new run', async () => {
     await page.click('[data-chip="ALL"]');
     await page.fill('#f-id', sumId.slice(0, 8));

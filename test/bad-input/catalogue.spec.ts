@@ -71,6 +71,11 @@ describe('bad input: the catalogue', () => {
         },
         unknownChild: async () => (await Durable.startChild('noSuchWorkflow', {})).result(),
         badChildTags: async () => Durable.startChild('echo', 1, { tags: 'vip' as never }),
+        unknownGroup: async () => Durable.startChildren('noSuchWorkflow', [1, 2]),
+        badGroupInputs: async () => Durable.startChildren('echo', 'abc' as never),
+        groupWithId: async () => Durable.startChildren('echo', [1], { id: 'mine' } as never),
+        badGroupWait: async () => (await Durable.startChildren('echo', [1])).wait({ atLeast: 2 }),
+        badGroupPage: async () => (await Durable.startChildren('echo', [1])).results({ limit: 0 }),
         hugeEvent: async () => Durable.setEvent('report', 'z'.repeat(LIMIT + 1)),
         recvInStep: async () => steps.recvInside(),
         emptyPatchId: async () => Durable.patched(''),
@@ -124,6 +129,27 @@ describe('bad input: the catalogue', () => {
         message: expect.stringContaining('tags must be an array: pass an array of at most 20 strings'),
       });
       expect(await h.query(`SELECT id FROM durable_runs WHERE parent_id = $1`, [run.id])).toEqual([]);
+    });
+
+    it('a group of an unknown workflow fails the parent with UnknownWorkflowError, and creates no child nor group', async () => {
+      const { err, run } = await failedRun('unknownGroup');
+      expect(err).toBeInstanceOf(WorkflowFailedError);
+      expect(run.error).toMatchObject({
+        name: 'UnknownWorkflowError',
+        message: expect.stringContaining('No workflow named "noSuchWorkflow"'),
+      });
+      expect(await h.query(`SELECT id FROM durable_runs WHERE parent_id = $1`, [run.id])).toEqual([]);
+      expect(await h.query(`SELECT seq FROM durable_child_groups WHERE run_id = $1`, [run.id])).toEqual([]);
+    });
+
+    it.each([
+      ['badGroupInputs', 'inputs must be an array, or { count, input(index) }'],
+      ['groupWithId', 'the option id is not accepted'],
+      ['badGroupWait', "atLeast must be an integer from 0 to the group's size (1); got 2"],
+      ['badGroupPage', 'limit must be an integer from 1 to 10000; got 0'],
+    ])('Durable.startChildren misuse (%s) fails the parent with InvalidArgumentError saying what to pass', async (workflow, says) => {
+      const { run } = await failedRun(workflow);
+      expect(run.error).toMatchObject({ name: 'InvalidArgumentError', message: expect.stringContaining(says) });
     });
 
     it.each([
@@ -312,6 +338,7 @@ describe('bad input: the catalogue', () => {
       ['Durable.send()', () => Durable.send('r', 't', 1)],
       ['Durable.setEvent()', () => Durable.setEvent('k', 1)],
       ['Durable.startChild()', () => Durable.startChild('echo', 1)],
+      ['Durable.startChildren()', () => Durable.startChildren('echo', [1])],
       ['Durable.runId()', async () => Durable.runId()],
       ['Durable.signal()', async () => Durable.signal()],
       ['Durable.tx()', async () => Durable.tx()],

@@ -80,6 +80,28 @@ export class TestWorkflows {
     return { pids, finishedBy: process.pid };
   }
 
+  /**
+   * A group of `children` ledger runs (Durable.startChildren). Each input takes `inputMs` of
+   * synchronous work to compute, so the group's chunks are written slowly enough for a kill to land
+   * between them. Returns the group's counters and the number of outcomes read back.
+   */
+  @Workflow({ name: 'fanOutLedger' })
+  async fanOutLedger(input: { children: number; inputMs?: number }) {
+    const pause = new Int32Array(new SharedArrayBuffer(4));
+    const group = await Durable.startChildren<{ pids: number[] }>('counted', {
+      count: input.children,
+      input: () => {
+        if (input.inputMs) Atomics.wait(pause, 0, 0, input.inputMs);
+        return { steps: 0, ledger: true };
+      },
+    });
+    const progress = await group.wait();
+    let succeeded = 0;
+    for (let from = 0; from < group.size; from += 1_000)
+      succeeded += (await group.results({ from, limit: 1_000 })).filter((o) => o.status === 'SUCCEEDED').length;
+    return { progress, succeeded };
+  }
+
   /** `counted`, not kept: a run that succeeds is deleted by its end (@Workflow({ deleteOnSuccess })). */
   @Workflow({ name: 'countedJob', deleteOnSuccess: true })
   countedJob(input: TestRunInput) {

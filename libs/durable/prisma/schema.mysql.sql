@@ -24,6 +24,8 @@ CREATE TABLE durable_runs (
   lease_epoch INT NOT NULL DEFAULT 0,
   attempt INT NOT NULL DEFAULT 0,
   parent_id VARCHAR(256) NULL,
+  group_seq INT NULL,
+  group_index INT NULL,
   app_version VARCHAR(200) NULL,
   deadline_at DATETIME(3) NULL,
   schedule_id VARCHAR(256) NULL,
@@ -55,6 +57,7 @@ CREATE TABLE durable_runs (
   INDEX durable_runs_finished_idx (finished_at),
   INDEX durable_runs_created_idx (created_at),
   INDEX durable_runs_parent_idx (parent_id),
+  INDEX durable_runs_group_idx (parent_id, group_seq, group_index),
   INDEX durable_runs_status_created_idx (status, created_at),
   INDEX durable_runs_workflow_created_idx (workflow_name, created_at),
   INDEX durable_runs_updated_idx (updated_at),
@@ -132,6 +135,21 @@ CREATE TABLE durable_stream_chunks (
   UNIQUE KEY durable_stream_chunks_origin_key (run_id, origin)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+CREATE TABLE durable_child_groups (
+  run_id VARCHAR(256) NOT NULL,
+  seq INT NOT NULL,
+  workflow VARCHAR(200) NOT NULL,
+  total INT NOT NULL,
+  created INT NOT NULL DEFAULT 0,
+  ended INT NOT NULL DEFAULT 0,
+  succeeded INT NOT NULL DEFAULT 0,
+  failed INT NOT NULL DEFAULT 0,
+  cancelled INT NOT NULL DEFAULT 0,
+  wake_at INT NOT NULL DEFAULT 0,
+  created_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
+  PRIMARY KEY (run_id, seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 CREATE TABLE durable_hook_cursors (
   consumer VARCHAR(200) NOT NULL,
   last_event_id BIGINT NOT NULL,
@@ -143,7 +161,7 @@ CREATE TABLE durable_hook_cursors (
 
 -- The version of these tables is the DEFAULT of this column (the table stays empty).
 CREATE TABLE durable_schema (
-  version INT NOT NULL DEFAULT 6,
+  version INT NOT NULL DEFAULT 7,
   PRIMARY KEY (version)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -1,4 +1,4 @@
--- nestjs-durable schema version 6: the durable_* tables, for apps that run their own SQL migrations
+-- nestjs-durable schema version 7: the durable_* tables, for apps that run their own SQL migrations
 -- (with Prisma migrations, `npx nestjs-durable init` adds durable.prisma to your schema instead).
 -- Add it to your migrations once; it creates the tables in the schema the migration runs in (search_path).
 -- A later release that changes them ships prisma/upgrades/<from>-to-<to>.sql.
@@ -21,6 +21,8 @@ CREATE TABLE "durable_runs" (
     "lease_epoch" INTEGER NOT NULL DEFAULT 0,
     "attempt" INTEGER NOT NULL DEFAULT 0,
     "parent_id" TEXT,
+    "group_seq" INTEGER,
+    "group_index" INTEGER,
     "app_version" TEXT,
     "deadline_at" TIMESTAMPTZ(3),
     "schedule_id" TEXT,
@@ -95,6 +97,23 @@ CREATE TABLE "durable_run_events" (
 );
 
 -- CreateTable
+CREATE TABLE "durable_child_groups" (
+    "run_id" TEXT NOT NULL,
+    "seq" INTEGER NOT NULL,
+    "workflow" TEXT NOT NULL,
+    "total" INTEGER NOT NULL,
+    "created" INTEGER NOT NULL DEFAULT 0,
+    "ended" INTEGER NOT NULL DEFAULT 0,
+    "succeeded" INTEGER NOT NULL DEFAULT 0,
+    "failed" INTEGER NOT NULL DEFAULT 0,
+    "cancelled" INTEGER NOT NULL DEFAULT 0,
+    "wake_at" INTEGER NOT NULL DEFAULT 0,
+    "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "durable_child_groups_pkey" PRIMARY KEY ("run_id","seq")
+);
+
+-- CreateTable
 CREATE TABLE "durable_stream_chunks" (
     "run_id" TEXT NOT NULL,
     "stream" TEXT NOT NULL,
@@ -120,7 +139,7 @@ CREATE TABLE "durable_hook_cursors" (
 
 -- CreateTable
 CREATE TABLE "durable_schema" (
-    "version" INTEGER NOT NULL DEFAULT 6,
+    "version" INTEGER NOT NULL DEFAULT 7,
 
     CONSTRAINT "durable_schema_pkey" PRIMARY KEY ("version")
 );
@@ -203,6 +222,9 @@ CREATE INDEX "durable_runs_created_idx" ON "durable_runs"("created_at");
 
 -- CreateIndex
 CREATE INDEX "durable_runs_parent_idx" ON "durable_runs"("parent_id");
+
+-- CreateIndex
+CREATE INDEX "durable_runs_group_idx" ON "durable_runs"("parent_id", "group_seq", "group_index") WHERE (group_seq IS NOT NULL);
 
 -- CreateIndex
 CREATE INDEX "durable_runs_status_created_idx" ON "durable_runs"("status", "created_at");

@@ -79,6 +79,13 @@ export type { CallbackOptions, ResolvedCallbackOptions } from './config/callback
 export type { StreamChunk, ReadStreamOptions } from './engine/stream-reader.js';
 export type { StreamSummary } from './store/streams.js';
 export { ChildWorkflowHandle, type ChildOptions } from './workflow/children.js';
+export {
+  ChildGroup,
+  type ChildGroupInputs,
+  type ChildGroupOptions,
+  type ChildGroupProgress,
+  type ChildOutcome,
+} from './workflow/child-groups.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
 export { EngineClock, type StepAttemptHooks } from './config/clock.js';
 export type { EngineOptions, ResolvedEngineOptions, QueueOptions, RateLimit, DurableLogger } from './config/options.js';

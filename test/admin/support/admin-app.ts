@@ -123,6 +123,13 @@ export class AdminTestWorkflows {
     return kids.map((k) => k.id);
   }
 
+  /** A group of `n` admin.sum children (Durable.startChildren), joined. */
+  @Workflow({ name: 'admin.fanout', queue: 'admin-q' })
+  async fanout(input: { n?: number }) {
+    const group = await Durable.startChildren('admin.sum', { count: input?.n ?? 30, input: () => ({ n: 1 }) });
+    return group.wait();
+  }
+
   /** A backfill over the numbers 1..total (no table: each batch is generated), throttled by its input. */
   @Workflow({ name: 'admin.numbers', queue: 'admin-slow' })
   numbers(input: BackfillInput & { total?: number }) {

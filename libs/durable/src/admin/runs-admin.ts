@@ -1,4 +1,5 @@
 import { RunNotFoundError } from '../errors/index.js';
+import { groupCounts } from '../store/child-groups.js';
 import { COUNT_CAP, listRuns } from '../store/admin-list.js';
 import { countByStatusWithin } from '../store/admin-counts.js';
 import { DETAIL_LIMITS, runDetail, runSummary } from '../store/admin-detail.js';
@@ -54,7 +55,8 @@ export class RunsAdmin {
     // Not started (or suspended): what holds it back, e.g. "concurrency key tenant-a: 5/5" (one more query).
     const waiting = run.status === 'PENDING' || run.status === 'WAITING';
     const startBlockers = waiting ? await whyNotStarted(store, id) : null;
-    return { ...run, steps, messages, events, history, children, totals, limits: DETAIL_LIMITS, now: dbNow, startBlockers };
+    const groups = await groupCounts(store, id, null);
+    return { ...run, steps, messages, events, history, children, groups, totals, limits: DETAIL_LIMITS, now: dbNow, startBlockers };
   }
 
   /** Why a run has not started: not due yet, its queue's limit, its concurrency key's limit. */

@@ -7,20 +7,23 @@
  *   is recorded until a message arrives: a WAITING run shows it from the `suspended` history row
  *   that lists its waits; the same for a child's result (`durable.result:<id>`);
  * - a recv or a child's result is recorded when it ends, so it starts at the first suspension that
- *   listed it (when the run went to sleep for it) rather than at its end.
+ *   listed it (when the run went to sleep for it) rather than at its end; the same for a group's wait
+ *   (`durable.group.wait:<seq>`, Durable.startChildren).
  * Each wait step carries `wait`: what it waits for (kind, topic or child run, until when).
  */
 
 export type StepWait =
   | { kind: 'sleep'; until: string | null }
   | { kind: 'recv'; topic: string; until: string | null }
-  | { kind: 'child'; runId: string; until: null };
+  | { kind: 'child'; runId: string; until: null }
+  | { kind: 'group'; group: number; until: null };
 
 type Row = Record<string, unknown>;
 
 const SLEEP = 'durable.sleep';
 const RECV = 'durable.recv:';
 const RESULT = 'durable.result:';
+const GROUP_WAIT = 'durable.group.wait:';
 const UNFINISHED = ['PENDING', 'RUNNING', 'WAITING'];
 
 interface Suspension {
@@ -45,11 +48,12 @@ function waitOf(name: string, status: unknown, output: unknown): StepWait | null
     return { kind: 'recv', topic: name.slice(RECV.length), until: deadline };
   }
   if (name.startsWith(RESULT)) return { kind: 'child', runId: name.slice(RESULT.length), until: null };
+  if (name.startsWith(GROUP_WAIT)) return { kind: 'group', group: Number(name.slice(GROUP_WAIT.length)), until: null };
   return null;
 }
 
-const KIND_OF = { sleep: 'sleep', recv: 'recv', child: 'child' } as const;
-const keyOf = (w: StepWait) => (w.kind === 'recv' ? w.topic : w.kind === 'child' ? w.runId : null);
+const KIND_OF = { sleep: 'sleep', recv: 'recv', child: 'child', group: 'group' } as const;
+const keyOf = (w: StepWait) => (w.kind === 'recv' ? w.topic : w.kind === 'child' ? w.runId : w.kind === 'group' ? String(w.group) : null);
 
 /** The `suspended` rows of the history, oldest first, and whether the latest one is still current. */
 function suspensions(history: Row[]): { all: Suspension[]; current: Suspension | null } {
@@ -99,11 +103,16 @@ export function withWaits(run: { status: string; finishedAt: string | null }, st
   // Waits that record nothing until they end (a recv without timeout, a child's result).
   const recorded = new Set(out.map((s) => Number(s.seq)));
   for (const x of current.waits) {
-    if (recorded.has(x.seq) || (x.kind !== 'recv' && x.kind !== 'child') || typeof x.key !== 'string') continue;
-    const w: StepWait = x.kind === 'recv' ? { kind: 'recv', topic: x.key, until: null } : { kind: 'child', runId: x.key, until: null };
+    if (recorded.has(x.seq) || (x.kind !== 'recv' && x.kind !== 'child' && x.kind !== 'group') || typeof x.key !== 'string') continue;
+    const w: StepWait =
+      x.kind === 'recv'
+        ? { kind: 'recv', topic: x.key, until: null }
+        : x.kind === 'group'
+          ? { kind: 'group', group: Number(x.key), until: null }
+          : { kind: 'child', runId: x.key, until: null };
     out.push({
       seq: x.seq,
-      name: (x.kind === 'recv' ? RECV : RESULT) + x.key,
+      name: (x.kind === 'recv' ? RECV : x.kind === 'group' ? GROUP_WAIT : RESULT) + x.key,
       status: 'WAITING',
       attempts: 0,
       startedAt: firstListed(x.seq, w),

@@ -16,7 +16,7 @@ interface ListItem {
 /** The last column: the error, else what a WAITING run waits for, else the start of the output; then the tags. */
 function outcome(r: ListItem): string {
   const waits = r.waits?.length
-    ? `waits for ${r.waits.map((w) => (w.kind === 'recv' ? `message ${w.key}` : w.kind === 'child' ? `child ${w.key}` : 'timer')).join(' or ')}`
+    ? `waits for ${r.waits.map((w) => (w.kind === 'recv' ? `message ${w.key}` : w.kind === 'child' ? `child ${w.key}` : w.kind === 'group' ? `group of children (step ${w.key})` : 'timer')).join(' or ')}`
     : null;
   const tags = r.tags?.length ? ` [${r.tags.join(',')}]` : '';
   return (r.errorMessage ?? waits ?? r.outputSummary ?? '') + tags;

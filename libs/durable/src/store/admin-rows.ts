@@ -46,7 +46,7 @@ export interface RunListItem {
   cancelRequestedAt: string | null;
   tags: string[];
   /** A WAITING run: the waits of its latest suspension (sleep, recv, child), else null. */
-  waits: Array<{ seq: number; kind: 'sleep' | 'recv' | 'child'; key: string | null }> | null;
+  waits: Array<{ seq: number; kind: 'sleep' | 'recv' | 'child' | 'group'; key: string | null }> | null;
 }
 
 export type SortKey = 'created' | 'updated';

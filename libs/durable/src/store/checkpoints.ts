@@ -1,7 +1,7 @@
 /** Checkpoints: what an execution writes for its run — finished steps and the run's end — fenced and batched. */
 import * as mysql from './mysql/checkpoints.js';
 import { statement } from './statement.js';
-import { cancelActorDetail, deleteRunParts, history, signalRuns } from './sql-fragments.js';
+import { cancelActorDetail, deleteRunParts, groupEnds, history, signalRuns } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import type { Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
@@ -84,7 +84,8 @@ SELECT run_id, seq FROM s`,
  * A run asked to cancel with compensation (cancel_requested_at) is not ended SUCCEEDED: it comes back
  * with ended = false (its checkpoints are written), and its execution compensates instead (the lock
  * makes the check see a cancel that committed meanwhile). A finished child signals its parent (unless
- * the parent ends in this same statement). $19 (booleans): the run is not kept once it succeeds
+ * the parent ends in this same statement); a child of a group (Durable.startChildren) counts on its group's row instead, and
+ * signals its parent only when that completes the parent's wait (groupEnds). $19 (booleans): the run is not kept once it succeeds
  * (@Workflow({ deleteOnSuccess })): instead of its update, d deletes it (its steps by cascade) with its
  * messages, events, history and stream chunks (each by an array of ids: index scans, whatever the plan), and its last checkpoints and its end's history are
  * not written (`gone`). Returns the runs held under their epoch: ended, or refused (ended = false).
@@ -111,7 +112,7 @@ u AS (
   SET status = l.status, output = l.output::jsonb, error = l.error::jsonb, finished_at = now(), updated_at = now(),
       lease_owner = NULL, lease_expires_at = NULL
   FROM l WHERE r.id = l.id AND NOT l.refused AND NOT l.gone
-  RETURNING r.id, r.parent_id, r.status, r.error),
+  RETURNING r.id, r.parent_id, r.status, r.error, r.group_seq),
 d AS (DELETE FROM durable_runs WHERE id = ANY(ARRAY(SELECT id FROM l WHERE gone)) RETURNING id),
 ${deleteRunParts('= ANY(ARRAY(SELECT id FROM l WHERE gone))')},
 ${END_WAITS('w', "SELECT id FROM u WHERE status = 'CANCELLED'")},
@@ -121,7 +122,12 @@ hist AS (${history(
   CASE status WHEN 'FAILED' THEN jsonb_build_object('error', error -> 'message')
               WHEN 'CANCELLED' THEN jsonb_build_object('compensated', true) || ${cancelActorDetail('u.id')} END FROM u WHERE true`,
   )}),
-${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND parent_id <> ALL($1::text[])')}
+${groupEnds('ge', 'u')},
+${signalRuns(
+  'par',
+  `SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND group_seq IS NULL AND parent_id <> ALL($1::text[])
+   UNION ALL SELECT run_id FROM ge WHERE crossed AND run_id <> ALL($1::text[])`,
+)}
 SELECT id, true AS ended, (SELECT n FROM par_n) AS signalled, false AS gone FROM u
 UNION ALL
 SELECT id, true, NULL, true FROM d

@@ -1,7 +1,7 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
 import * as mysql from './mysql/control.js';
 import { statement } from './statement.js';
-import { actorDetail, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
+import { actorDetail, groupEnds, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import type { Store } from './store.js';
@@ -26,14 +26,19 @@ u AS (
   UPDATE durable_runs
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
-  RETURNING id, parent_id),
+  RETURNING id, parent_id, group_seq, status),
 ${END_WAITS('w', 'SELECT id FROM u')},
 hist AS (${history(
     '$2',
     `SELECT id, 'cancelled', nullif(CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END
                                     || ${actorDetail('$4')}, '{}'::jsonb) FROM u WHERE true`,
   )}),
-${signalRuns('par', 'SELECT parent_id FROM u WHERE id = $1 AND parent_id IS NOT NULL')}
+${groupEnds('ge', 'u')},
+${signalRuns(
+  'par',
+  `SELECT parent_id FROM u WHERE id = $1 AND parent_id IS NOT NULL AND group_seq IS NULL
+   UNION ALL SELECT run_id FROM ge WHERE crossed AND run_id NOT IN (SELECT id FROM u)`,
+)}
 SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled FROM u`,
 );
 
@@ -75,7 +80,7 @@ done AS (
   UPDATE durable_runs r
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   FROM ok x WHERE r.id = x.id AND ((x.status <> 'RUNNING' AND NOT x.undo) OR x.pivot_seq IS NOT NULL)
-  RETURNING r.id, r.parent_id, x.pivot_seq, x.pivot_name),
+  RETURNING r.id, r.parent_id, r.group_seq, r.status, x.pivot_seq, x.pivot_name),
 ${END_WAITS('w', 'SELECT id FROM done')},
 req AS (
   UPDATE durable_runs r
@@ -97,7 +102,12 @@ hist_req AS (${history(
   || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END || ${actorDetail('$4')}
   FROM req WHERE NOT already`,
   )}),
-${signalRuns('par', 'SELECT parent_id FROM done WHERE id = $1 AND parent_id IS NOT NULL')}
+${groupEnds('ge', 'done')},
+${signalRuns(
+  'par',
+  `SELECT parent_id FROM done WHERE id = $1 AND parent_id IS NOT NULL AND group_seq IS NULL
+   UNION ALL SELECT run_id FROM ge WHERE crossed AND run_id NOT IN (SELECT id FROM done) AND run_id NOT IN (SELECT id FROM req)`,
+)}
 SELECT id, 'cancelled' AS outcome, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FROM par_n) AS signalled,
        pivot_seq, pivot_name FROM done
 UNION ALL
@@ -129,7 +139,8 @@ ORDER BY r.id FOR NO KEY UPDATE`,
  * compensations (if a plain cancel or a failed compensation interrupted them) and ends CANCELLED
  * again; it never runs its workflow forward. $1 run id,
  * $2 history, $4 actor. With $3 (cascade), the descendants cancelled with it (at the same time or after it:
- * a cascading cancel) are resumed too.
+ * a cascading cancel) are resumed too. A resumed child of a group no longer counts as ended on its
+ * group's row (`was` reads the statuses before this statement's update: its snapshot).
  */
 const RESUME_RUN = statement(
   'resume_run',
@@ -147,6 +158,16 @@ u AS (
       deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
   WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
   RETURNING id, queue),
+was AS (
+  SELECT parent_id, group_seq, status FROM durable_runs
+  WHERE id IN (SELECT id FROM u) AND group_seq IS NOT NULL),
+ungroup AS (
+  UPDATE durable_child_groups g
+  SET ended = g.ended - x.n, failed = g.failed - x.f, cancelled = g.cancelled - x.c
+  FROM (SELECT parent_id, group_seq, count(*) AS n, count(*) FILTER (WHERE status = 'FAILED') AS f,
+               count(*) FILTER (WHERE status = 'CANCELLED') AS c
+        FROM was GROUP BY parent_id, group_seq) x
+  WHERE g.run_id = x.parent_id AND g.seq = x.group_seq),
 w AS (UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (SELECT id FROM u) AND status = 'CANCELLED'),
 f AS (
   DELETE FROM durable_steps s

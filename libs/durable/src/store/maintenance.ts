@@ -1,7 +1,7 @@
 /** Maintenance the sweeper runs besides expired leases: passed deadlines and retention. */
 import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
-import { deleteRunParts, history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { deleteRunParts, groupEnds, history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
 import type { Store } from './store.js';
 
 /**
@@ -37,14 +37,19 @@ SET status = CASE WHEN x.undo THEN 'PENDING' ELSE 'FAILED' END,
       'message', 'The run exceeded its deadline (' || to_char(x.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
                  '); raise the workflow option timeoutMs or the start option timeoutMs.')
 FROM x WHERE r.id = x.id
-RETURNING r.id, r.parent_id, r.queue, x.undo, x.deadline_at),
+RETURNING r.id, r.parent_id, r.group_seq, r.status, r.queue, x.undo, x.deadline_at),
 hist AS (${history(
     '$2',
     `SELECT id, CASE WHEN undo THEN 'deadline_exceeded' ELSE 'failed' END,
   jsonb_build_object('reason', 'deadline', 'deadline', deadline_at) || CASE WHEN undo THEN '{"compensate":true}'::jsonb ELSE '{}'::jsonb END
   FROM u WHERE true`,
   )}),
-${signalRuns('par', 'SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND NOT undo')},
+${groupEnds('ge', '(SELECT * FROM u WHERE NOT undo)')},
+${signalRuns(
+  'par',
+  `SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND group_seq IS NULL AND NOT undo
+   UNION ALL SELECT run_id FROM ge WHERE crossed AND run_id NOT IN (SELECT id FROM u)`,
+)},
 woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM u WHERE undo) q)
 SELECT id, undo, (SELECT n FROM par_n) AS signalled, (SELECT n FROM woken) AS woken FROM u`,
 );

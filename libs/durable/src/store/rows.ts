@@ -260,10 +260,14 @@ export interface UndoneRow {
 /** One pending wait as RESOLVE_WAITS takes it. */
 export interface WaitSpec {
   seq: number;
-  kind: 'sleep' | 'recv' | 'child';
+  kind: 'sleep' | 'recv' | 'child' | 'group';
   name: string;
-  /** recv: the topic; child: the child run id. */
+  /** recv: the topic; child: the child run id; group: the seq of the step that started the group. */
   key: string | null;
+  /** group: the number of its children that must have ended. */
+  count?: number | null;
+  /** group: the run that started it (a forked run waits on its source's group); absent: the waiting run. */
+  owner?: string | null;
   /** A timer not recorded yet: sleep length, or recv timeout (ms). */
   ms: number | null;
   /** A recorded wake time (sleep) or deadline (recv). */

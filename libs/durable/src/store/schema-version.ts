@@ -10,7 +10,7 @@ import type { SchemaState } from './rows.js';
  * `durable_schema.version` in prisma/durable.prisma, prisma/schema.sql and the newest file of
  * prisma/upgrades/ (a test keeps them equal). Raise it with every change to durable.prisma.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** The objects the engine cannot start without, by the column SCHEMA_STATE reports them in. */
 const REQUIRED = {

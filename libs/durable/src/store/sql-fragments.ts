@@ -28,7 +28,13 @@ export const FLOW_LIMITS_CHANNEL = 'durable_flow_limits';
 export const SIGNAL_CHANNEL = 'durable_signal';
 
 /** The tables that hold a run's parts by run_id without a foreign key: deleting a run deletes its rows there too (its steps go by cascade). */
-export const RUN_PART_TABLES = ['durable_messages', 'durable_events', 'durable_run_events', 'durable_stream_chunks'] as const;
+export const RUN_PART_TABLES = [
+  'durable_messages',
+  'durable_events',
+  'durable_run_events',
+  'durable_stream_chunks',
+  'durable_child_groups',
+] as const;
 
 /**
  * CTEs (p0, p1, …) that delete the parts of the runs `ids` names, in every RUN_PART_TABLES table:
@@ -60,6 +66,24 @@ ${name}_n AS (
   SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)
                     ELSE pg_notify('${SIGNAL_CHANNEL}', id) END) AS n
   FROM ${name})`;
+
+/**
+ * CTEs `<name>_c` and `<name>` that count the ends of children started by Durable.startChildren:
+ * `ended` (a FROM item with parent_id, group_seq and status: the runs this statement ended) moves
+ * each group's counters once per group, under the group row's lock. `<name>` returns the parents
+ * whose wait the ends complete (`crossed`: ended reached the parent's wake_at with these ends) —
+ * only those are signalled, not one wake-up per child. A parent suspending on a group writes its
+ * wake_at under the same lock (RESOLVE_WAITS), so of the two the later one sees the other.
+ */
+export const groupEnds = (name: string, ended: string) => `${name}_c AS (
+  SELECT e.parent_id, e.group_seq, count(*) AS n, count(*) FILTER (WHERE e.status = 'SUCCEEDED') AS s,
+         count(*) FILTER (WHERE e.status = 'FAILED') AS f, count(*) FILTER (WHERE e.status = 'CANCELLED') AS c
+  FROM ${ended} e WHERE e.group_seq IS NOT NULL GROUP BY e.parent_id, e.group_seq),
+${name} AS (
+  UPDATE durable_child_groups g
+  SET ended = g.ended + x.n, succeeded = g.succeeded + x.s, failed = g.failed + x.f, cancelled = g.cancelled + x.c
+  FROM ${name}_c x WHERE g.run_id = x.parent_id AND g.seq = x.group_seq
+  RETURNING g.run_id, (g.wake_at > 0 AND g.ended >= g.wake_at AND g.ended - x.n < g.wake_at) AS crossed)`;
 
 /**
  * Run history (durable_run_events): statements that change a run's state write its history row

@@ -21,7 +21,8 @@ import type { ResolveResult } from './rows.js';
 /**
  * Resolve the pending waits of one execution and, when nothing can progress, suspend the run —
  * one statement. Waits are passed as parallel arrays (one element per wait):
- *   $7 seq, $8 kind ('sleep' | 'recv' | 'child'), $9 step name, $10 key (recv: topic, child: child run id),
+ *   $7 seq, $8 kind ('sleep' | 'recv' | 'child' | 'group'), $9 step name, $10 key (recv: topic, child: child run id,
+ *   group: the seq of the step that started it),
  *   $11 ms (a timer not recorded yet: sleep length / recv timeout), $12 due (a recorded wake time / recv deadline).
  * What it does, fenced by $1 run / $2 epoch:
  *   - recv: the k-th pending recv of a topic (in seq order) consumes the k-th oldest unconsumed message of
@@ -30,6 +31,10 @@ import type { ResolveResult } from './rows.js';
  *     passed is recorded SUCCEEDED with null (timeout); a new timeout is recorded as a WAITING step
  *     holding its deadline, so a replay keeps the original deadline.
  *   - child: a child run that ended (or no longer exists) is recorded as {status, output, error}.
+ *   - group ($13 count, $14 the run that started it: a fork waits on its source's): the group's wake_at is
+ *     set to the smallest count waited for, under its row's lock (see groupEnds in sql-fragments.ts); a
+ *     wait whose count `ended` reached is recorded as the group's counters; a group that no longer
+ *     exists (its run was deleted) as {missing: true}.
  *   - sleep: a new sleep is recorded SUCCEEDED with its wake time (output: a Date), once.
  *   - suspend (only if $4 allows it, nothing was resolved, and the run's available_at still equals
  *     the token $3): status WAITING, available_at = the earliest timer (or now() + $5 ms, a safety
@@ -42,9 +47,19 @@ const RESOLVE_WAITS = statement(
   `
 WITH ${HELD_RUN},
 w AS (
-  SELECT * FROM unnest($7::int[], $8::text[], $9::text[], $10::text[], $11::float8[], $12::timestamptz[])
-    AS w(seq, kind, name, key, ms, due)
+  SELECT * FROM unnest($7::int[], $8::text[], $9::text[], $10::text[], $11::float8[], $12::timestamptz[], $13::int[], $14::text[])
+    AS w(seq, kind, name, key, ms, due, cnt, owner)
   WHERE EXISTS (SELECT 1 FROM run)),
+gx AS (
+  SELECT coalesce(owner, $1) AS owner, key::int AS gseq, min(cnt) AS cnt FROM w WHERE kind = 'group' GROUP BY 1, 2),
+gu AS (
+  UPDATE durable_child_groups g SET wake_at = gx.cnt
+  FROM gx WHERE g.run_id = gx.owner AND g.seq = gx.gseq
+  RETURNING g.run_id, g.seq, g.total, g.ended, g.succeeded, g.failed, g.cancelled),
+gw AS (
+  SELECT w.seq, w.name, w.cnt, gu.total, gu.ended, gu.succeeded, gu.failed, gu.cancelled, gu.run_id IS NULL AS missing
+  FROM w LEFT JOIN gu ON gu.run_id = coalesce(w.owner, $1) AND gu.seq = w.key::int
+  WHERE w.kind = 'group'),
 rw AS (SELECT w.*, row_number() OVER (PARTITION BY w.key ORDER BY w.seq) AS rk FROM w WHERE w.kind = 'recv'),
 tp AS (SELECT key AS topic, count(*) AS n FROM rw GROUP BY key),
 msg AS (
@@ -75,6 +90,11 @@ res AS (
               ELSE jsonb_build_object('status', status, 'output', output, 'error', error) END,
          true
   FROM cd
+  UNION ALL
+  SELECT seq, name, 'SUCCEEDED',
+         CASE WHEN missing THEN jsonb_build_object('missing', true)
+              ELSE jsonb_build_object('total', total, 'ended', ended, 'succeeded', succeeded, 'failed', failed, 'cancelled', cancelled) END, true
+  FROM gw WHERE missing OR ended >= cnt
   UNION ALL
   SELECT seq, name, 'SUCCEEDED', ${dateJson('wake')}, false FROM sl),
 ins AS (
@@ -133,6 +153,8 @@ export async function resolveWaits(
     w.map((x) => x.key),
     w.map((x) => x.ms),
     w.map((x) => (x.due ? x.due.toISOString() : null)),
+    w.map((x) => x.count ?? null),
+    w.map((x) => x.owner ?? null),
   ]);
   const until = toDate(row.suspended_until);
   return {

@@ -7,6 +7,7 @@ import { reportProgress } from './progress.js';
 import { currentScope } from './run-context.js';
 import { currentStepTransaction, invokeStep } from './step-runner.js';
 import { startChild, type ChildOptions, type ChildWorkflowHandle } from './children.js';
+import { startChildren, type ChildGroup, type ChildGroupInputs, type ChildGroupOptions } from './child-groups.js';
 import { setEvent } from './events.js';
 import { durableSend } from './messages.js';
 import { durableRecv, durableSleep } from './waits.js';
@@ -235,5 +236,17 @@ export const Durable = {
    */
   startChild<T = unknown>(workflowName: string, input?: unknown, opts?: ChildOptions): Promise<ChildWorkflowHandle<T>> {
     return startChild<T>(workflowName, input, opts);
+  },
+
+  /**
+   * Starts a group of children of one workflow — a fan-out of any size, up to millions — recorded
+   * as one step. The children are written in chunks of 1,000 per statement (workers start on the
+   * first chunk while the next is written); `inputs` is an array, or `{ count, input(index) }` so
+   * that no array of inputs is held. The group is counted on one row: `group.wait()` suspends the
+   * parent until all (or `atLeast` n) children ended, with one wake-up instead of one per child,
+   * and `group.results({ from, limit })` reads their outcomes in pages.
+   */
+  startChildren<T = unknown>(workflowName: string, inputs: ChildGroupInputs, opts?: ChildGroupOptions): Promise<ChildGroup<T>> {
+    return startChildren<T>(workflowName, inputs, opts);
   },
 };

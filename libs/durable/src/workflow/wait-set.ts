@@ -238,7 +238,7 @@ export class WaitSet {
           token: ctx.token,
           maySuspend,
           recheckMs: options.waitRecheckMs,
-          waits: waits.map(({ seq, kind, name, key, ms, due }) => ({ seq, kind, name, key, ms, due })),
+          waits: waits.map(({ seq, kind, name, key, ms, due, count, owner }) => ({ seq, kind, name, key, ms, due, count, owner })),
         });
       res = maySuspend ? await ctx.releasing(resolve) : await resolve();
       this.failures = 0;

@@ -211,7 +211,15 @@ export function waitsText(waits) {
     'waits for ' +
     waits
       .map(function (w) {
-        return w.kind === 'recv' ? 'message ' + w.key : w.kind === 'child' ? 'child ' + w.key : w.kind === 'sleep' ? 'timer' : w.kind;
+        return w.kind === 'recv'
+          ? 'message ' + w.key
+          : w.kind === 'child'
+            ? 'child ' + w.key
+            : w.kind === 'group'
+              ? 'group of children (step ' + w.key + ')'
+              : w.kind === 'sleep'
+                ? 'timer'
+                : w.kind;
       })
       .join(' or ')
   );

@@ -7,7 +7,7 @@ import { ACTIVE } from './constants.js';
 import { state, saveHash } from './state.js';
 import { downloadRun } from './run-export.js';
 import { timeline } from './timeline.js';
-import { simpleTable, childrenTable, jsonView, errorBox } from './tables.js';
+import { simpleTable, childrenTable, groupsTable, jsonView, errorBox } from './tables.js';
 import { confirmAction } from './actions.js';
 import { liveFollow } from './live.js';
 import { waitingBox } from './waiting.js';
@@ -309,7 +309,7 @@ export function tabs(r) {
   else if (t === 'events') body.appendChild(simpleTable(r.events, ['key', 'value', 'updatedAt'], r.totals.events));
   else if (t === 'streams') body.appendChild(streamsTab(r));
   else if (t === 'history') body.appendChild(simpleTable(r.history, ['at', 'kind', 'detail'], r.totals.history));
-  else if (t === 'children') body.appendChild(childrenTable(r.children, r.totals.children));
+  else if (t === 'children') body.appendChild(el('div', null, groupsTable(r.groups), childrenTable(r.children, r.totals.children)));
   return el('div', null, bar, body);
 }
 

@@ -63,6 +63,42 @@ export function childrenTable(rows, total) {
 }
 
 /**
+ * Groups of children a run started (Durable.startChildren): one row each, with its counters.
+ * @param {Array<any>} groups
+ */
+export function groupsTable(groups) {
+  if (!groups || !groups.length) return null;
+  var tb = el('tbody');
+  groups.forEach(function (g) {
+    tb.appendChild(
+      el(
+        'tr',
+        { 'data-group': String(g.seq) },
+        el('td', { text: 'step ' + g.seq }),
+        el('td', { text: g.workflow }),
+        el('td', { text: nf(g.created) + ' of ' + nf(g.total) }),
+        el('td', { text: nf(g.ended) + ' (' + (g.total ? Math.floor((100 * g.ended) / g.total) : 100) + ' %)' }),
+        el('td', { text: nf(g.succeeded) }),
+        el('td', { text: nf(g.failed) }),
+        el('td', { text: nf(g.cancelled) }),
+        el('td', { text: g.waitingFor > g.ended ? 'until ' + nf(g.waitingFor) + ' ended' : '—' }),
+      ),
+    );
+  });
+  return el(
+    'div',
+    { class: 'groups' },
+    el('h3', { text: 'Groups of children' }),
+    el(
+      'table',
+      { class: 'list-table' },
+      tableHead(['Group', 'Workflow', 'Created', 'Ended', 'Succeeded', 'Failed', 'Cancelled', 'Parent waits']),
+      tb,
+    ),
+  );
+}
+
+/**
  * An error as its name and message, and its stack (if any) as preformatted lines; `id` names the box.
  * @param {any} error
  * @param {string | null} [id]

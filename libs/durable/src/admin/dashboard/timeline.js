@@ -215,6 +215,8 @@ export function stepNote(s) {
       w.until ? ' (timeout ' + fmtTime(w.until) + ')' : s.status === 'WAITING' ? ' (no timeout)' : '',
     );
   if (w && w.kind === 'child') return el('span', { class: 'step-note', 'data-wait': 'child', text: ' result of a child run' });
+  if (w && w.kind === 'group')
+    return el('span', { class: 'step-note', 'data-wait': 'group', text: ' children of the group started at step ' + w.group });
   if (s.compensates != null)
     return el('span', { class: 'step-note comp', 'data-compensates': s.compensates, text: ' ↩ undoes #' + s.compensates });
   if (s.compensation)

@@ -36,6 +36,8 @@ function waitItem(r, w, until) {
       el('b', { class: 'mono', text: w.key }),
       timeout ? ' (or its timeout)' : ' (no timeout)',
     );
+  if (w.kind === 'group')
+    return el('li', { 'data-wait': 'group' }, 'the children of the group started at step ' + w.key + ' (the Children tab counts them)');
   if (w.kind === 'child')
     return el(
       'li',

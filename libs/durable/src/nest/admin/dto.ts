@@ -106,6 +106,19 @@ export class ChildDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) finishedAt!: string | null;
 }
 
+export class ChildGroupDto {
+  @ApiProperty({ type: Number, description: "The parent's step that started the group (Durable.startChildren)" }) seq!: number;
+  @ApiProperty({ type: String }) workflow!: string;
+  @ApiProperty({ type: Number, description: 'Children the group has (created: written so far)' }) total!: number;
+  @ApiProperty({ type: Number }) created!: number;
+  @ApiProperty({ type: Number }) ended!: number;
+  @ApiProperty({ type: Number }) succeeded!: number;
+  @ApiProperty({ type: Number }) failed!: number;
+  @ApiProperty({ type: Number }) cancelled!: number;
+  @ApiProperty({ type: Number, description: 'The parent waits until this many ended (0: it does not wait on the group)' })
+  waitingFor!: number;
+}
+
 export class RunDetailDto {
   @ApiProperty({ type: String }) id!: string;
   @ApiProperty({ type: String }) workflowName!: string;
@@ -140,6 +153,8 @@ export class RunDetailDto {
   @ApiProperty({ type: [EventDto], description: 'Events the run published (Durable.setEvent)' }) events!: EventDto[];
   @ApiProperty({ type: [HistoryDto], description: 'What happened to the run (latest 1000)' }) history!: HistoryDto[];
   @ApiProperty({ type: [ChildDto], description: 'Child runs (first 500)' }) children!: ChildDto[];
+  @ApiProperty({ type: [ChildGroupDto], description: 'Groups of children it started (Durable.startChildren), with their counters' })
+  groups!: ChildGroupDto[];
   @ApiProperty({ type: Object, description: 'Row counts of steps, messages, events, history, children' }) totals!: Record<string, number>;
   @ApiProperty({ type: String, format: 'date-time', description: 'Database clock' }) now!: string;
   @ApiProperty({ type: String, nullable: true, description: "Flow control: the run's concurrency key" }) concurrencyKey!: string | null;

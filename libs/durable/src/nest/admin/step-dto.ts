@@ -4,9 +4,14 @@ import { ApiProperty, ApiPropertyOptional } from './swagger.js';
 const json = { description: 'Stored JSON (values JSON cannot hold are tagged: { "$durable": "Date", "v": … })', nullable: true };
 
 export class StepWaitDto {
-  @ApiProperty({ enum: ['sleep', 'recv', 'child'] }) kind!: string;
+  @ApiProperty({ enum: ['sleep', 'recv', 'child', 'group'] }) kind!: string;
   @ApiPropertyOptional({ type: String, description: 'recv: the topic it waits on' }) topic?: string;
   @ApiPropertyOptional({ type: String, description: 'child: the child run whose result it waits for' }) runId?: string;
+  @ApiPropertyOptional({
+    type: Number,
+    description: "group: the step that started the group whose children it waits for (the run's groups)",
+  })
+  group?: number;
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'sleep: wake time; recv: its timeout (null: none)' })
   until!: string | null;
 }

@@ -9,11 +9,19 @@ import type { EndResult } from '../rows.js';
 import type { RunEnd, StepCheckpoint } from '../rows.js';
 import { SIGNAL_CHANNEL, WAKEUP_CHANNEL } from '../sql-fragments.js';
 import { bool, deleteRuns, insertHistory, marks, NOW } from './sql.js';
+import { countGroupEnds } from './child-groups.js';
 
 /** The runs among `ids` locked in id order, with what a fenced write needs to know of them. */
 async function lockRuns(sql: SqlClient, ids: string[], mode: 'FOR UPDATE' | 'LOCK IN SHARE MODE') {
-  const rows = await sql.query<{ id: string; lease_epoch: number; status: string; cancelling: unknown; parent_id: string | null }>(
-    `SELECT id, lease_epoch, status, cancel_requested_at IS NOT NULL AS cancelling, parent_id FROM durable_runs
+  const rows = await sql.query<{
+    id: string;
+    lease_epoch: number;
+    status: string;
+    cancelling: unknown;
+    parent_id: string | null;
+    group_seq: number | null;
+  }>(
+    `SELECT id, lease_epoch, status, cancel_requested_at IS NOT NULL AS cancelling, parent_id, group_seq FROM durable_runs
      WHERE id IN (${marks(ids.length)}) ORDER BY id ${mode}`,
     ids,
   );
@@ -148,7 +156,22 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
             : null,
       ]),
     );
-    const parents = [...new Set(ending.map((e) => runs.get(e.runId)!.parent_id).filter((p): p is string => p !== null && !heldIds.has(p)))];
+    // A child of a group counts on its group's row and signals its parent only when that completes the parent's wait.
+    const endedRows = ending.map((e) => ({ ...runs.get(e.runId)!, status: e.status }));
+    const crossed = await countGroupEnds(
+      sql,
+      endedRows.map((r) => ({ parentId: r.parent_id, groupSeq: r.group_seq == null ? null : Number(r.group_seq), status: r.status })),
+      heldIds,
+    );
+    const parents = [
+      ...new Set([
+        ...endedRows
+          .filter((r) => r.group_seq == null)
+          .map((r) => r.parent_id)
+          .filter((p): p is string => p !== null && !heldIds.has(p)),
+        ...crossed,
+      ]),
+    ];
     await signalRuns(sql, parents);
     return new Map<string, EndResult>([
       ...[...ending, ...gone].map((e): [string, EndResult] => [e.runId, 'ended']),

@@ -8,6 +8,7 @@ import type { CompensatingCancel } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { CANCEL_CHANNEL, COMPENSATE_CHANNEL } from '../sql-fragments.js';
+import { countGroupEnds } from './child-groups.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
 import { bool, date, insertHistory, jsonText, marks, NOW, runsWithUndo } from './sql.js';
 
@@ -30,8 +31,8 @@ async function tree(sql: SqlClient, id: string, cascade: boolean): Promise<strin
 /** The unfinished runs among `ids`, locked in id order. */
 async function lockActive(sql: SqlClient, ids: string[]) {
   if (!ids.length) return [];
-  return sql.query<{ id: string; parent_id: string | null; status: string; queue: string; already: unknown }>(
-    `SELECT id, parent_id, status, queue, cancel_requested_at IS NOT NULL AS already FROM durable_runs
+  return sql.query<{ id: string; parent_id: string | null; group_seq: number | null; status: string; queue: string; already: unknown }>(
+    `SELECT id, parent_id, group_seq, status, queue, cancel_requested_at IS NOT NULL AS already FROM durable_runs
      WHERE id IN (${marks(ids.length)}) AND status IN ${ACTIVE} ORDER BY id FOR UPDATE`,
     ids,
   );
@@ -54,10 +55,23 @@ const byWhom = (id: string, root: string, actor: string | null): Record<string, 
   ...(actor !== null ? { actor } : {}),
 });
 
-/** The parent of the root waits for it: signalled when the root ends. */
-async function signalParentOf(sql: SqlClient, rows: Array<{ id: string; parent_id: string | null }>, root: string): Promise<void> {
-  const parent = rows.find((r) => r.id === root)?.parent_id;
-  if (parent) await signalRuns(sql, [parent]);
+/**
+ * The parent of the root waits for it: signalled when the root ends. Children of a group (the
+ * cancelled runs `rows`) count on their group's row; its parent is signalled when that completes its wait.
+ */
+async function signalParentOf(
+  sql: SqlClient,
+  rows: Array<{ id: string; parent_id: string | null; group_seq: number | null }>,
+  root: string,
+): Promise<void> {
+  const crossed = await countGroupEnds(
+    sql,
+    rows.map((r) => ({ parentId: r.parent_id, groupSeq: r.group_seq == null ? null : Number(r.group_seq), status: 'CANCELLED' })),
+    new Set(rows.map((r) => r.id)),
+  );
+  const rootRow = rows.find((r) => r.id === root);
+  const parent = rootRow?.group_seq == null ? rootRow?.parent_id : null;
+  await signalRuns(sql, [...new Set([...(parent ? [parent] : []), ...crossed])]);
 }
 
 /** See cancelTree() in control.ts. */
@@ -173,12 +187,21 @@ export async function resumeRun(store: Store, id: string, cascade: boolean, acto
           )
         ).map((r) => r.id)
       : [id];
-    const lockedRows = await sql.query<{ id: string; queue: string }>(
-      `SELECT id, queue FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status IN ('CANCELLED', 'FAILED') ORDER BY id FOR UPDATE`,
+    const lockedRows = await sql.query<{ id: string; queue: string; parent_id: string | null; group_seq: number | null; status: string }>(
+      `SELECT id, queue, parent_id, group_seq, status FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status IN ('CANCELLED', 'FAILED')
+       ORDER BY id FOR UPDATE`,
       ids,
     );
     const locked = lockedRows.map((r) => r.id);
     if (!locked.length) return false;
+    // A resumed child of a group no longer counts as ended on its group's row.
+    for (const r of lockedRows) {
+      if (r.group_seq == null || r.parent_id === null) continue;
+      await sql.execute(
+        `UPDATE durable_child_groups SET ended = ended - 1, failed = failed - ?, cancelled = cancelled - ? WHERE run_id = ? AND seq = ?`,
+        [r.status === 'FAILED' ? 1 : 0, r.status === 'CANCELLED' ? 1 : 0, r.parent_id, Number(r.group_seq)],
+      );
+    }
     await sql.execute(
       `UPDATE durable_runs
        SET status = 'PENDING', available_at = ${NOW}, updated_at = ${NOW}, finished_at = NULL, error = NULL,

@@ -2,6 +2,7 @@
 import type { QueueFiguresRow } from '../rows.js';
 import type { Store } from '../store.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
+import { countGroupEnds } from './child-groups.js';
 import { anyRow, date, deleteRuns, insertHistory, marks, NOW, runsWithUndo } from './sql.js';
 
 /** See sweepDeadlines() in maintenance.ts: runs past their deadline fail, or compensate first when a step recorded how to undo it. */
@@ -9,8 +10,8 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
   const probe = `SELECT 1 FROM durable_runs WHERE deadline_at < ${NOW} AND status IN ('PENDING', 'RUNNING', 'WAITING') LIMIT 1`;
   if (!(await anyRow(store.sql, probe))) return { failed: [], compensating: [] };
   return store.sql.transaction(async (sql) => {
-    const rows = await sql.query<{ id: string; queue: string; parent_id: string | null; deadline_at: unknown }>(
-      `SELECT id, queue, parent_id, deadline_at FROM durable_runs
+    const rows = await sql.query<{ id: string; queue: string; parent_id: string | null; group_seq: number | null; deadline_at: unknown }>(
+      `SELECT id, queue, parent_id, group_seq, deadline_at FROM durable_runs
        WHERE deadline_at < ${NOW} AND status IN ('PENDING', 'RUNNING', 'WAITING')
        ORDER BY deadline_at LIMIT ? FOR UPDATE SKIP LOCKED`,
       [batch],
@@ -43,10 +44,15 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
         { reason: 'deadline', deadline: date(r.deadline_at)!.toISOString(), ...(undo.has(r.id) ? { compensate: true } : {}) },
       ]),
     );
-    await signalRuns(
+    const failed = rows.filter((r) => !undo.has(r.id));
+    const crossed = await countGroupEnds(
       sql,
-      rows.filter((r) => r.parent_id !== null && !undo.has(r.id)).map((r) => r.parent_id!),
+      failed.map((r) => ({ parentId: r.parent_id, groupSeq: r.group_seq == null ? null : Number(r.group_seq), status: 'FAILED' })),
+      new Set(ids),
     );
+    await signalRuns(sql, [
+      ...new Set([...failed.filter((r) => r.parent_id !== null && r.group_seq == null).map((r) => r.parent_id!), ...crossed]),
+    ]);
     wakeQueues(
       sql,
       rows.filter((r) => undo.has(r.id)),

@@ -63,6 +63,44 @@ async function childOutcomes(sql: SqlClient, children: WaitSpec[]): Promise<Map<
   return out;
 }
 
+/**
+ * Group waits (Durable.startChildren): each group's wake_at is set to the smallest count waited for,
+ * under its row's lock (see groupEnds in sql-fragments.ts); a wait whose count the group's `ended`
+ * reached resolves with its counters, and a group that no longer exists (its run was deleted) with {missing: true}.
+ */
+async function groupOutcomes(sql: SqlClient, runId: string, waits: WaitSpec[]): Promise<Map<number, unknown>> {
+  const out = new Map<number, unknown>();
+  const groups = new Map<string, { owner: string; seq: number; waits: WaitSpec[] }>();
+  for (const w of waits) {
+    const owner = w.owner ?? runId;
+    const k = `${Number(w.key)}:${owner}`;
+    const g = groups.get(k) ?? { owner, seq: Number(w.key), waits: [] };
+    g.waits.push(w);
+    groups.set(k, g);
+  }
+  for (const g of groups.values()) {
+    const least = Math.min(...g.waits.map((w) => w.count ?? 0));
+    await sql.execute(`UPDATE durable_child_groups SET wake_at = ? WHERE run_id = ? AND seq = ?`, [least, g.owner, g.seq]);
+    const [row] = await sql.query<Record<string, unknown>>(
+      `SELECT total, ended, succeeded, failed, cancelled FROM durable_child_groups WHERE run_id = ? AND seq = ?`,
+      [g.owner, g.seq],
+    );
+    for (const w of g.waits) {
+      if (!row) out.set(w.seq, { missing: true });
+      else if (Number(row.ended) >= (w.count ?? 0)) {
+        out.set(w.seq, {
+          total: Number(row.total),
+          ended: Number(row.ended),
+          succeeded: Number(row.succeeded),
+          failed: Number(row.failed),
+          cancelled: Number(row.cancelled),
+        });
+      }
+    }
+  }
+  return out;
+}
+
 /** Records the resolutions: new steps inserted, WAITING ones (a recorded deadline) completed; others left alone. Returns those written. */
 async function record(sql: SqlClient, runId: string, res: Resolution[]): Promise<Resolution[]> {
   if (!res.length) return [];
@@ -112,6 +150,11 @@ export async function resolveWaits(
       sql,
       a.waits.filter((w) => w.kind === 'child'),
     );
+    const groups = await groupOutcomes(
+      sql,
+      a.runId,
+      a.waits.filter((w) => w.kind === 'group'),
+    );
     const res: Resolution[] = [];
     const timers: number[] = [];
     for (const w of a.waits) {
@@ -130,6 +173,8 @@ export async function resolveWaits(
         }
       } else if (w.kind === 'child') {
         if (children.has(w.seq)) res.push({ seq: w.seq, name: w.name, status: 'SUCCEEDED', output: children.get(w.seq), resolves: true });
+      } else if (w.kind === 'group') {
+        if (groups.has(w.seq)) res.push({ seq: w.seq, name: w.name, status: 'SUCCEEDED', output: groups.get(w.seq), resolves: true });
       } else if (w.due === null) {
         const wake = at(w.ms ?? 0);
         timers.push(wake.getTime());
