@@ -22,6 +22,7 @@ import { runTelemetryBench } from './telemetry.js';
 import { runScaleRowsBench } from './scale-rows/main.js';
 import { runJobs, runJobsBench } from './jobs/main.js';
 import { runAwaitedBench } from './awaited.js';
+import { runFanoutBench } from './fanout.js';
 import { OURS_JOB_CONCURRENCY } from './jobs/ours-job.js';
 import { runInstancesBench } from './instances.js';
 import { runClaimsBench } from './claims-bench.js';
@@ -62,6 +63,11 @@ if (process.argv[2] === 'jobs') {
 // `npm run bench -- awaited …`: runs started and awaited in the worker's process (see awaited.ts).
 if (process.argv[2] === 'awaited') {
   await runAwaitedBench(process.argv.slice(3));
+  process.exit(0);
+}
+// `npm run bench -- fanout …`: one workflow joining N children, ours beside DBOS (see fanout.ts).
+if (process.argv[2] === 'fanout') {
+  await runFanoutBench(process.argv.slice(3));
   process.exit(0);
 }
 // `npm run bench -- instances …`: 1 → 2 → 4 → 8 worker processes on one Postgres (see instances.ts).
@@ -141,6 +147,7 @@ if (a.help) {
       '       npm run bench -- jobs [--jobs 20000] [--one-by-one 3000] [--callers 10] [--idle-jobs 50] [--ours-concurrency 200]\n' +
       '       npm run bench -- scale [--finished 10000000] [--at 1000000,3000000] …   (npm run bench -- scale --help)\n' +
       '       npm run bench -- awaited [--runs 3000] [--callers 10] [--steps 3] [--rounds 3]   (runs started and awaited in the worker process)\n' +
+      '       npm run bench -- fanout [--children 100000] [--dbos-children 10000] [--concurrency 50] [--skip-dbos]   (one workflow joining N children)\n' +
       '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n' +
       '       npm run bench -- claims [--backlog 100000] [--keys 10000] [--claimers 3] [--batch 10] [--seconds 10]   (claim cost: plain vs limited)\n',
