@@ -96,7 +96,7 @@ describe('Nest app over HTTP', () => {
     const client = app.get(WorkflowClient);
     await expect(client.start('nope', {})).rejects.toThrow(UnknownWorkflowError);
     await expect(client.start('nope', {})).rejects.toThrow(
-      /Known workflows: "backfillLedger", "callbackAfterKill", "counted", "countedJob", "streamTicker", "tenantEcho"/,
+      /Known workflows: "backfillLedger", "callbackAfterKill", "counted", "countedJob", "fanOutLedger", "streamTicker", "tenantEcho"/,
     );
   });
 });
