@@ -111,6 +111,7 @@ const withDatabase = {
 export default {
   testTimeout: 60_000,
   maxWorkers: 2,
+  reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: [LIBRARY_SPECS, ...listed(UNIT)] },
     {

@@ -40,14 +40,14 @@ function send(port: number, prefix: string, p: Probe): Promise<{ status: number;
   });
 }
 
-async function fuzz(a: AdminApp, label: string) {
+async function fuzz(a: AdminApp, label: string, stride: number) {
   await a.app.listen(0, '127.0.0.1');
   const port = (a.app.getHttpServer().address() as AddressInfo).port;
   // Runs no probe names (Q-…): their rows and steps must come out unchanged.
   const fingerprint = `SELECT md5(string_agg(r.id || r.status || r.updated_at::text || coalesce(r.output::text, '') ||
       (SELECT count(*) FROM durable_steps s WHERE s.run_id = r.id), ',' ORDER BY r.id)) AS h FROM durable_runs r WHERE r.id LIKE 'Q-%'`;
   const before = await a.pool.query(fingerprint);
-  const list = probes(SEED);
+  const list = probes(SEED).filter((_, i) => i % stride === 0);
   const histogram: Record<number, number> = {};
   const fiveXX: string[] = [];
   for (const p of list) {
@@ -61,10 +61,12 @@ async function fuzz(a: AdminApp, label: string) {
   return { fiveXX, sent: list.length, histogram, intact: before.rows[0].h === after.rows[0].h };
 }
 
+// Every probe through the engine's own pool; every third through Prisma alone (the same checks
+// answer before either touches the database, so a third of the list covers the second path).
 describe.each([
-  ['own pg pool', {}],
-  ['Prisma only', { connection: false as const }],
-])('admin API fuzz (%s)', (label, options) => {
+  ['own pg pool', {}, 1],
+  ['Prisma only', { connection: false as const }, 3],
+])('admin API fuzz (%s)', (label, options, stride) => {
   let a: AdminApp;
   beforeAll(async () => {
     a = await createAdminApp(`admin_fuzz_${label === 'own pg pool' ? 'pg' : 'prisma'}`, options);
@@ -82,7 +84,7 @@ describe.each([
   afterAll(() => a.close());
 
   it('answers hundreds of bad inputs on every endpoint without a single 5xx, and changes no data', async () => {
-    const { fiveXX, sent, histogram, intact } = await fuzz(a, label);
+    const { fiveXX, sent, histogram, intact } = await fuzz(a, label, stride);
     expect(sent).toBeGreaterThan(1000);
     expect(fiveXX).toEqual([]);
     expect(histogram[400]).toBeGreaterThan(500);

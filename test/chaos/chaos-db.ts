@@ -29,8 +29,12 @@ export interface ChaosDb {
   ping(): Promise<void>;
   /** Restarts the server (the "restart" outage: every session cut). */
   restart(): Promise<void>;
-  /** The run's own Postgres pool (Postgres-only parts of the workload: schedules, keyed starts), or null. */
+  /** The run's own Postgres pool (the sampler's duplicate-key check reads it), or null. */
   readonly pg: pg.Pool | null;
+  /** Pauses a schedule the way the admin API does (every worker sees the new revision). */
+  pauseSchedule(id: string): Promise<void>;
+  /** Runs not yet SUCCEEDED, FAILED or CANCELLED whose `column` equals `value`. */
+  openRuns(column: 'schedule_id' | 'queue', value: string): Promise<number>;
   /** A Postgres pool over what the judge reads. */
   judge(): Promise<pg.Pool>;
   close(): Promise<void>;
@@ -68,6 +72,18 @@ class PostgresChaosDb implements ChaosDb {
 
   async ping(): Promise<void> {
     await this.pg.query('SELECT 1');
+  }
+
+  async pauseSchedule(id: string): Promise<void> {
+    await this.pg.query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = $1`, [id]);
+  }
+
+  async openRuns(column: 'schedule_id' | 'queue', value: string): Promise<number> {
+    const { rows } = await this.pg.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM durable_runs WHERE ${column} = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
+      [value],
+    );
+    return rows[0].n;
   }
 
   restart(): Promise<void> {
@@ -173,6 +189,18 @@ class MariaChaosDb implements ChaosDb {
 
   async ping(): Promise<void> {
     await this.pool.query('SELECT 1');
+  }
+
+  async pauseSchedule(id: string): Promise<void> {
+    await this.pool.query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = ?`, [id]);
+  }
+
+  async openRuns(column: 'schedule_id' | 'queue', value: string): Promise<number> {
+    const [row] = await this.pool.query<Array<{ n: number }>>(
+      `SELECT count(*) AS n FROM durable_runs WHERE ${column} = ? AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
+      [value],
+    );
+    return Number(row.n);
   }
 
   /**

@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
-import type pg from 'pg';
 import type { ChaosInput, StarterInput } from './chaos-app.js';
 import { rng } from '../support/rng.js';
 import {
@@ -120,13 +119,13 @@ export async function runChaos(
       await driver.maintain();
       await delay(250);
     }
-    // Before the schedule is paused to settle (on PostgreSQL).
+    // Before the schedule is paused to settle.
     const scheduleLeft = s.schedule ? readyAt + s.scheduleMinS * 1000 - Date.now() : 0;
     if (scheduleLeft > 0) {
       stamp(`the schedule fires on for ${(scheduleLeft / 1000).toFixed(1)} s (scheduleMinS ${s.scheduleMinS})`);
       await delay(scheduleLeft);
     }
-    if (db.pg) await settlePostgresOnly(db.pg, s, driver);
+    await settleScheduleAndKeys(db, s, driver);
     const settled = progress.finished >= workloadRuns(s);
     const settledAt = Date.now();
     // Late writes (a zombie that woke up just now) land before the books are checked.
@@ -244,21 +243,14 @@ async function waitForDatabase(db: ChaosDb): Promise<void> {
  * last runs finish (they are checked slot by slot); the singleton and debounced runs the starters
  * made finish too (checked one by one).
  */
-async function settlePostgresOnly(pool: pg.Pool, s: ChaosSettings, driver: ChaosDriver): Promise<void> {
-  await pool
-    .query(`UPDATE durable_schedules SET paused = true, revision = revision + 1 WHERE id = $1`, [TICK_SCHEDULE])
-    .catch(() => undefined);
-  const open = (where: string, param: string) =>
-    pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM durable_runs WHERE ${where} = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
-      [param],
-    );
-  for (const [where, param, wanted] of [
+async function settleScheduleAndKeys(db: ChaosDb, s: ChaosSettings, driver: ChaosDriver): Promise<void> {
+  if (s.schedule) await db.pauseSchedule(TICK_SCHEDULE).catch(() => undefined);
+  for (const [column, value, wanted] of [
     ['schedule_id', TICK_SCHEDULE, s.schedule],
     ['queue', KEYS_QUEUE, s.starters > 0],
   ] as const) {
     for (const until = Date.now() + 30_000; wanted && Date.now() < until; await delay(250)) {
-      if ((await open(where, param)).rows[0].n === 0) break;
+      if ((await db.openRuns(column, value).catch(() => 1)) === 0) break;
       await driver.maintain();
     }
   }

@@ -13,7 +13,7 @@ import { prismaFor } from '../support/prisma.js';
  * step exactly once, and the group's counter ends at its size. Real Nest worker processes
  * (test/support/worker-app.ts).
  */
-const CHILDREN = 3_000;
+const CHILDREN = 2_000;
 
 describe('a fan-out under SIGKILL', () => {
   let db: TestDatabase;
@@ -76,5 +76,5 @@ describe('a fan-out under SIGKILL', () => {
     expect(ledger).toEqual([{ runs: CHILDREN, rows: CHILDREN }]);
     const [g] = await q<Record<string, number>>(`SELECT total, created, ended, succeeded, failed, cancelled FROM durable_child_groups`);
     expect(g).toEqual({ total: CHILDREN, created: CHILDREN, ended: CHILDREN, succeeded: CHILDREN, failed: 0, cancelled: 0 });
-  });
+  }, 300_000); // the waits above bound each phase; this bounds the whole on a loaded machine
 });
