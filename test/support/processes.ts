@@ -1,8 +1,29 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 
 /** Preload that makes a child exit when the test process that started it is gone. */
 export const EXIT_WITH_PARENT = join(process.cwd(), 'test/support/exit-with-parent.ts');
+
+const bundles = new Map<string, Promise<string>>();
+
+/**
+ * How a child runs `script`: its bundle (test/support/child-bundle.mjs, built once per script and
+ * test file) with plain node. DURABLE_TEST_CHILD_TSX=1 runs the TypeScript through tsx instead
+ * (`--import tsx` runs it in this one process: the tsx CLI would fork a grandchild that signals sent
+ * to the child would not reach), with stack traces that point into the sources.
+ */
+async function childArgs(script: string): Promise<string[]> {
+  if (process.env.DURABLE_TEST_CHILD_TSX === '1') return ['--import', 'tsx', '--import', EXIT_WITH_PARENT, join(process.cwd(), script)];
+  let bundle = bundles.get(script);
+  if (!bundle) {
+    bundle = promisify(execFile)(process.execPath, ['test/support/child-bundle.mjs', script], {
+      env: { ...process.env, NODE_OPTIONS: '' },
+    }).then((r) => r.stdout.trim());
+    bundles.set(script, bundle);
+  }
+  return [await bundle];
+}
 
 /** A worker child process running test/support/worker-main.ts (a real Nest application context). */
 export class WorkerProcess {
@@ -24,14 +45,12 @@ export class WorkerProcess {
     env: Record<string, string> = {},
     script = 'test/support/worker-main.ts',
   ): Promise<WorkerProcess> {
-    // `--import tsx` runs TypeScript in this one process (the tsx CLI would fork a grandchild that
-    // signals sent to the child would not reach).
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, join(process.cwd(), script)], {
+    const child = spawn(process.execPath, await childArgs(script), {
       env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: databaseUrl, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const w = new WorkerProcess(child);
-    // generous: tsx compiles the library at start, which takes a minute on a loaded 2-core machine
+    // generous: a loaded 2-core machine may take tens of seconds to start a Nest app
     await w.waitFor('ready', 150_000);
     return w;
   }

@@ -1,6 +1,6 @@
 // What every worker process of the tests does around its own workflows (the entry points
-// `*-worker.ts` and `*-main.ts` under test/, run as `node --import tsx <file>` with DATABASE_URL
-// set, by WorkerProcess in ./processes.ts): start an engine (a plain DurableEngine or a Nest
+// `*-worker.ts` and `*-main.ts` under test/, bundled by ./child-bundle.mjs and run with node and
+// DATABASE_URL set, by WorkerProcess in ./processes.ts): start an engine (a plain DurableEngine or a Nest
 // application context), print "ready" once it claims, and stop gracefully on SIGTERM.
 import type { INestApplicationContext } from '@nestjs/common';
 import { DurableEngine, type DurableEngineConfig } from 'nestjs-durable/engine';
