@@ -76,6 +76,11 @@ describe('bad input: the catalogue', () => {
         groupWithId: async () => Durable.startChildren('echo', [1], { id: 'mine' } as never),
         badGroupWait: async () => (await Durable.startChildren('echo', [1])).wait({ atLeast: 2 }),
         badGroupPage: async () => (await Durable.startChildren('echo', [1])).results({ limit: 0 }),
+        badCompletionsCursor: async () => (await Durable.startChildren('echo', [1])).completions({ after: -1 }),
+        badCompletionsPage: async () => (await Durable.startChildren('echo', [1])).completions({ limit: 20_000 }),
+        badAsCompletedPage: async () => {
+          for await (const o of (await Durable.startChildren('echo', [1])).asCompleted({ pageSize: 1.5 })) return o;
+        },
         hugeEvent: async () => Durable.setEvent('report', 'z'.repeat(LIMIT + 1)),
         recvInStep: async () => steps.recvInside(),
         emptyPatchId: async () => Durable.patched(''),
@@ -147,6 +152,9 @@ describe('bad input: the catalogue', () => {
       ['groupWithId', 'the option id is not accepted'],
       ['badGroupWait', "atLeast must be an integer from 0 to the group's size (1); got 2"],
       ['badGroupPage', 'limit must be an integer from 1 to 10000; got 0'],
+      ['badCompletionsCursor', 'completions(): after must be an integer ≥ 0 (0, or the cursor of the page before); got -1'],
+      ['badCompletionsPage', 'completions(): limit must be an integer from 1 to 10000; got 20000'],
+      ['badAsCompletedPage', 'asCompleted(): pageSize must be an integer from 1 to 10000; got 1.5'],
     ])('Durable.startChildren misuse (%s) fails the parent with InvalidArgumentError saying what to pass', async (workflow, says) => {
       const { run } = await failedRun(workflow);
       expect(run.error).toMatchObject({ name: 'InvalidArgumentError', message: expect.stringContaining(says) });

@@ -134,11 +134,11 @@ async function expectCatalogMatches(database: string, declared: Model[], { binar
     const old = await createMariaTestDatabase('mysql_upgrade');
     try {
       // Version 4's tables: version 5 added durable_runs.context, version 6 durable_stream_chunks, version 7
-      // durable_child_groups with durable_runs.group_seq and group_index (and their index).
+      // durable_child_groups and durable_group_ends with durable_runs.group_seq and group_index (and their index).
       await onServer(
         (c) =>
           c.query(
-            'DROP TABLE durable_child_groups; ALTER TABLE durable_runs DROP INDEX durable_runs_group_idx, DROP COLUMN group_seq, DROP COLUMN group_index; ' +
+            'DROP TABLE durable_child_groups; DROP TABLE durable_group_ends; ALTER TABLE durable_runs DROP INDEX durable_runs_group_idx, DROP COLUMN group_seq, DROP COLUMN group_index; ' +
               'DROP TABLE durable_stream_chunks; ALTER TABLE durable_runs DROP COLUMN context; ALTER TABLE durable_schema ALTER COLUMN version SET DEFAULT 4',
           ),
         old.name,

@@ -55,6 +55,20 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
       const [some, all] = await Promise.all([group.wait({ atLeast: 3 }), group.wait()]);
       return { some: some.ended, all: all.ended };
     },
+    streamed: async (n: number) => {
+      const group = await Durable.startChildren<number>('square', { count: n, input: (i) => i });
+      const order: Array<[number, string]> = [];
+      for await (const o of group.asCompleted({ pageSize: 3 })) {
+        order.push([o.index, o.status === 'SUCCEEDED' ? `=${o.output}` : o.status]);
+        await Durable.step(`seen:${o.index}`, async () => o.status);
+      }
+      const first = await group.completions({ limit: 4 });
+      const rest = await group.completions({ after: first.cursor, limit: 10_000 });
+      return {
+        order,
+        pages: [first, rest].map((p) => ({ indices: p.outcomes.map((o) => o.index), cursor: p.cursor, done: p.done, ended: p.ended })),
+      };
+    },
     empty: async () => {
       const group = await Durable.startChildren('square', []);
       return { progress: await group.wait(), page: await group.results() };
@@ -135,6 +149,42 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
     expect((await e.bulkCount('delete', { parentId: h.id })).matched).toBe(4);
   });
 
+  it('streams outcomes as the children end, first ended first, while the others still run; pages of ends read on from a cursor', async () => {
+    closeGate(1); // child 0 ends, the others wait for the gate
+    const e = await engine({ concurrency: 50 });
+    const h = await e.startRun<{
+      order: Array<[number, string]>;
+      pages: Array<{ indices: number[]; cursor: number; done: boolean; ended: number }>;
+    }>('streamed', 16);
+    // The parent took child 0's outcome while the other 15 were still running.
+    await eventually(
+      async () => (await db.query("SELECT 1 FROM durable_steps WHERE run_id = ? AND name = 'seen:0'", [h.id])).length === 1,
+      30_000,
+      "the parent to take child 0's outcome",
+    );
+    const [{ n: running }] = await db.query<{ n: unknown }>(
+      "SELECT count(*) AS n FROM durable_runs WHERE parent_id = ? AND status NOT IN ('SUCCEEDED', 'FAILED')",
+      [h.id],
+    );
+    expect(Number(running)).toBe(15);
+    open();
+    const out = await h.result({ timeoutMs: 60_000 });
+    // Every child once, in the order their ends committed (durable_group_ends.ord), child 13 failed.
+    const ends = await db.query<{ child_index: unknown; status: string }>(
+      'SELECT child_index, status FROM durable_group_ends WHERE run_id = ? ORDER BY ord',
+      [h.id],
+    );
+    expect(out.order.map(([i]) => i)).toEqual(ends.map((r) => Number(r.child_index)));
+    expect(out.order[0]).toEqual([0, '=0']);
+    expect([...out.order].sort((a, b) => a[0] - b[0])).toEqual(
+      Array.from({ length: 16 }, (_, i) => [i, i === 13 ? 'FAILED' : `=${i * i}`]),
+    );
+    expect(out.pages).toEqual([
+      { indices: out.order.slice(0, 4).map(([i]) => i), cursor: 4, done: false, ended: 16 },
+      { indices: out.order.slice(4).map(([i]) => i), cursor: 16, done: true, ended: 16 },
+    ]);
+  });
+
   it('a resumed child is counted once: its earlier end is taken back when it resumes', async () => {
     const e = await engine();
     const h = await e.startRun<{ all: ChildGroupProgress }>('fanOut', { n: 20 });
@@ -155,6 +205,14 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
     await engine();
     await eventually(async () => (await client.getRun(`${h.id}:g0:13`))?.status === 'FAILED');
     expect(await counters()).toEqual({ ended: 20, succeeded: 19, failed: 1 });
+    // Its second end is numbered after the others: a stream of the group's ends takes it again.
+    const ends = await db.query<{ ord: unknown; child_index: unknown }>(
+      'SELECT ord, child_index FROM durable_group_ends WHERE run_id = ? ORDER BY ord',
+      [h.id],
+    );
+    expect(ends.length).toBe(21);
+    expect(ends.map((r) => Number(r.ord))).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(Number(ends[20].child_index)).toBe(13);
   });
 
   it('two waits on one group at once both resolve (the smaller count wakes the parent first)', async () => {
@@ -208,5 +266,9 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
     expect(Number(g.ended)).toBe(30);
     expect(Number(g.succeeded) + Number(g.cancelled)).toBe(30);
     expect(Number(g.cancelled)).toBeGreaterThan(0);
+    const [numbered] = await db.query<{ n: unknown }>('SELECT count(DISTINCT child_index) AS n FROM durable_group_ends WHERE run_id = ?', [
+      h2.id,
+    ]);
+    expect(Number(numbered.n)).toBe(30);
   });
 });

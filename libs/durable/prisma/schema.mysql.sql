@@ -146,8 +146,18 @@ CREATE TABLE durable_child_groups (
   failed INT NOT NULL DEFAULT 0,
   cancelled INT NOT NULL DEFAULT 0,
   wake_at INT NOT NULL DEFAULT 0,
+  ends INT NOT NULL DEFAULT 0,
   created_at DATETIME(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3),
   PRIMARY KEY (run_id, seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE durable_group_ends (
+  run_id VARCHAR(256) NOT NULL,
+  seq INT NOT NULL,
+  ord INT NOT NULL,
+  child_index INT NOT NULL,
+  status VARCHAR(16) NOT NULL,
+  PRIMARY KEY (run_id, seq, ord)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE durable_hook_cursors (

@@ -108,9 +108,21 @@ CREATE TABLE "durable_child_groups" (
     "failed" INTEGER NOT NULL DEFAULT 0,
     "cancelled" INTEGER NOT NULL DEFAULT 0,
     "wake_at" INTEGER NOT NULL DEFAULT 0,
+    "ends" INTEGER NOT NULL DEFAULT 0,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
 
     CONSTRAINT "durable_child_groups_pkey" PRIMARY KEY ("run_id","seq")
+);
+
+-- CreateTable
+CREATE TABLE "durable_group_ends" (
+    "run_id" TEXT NOT NULL,
+    "seq" INTEGER NOT NULL,
+    "ord" INTEGER NOT NULL,
+    "child_index" INTEGER NOT NULL,
+    "status" TEXT NOT NULL,
+
+    CONSTRAINT "durable_group_ends_pkey" PRIMARY KEY ("run_id","seq","ord")
 );
 
 -- CreateTable

@@ -86,6 +86,7 @@ export {
   type ChildGroupProgress,
   type ChildOutcome,
 } from './workflow/child-groups.js';
+export type { ChildGroupCompletions } from './workflow/group-completions.js';
 export type { TransactionalPrisma } from './workflow/execution-services.js';
 export { EngineClock, type StepAttemptHooks } from './config/clock.js';
 export type { EngineOptions, ResolvedEngineOptions, QueueOptions, RateLimit, DurableLogger } from './config/options.js';

@@ -112,7 +112,7 @@ u AS (
   SET status = l.status, output = l.output::jsonb, error = l.error::jsonb, finished_at = now(), updated_at = now(),
       lease_owner = NULL, lease_expires_at = NULL
   FROM l WHERE r.id = l.id AND NOT l.refused AND NOT l.gone
-  RETURNING r.id, r.parent_id, r.status, r.error, r.group_seq),
+  RETURNING r.id, r.parent_id, r.status, r.error, r.group_seq, r.group_index),
 d AS (DELETE FROM durable_runs WHERE id = ANY(ARRAY(SELECT id FROM l WHERE gone)) RETURNING id),
 ${deleteRunParts('= ANY(ARRAY(SELECT id FROM l WHERE gone))')},
 ${END_WAITS('w', "SELECT id FROM u WHERE status = 'CANCELLED'")},

@@ -49,6 +49,40 @@ export interface ChildGroupOutcome {
   error: unknown;
 }
 
+/** A page of a group's ends in commit order (durable_group_ends), with the group's counters read in the same snapshot. */
+export interface ChildGroupCompletions {
+  /** null: the group does not exist (its run was deleted). */
+  total: number | null;
+  ended: number;
+  /** Ends numbered so far (the highest `ord`). */
+  ends: number;
+  /** id null: the child is gone (not kept, or deleted); output and error are then null too. */
+  items: Array<{ ord: number; index: number; id: string | null; status: string; output: unknown; error: unknown }>;
+}
+
+/** The rows of a completions statement (either database): the group's counters on each, an end's columns where there is one. */
+export function completionsOf(
+  rows: Array<Record<string, unknown>>,
+  read: { output: (v: unknown) => unknown; error: (v: unknown) => unknown },
+): ChildGroupCompletions {
+  if (!rows.length) return { total: null, ended: 0, ends: 0, items: [] };
+  return {
+    total: Number(rows[0].total),
+    ended: Number(rows[0].ended),
+    ends: Number(rows[0].ends),
+    items: rows
+      .filter((r) => r.ord !== null && r.ord !== undefined)
+      .map((r) => ({
+        ord: Number(r.ord),
+        index: Number(r.child_index),
+        id: (r.id as string | null) ?? null,
+        status: r.end_status as string,
+        output: r.id == null ? null : (read.output(r.output) ?? null),
+        error: r.id == null ? null : (read.error(r.error) ?? null),
+      })),
+  };
+}
+
 /** A durable_child_groups row as read (either database). */
 export function groupCountsOf(r: Record<string, unknown>): ChildGroupCounts {
   return {

@@ -7,7 +7,14 @@ import * as mysql from './mysql/child-groups.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, type Store } from './store.js';
-import { groupCountsOf, type ChildGroupChunk, type ChildGroupCounts, type ChildGroupOutcome } from './child-group-rows.js';
+import {
+  completionsOf,
+  groupCountsOf,
+  type ChildGroupChunk,
+  type ChildGroupCompletions,
+  type ChildGroupCounts,
+  type ChildGroupOutcome,
+} from './child-group-rows.js';
 
 /**
  * One chunk of a group's children, fenced by the parent's epoch ($1 run, $2 epoch): the group row
@@ -70,6 +77,22 @@ const GROUP_PAGE = statement(
    ORDER BY group_index`,
 );
 
+/**
+ * The ends of group ($1 run, $2 seq) after end $3, at most $4, in commit order, each with its
+ * child's output or error if the child still exists, and the group's counters — in one statement,
+ * so the counters and the ends come from one snapshot. No row: the group does not exist. Indexes:
+ * durable_child_groups_pkey, durable_group_ends_pkey, durable_runs_group_idx.
+ */
+const GROUP_COMPLETIONS = statement(
+  'group_completions',
+  `WITH g AS (SELECT total, ended, ends FROM durable_child_groups WHERE run_id = $1 AND seq = $2),
+e AS (
+  SELECT o.ord, o.child_index, o.status AS end_status, r.id, r.output, r.error FROM durable_group_ends o
+  LEFT JOIN durable_runs r ON r.parent_id = $1 AND r.group_seq = $2 AND r.group_index = o.child_index
+  WHERE o.run_id = $1 AND o.seq = $2 AND o.ord > $3 ORDER BY o.ord LIMIT $4)
+SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON true ORDER BY e.ord`,
+);
+
 /** Writes one chunk of a group's children (see START_GROUP_CHUNK); held = false: the parent is no longer held under its epoch. */
 export async function startGroupChunk(store: Store, c: ChildGroupChunk): Promise<{ held: boolean; inserted: number }> {
   if (store.sql.dialect === 'mysql') return mysql.startGroupChunk(store, c);
@@ -115,4 +138,17 @@ export async function groupPage(store: Store, runId: string, seq: number, from: 
     output: r.output ?? null,
     error: parsed(r.error) ?? null,
   }));
+}
+
+/** Ends of a group after end `after` (at most `limit`), in the order they committed, and the group's counters. */
+export async function groupCompletions(
+  store: Store,
+  runId: string,
+  seq: number,
+  after: number,
+  limit: number,
+): Promise<ChildGroupCompletions> {
+  if (store.sql.dialect === 'mysql') return mysql.groupCompletions(store, runId, seq, after, limit);
+  const rows = await store.sql.query<Record<string, unknown>>(GROUP_COMPLETIONS, [runId, seq, after, limit]);
+  return completionsOf(rows, { output: (v) => v, error: parsed });
 }

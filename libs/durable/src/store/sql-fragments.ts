@@ -34,6 +34,7 @@ export const RUN_PART_TABLES = [
   'durable_run_events',
   'durable_stream_chunks',
   'durable_child_groups',
+  'durable_group_ends',
 ] as const;
 
 /**
@@ -68,12 +69,15 @@ ${name}_n AS (
   FROM ${name})`;
 
 /**
- * CTEs `<name>_c` and `<name>` that count the ends of children started by Durable.startChildren:
- * `ended` (a FROM item with parent_id, group_seq and status: the runs this statement ended) moves
- * each group's counters once per group, under the group row's lock. `<name>` returns the parents
- * whose wait the ends complete (`crossed`: ended reached the parent's wake_at with these ends) —
- * only those are signalled, not one wake-up per child. A parent suspending on a group writes its
- * wake_at under the same lock (RESOLVE_WAITS), so of the two the later one sees the other.
+ * CTEs `<name>_c`, `<name>` and `<name>_o` that count the ends of children started by
+ * Durable.startChildren: `ended` (a FROM item with parent_id, group_seq, group_index and status: the
+ * runs this statement ended) moves each group's counters once per group, under the group row's lock.
+ * `<name>` returns the parents whose wait the ends complete (`crossed`: ended reached the parent's
+ * wake_at with these ends) — only those are signalled, not one wake-up per child. A parent suspending
+ * on a group writes its wake_at under the same lock (RESOLVE_WAITS), so of the two the later one sees
+ * the other. `<name>_o` numbers the ends (durable_group_ends.ord, from the group's `ends`): taken under
+ * the same lock, the numbers follow commit order, so a reader that saw end n has seen every end
+ * before it (ChildGroup.completions()).
  */
 export const groupEnds = (name: string, ended: string) => `${name}_c AS (
   SELECT e.parent_id, e.group_seq, count(*) AS n, count(*) FILTER (WHERE e.status = 'SUCCEEDED') AS s,
@@ -81,9 +85,13 @@ export const groupEnds = (name: string, ended: string) => `${name}_c AS (
   FROM ${ended} e WHERE e.group_seq IS NOT NULL GROUP BY e.parent_id, e.group_seq),
 ${name} AS (
   UPDATE durable_child_groups g
-  SET ended = g.ended + x.n, succeeded = g.succeeded + x.s, failed = g.failed + x.f, cancelled = g.cancelled + x.c
+  SET ended = g.ended + x.n, succeeded = g.succeeded + x.s, failed = g.failed + x.f, cancelled = g.cancelled + x.c, ends = g.ends + x.n
   FROM ${name}_c x WHERE g.run_id = x.parent_id AND g.seq = x.group_seq
-  RETURNING g.run_id, (g.wake_at > 0 AND g.ended >= g.wake_at AND g.ended - x.n < g.wake_at) AS crossed)`;
+  RETURNING g.run_id, g.seq, g.ends - x.n AS before, (g.wake_at > 0 AND g.ended >= g.wake_at AND g.ended - x.n < g.wake_at) AS crossed),
+${name}_o AS (
+  INSERT INTO durable_group_ends (run_id, seq, ord, child_index, status)
+  SELECT e.parent_id, e.group_seq, b.before + row_number() OVER (PARTITION BY e.parent_id, e.group_seq ORDER BY e.group_index), e.group_index, e.status
+  FROM ${ended} e JOIN ${name} b ON b.run_id = e.parent_id AND b.seq = e.group_seq)`;
 
 /**
  * Run history (durable_run_events): statements that change a run's state write its history row

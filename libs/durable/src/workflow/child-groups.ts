@@ -10,6 +10,10 @@ import { durableOperation, fencedWrite } from './durable-operation.js';
 import { currentScope, type RunContext } from './run-context.js';
 import { invokeStep } from './step-runner.js';
 import { WaitSet } from './wait-set.js';
+import { completionsRange, readCompletions, type ChildGroupCompletions } from './group-completions.js';
+import { outcomeOf, type ChildOutcome } from './child-outcomes.js';
+
+export type { ChildOutcome } from './child-outcomes.js';
 
 /** Children written per statement: a 100,000-child fan-out is 100 statements, whatever its size in memory. */
 export const GROUP_CHUNK = 1_000;
@@ -32,13 +36,6 @@ export interface ChildGroupProgress {
   failed: number;
   cancelled: number;
 }
-
-/** One child of a group, as results() reads it. */
-export type ChildOutcome<T = unknown> =
-  | { index: number; id: string; status: 'SUCCEEDED'; output: T }
-  | { index: number; id: string; status: 'FAILED'; error: { name?: string; message?: string; [k: string]: unknown } }
-  | { index: number; id: string; status: 'CANCELLED' }
-  | { index: number; id: string; status: 'PENDING' | 'RUNNING' | 'WAITING' };
 
 const startName = (workflow: string) => `durable.startChildren:${workflow}`;
 const waitName = (group: number) => `durable.group.wait:${group}`;
@@ -95,6 +92,37 @@ export class ChildGroup<TOutput = unknown> {
   }
 
   /**
+   * The children that ended after end `after`, in the order they ended (a step: recorded, so a
+   * replay reads the same page), and a `cursor` to read on from. Reads what has ended, without
+   * waiting: see asCompleted() to take outcomes as they come. An end is numbered when its child's
+   * end commits, so nothing ends "behind" a cursor: reading on from it misses none.
+   */
+  completions(opts: { after?: number; limit?: number } = {}): Promise<ChildGroupCompletions<TOutput>> {
+    const range = completionsRange('completions', opts?.after ?? 0, opts?.limit ?? 1_000);
+    if (range instanceof InvalidArgumentError) return Promise.reject(range);
+    return readCompletions<TOutput>(this.runId, this.seq, range, (i) => this.childId(i));
+  }
+
+  /**
+   * The group's outcomes as the children end, first ended first, until every child has ended:
+   * `for await (const outcome of group.asCompleted()) …`. Between pages the parent waits durably
+   * (suspended, no worker slot held) for the next end. A child resumed after it failed and ending
+   * again comes a second time, with its new outcome.
+   */
+  async *asCompleted(opts: { pageSize?: number } = {}): AsyncGenerator<ChildOutcome<TOutput>, void, undefined> {
+    const range = completionsRange('asCompleted', 0, opts?.pageSize ?? 100);
+    if (range instanceof InvalidArgumentError) throw range;
+    let after = 0;
+    for (;;) {
+      const page = await readCompletions<TOutput>(this.runId, this.seq, { after, limit: range.limit }, (i) => this.childId(i));
+      yield* page.outcomes;
+      if (page.done) return;
+      if (!page.outcomes.length) await this.wait({ atLeast: Math.min(this.size, page.ended + 1) });
+      after = page.cursor;
+    }
+  }
+
+  /**
    * The outcomes of children `from` … `from + limit - 1` in input order (a step: recorded, so a
    * replay reads the same page). Children that have not ended yet come with their status only;
    * call it after wait() to read finished work. Pages keep memory flat: read 1,000 at a time.
@@ -123,12 +151,6 @@ export class ChildGroup<TOutput = unknown> {
       }),
     ) as Promise<Array<ChildOutcome<TOutput>>>;
   }
-}
-
-function outcomeOf<T>(r: { index: number; id: string; status: string; output: unknown; error: unknown }): ChildOutcome<T> {
-  if (r.status === 'SUCCEEDED') return { index: r.index, id: r.id, status: 'SUCCEEDED', output: decode(r.output) as T };
-  if (r.status === 'FAILED') return { index: r.index, id: r.id, status: 'FAILED', error: (r.error ?? {}) as { message?: string } };
-  return { index: r.index, id: r.id, status: r.status as 'CANCELLED' };
 }
 
 /** Durable.startChildren — see durable-api.ts. */

@@ -20,8 +20,9 @@ async function lockRuns(sql: SqlClient, ids: string[], mode: 'FOR UPDATE' | 'LOC
     cancelling: unknown;
     parent_id: string | null;
     group_seq: number | null;
+    group_index: number | null;
   }>(
-    `SELECT id, lease_epoch, status, cancel_requested_at IS NOT NULL AS cancelling, parent_id, group_seq FROM durable_runs
+    `SELECT id, lease_epoch, status, cancel_requested_at IS NOT NULL AS cancelling, parent_id, group_seq, group_index FROM durable_runs
      WHERE id IN (${marks(ids.length)}) ORDER BY id ${mode}`,
     ids,
   );
@@ -158,11 +159,7 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
     );
     // A child of a group counts on its group's row and signals its parent only when that completes the parent's wait.
     const endedRows = ending.map((e) => ({ ...runs.get(e.runId)!, status: e.status }));
-    const crossed = await countGroupEnds(
-      sql,
-      endedRows.map((r) => ({ parentId: r.parent_id, groupSeq: r.group_seq == null ? null : Number(r.group_seq), status: r.status })),
-      heldIds,
-    );
+    const crossed = await countGroupEnds(sql, endedRows, heldIds);
     const parents = [
       ...new Set([
         ...endedRows

@@ -1,5 +1,12 @@
 /** Groups of children (Durable.startChildren) on a MySQL-family database (see child-groups.ts). */
-import { groupCountsOf, type ChildGroupChunk, type ChildGroupCounts, type ChildGroupOutcome } from '../child-group-rows.js';
+import {
+  completionsOf,
+  groupCountsOf,
+  type ChildGroupChunk,
+  type ChildGroupCompletions,
+  type ChildGroupCounts,
+  type ChildGroupOutcome,
+} from '../child-group-rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
 import { WAKEUP_CHANNEL } from '../sql-fragments.js';
@@ -106,22 +113,48 @@ export async function groupPage(store: Store, runId: string, seq: number, from: 
   }));
 }
 
+/** See groupCompletions() in child-groups.ts: one statement, so the counters and the ends come from one snapshot. */
+export async function groupCompletions(
+  store: Store,
+  runId: string,
+  seq: number,
+  after: number,
+  limit: number,
+): Promise<ChildGroupCompletions> {
+  const rows = await store.sql.query<Record<string, unknown>>(
+    `WITH g AS (SELECT total, ended, ends FROM durable_child_groups WHERE run_id = ? AND seq = ?),
+     e AS (
+       SELECT o.ord, o.child_index, o.status AS end_status, r.id, r.output, r.error FROM durable_group_ends o
+       LEFT JOIN durable_runs r ON r.parent_id = o.run_id AND r.group_seq = o.seq AND r.group_index = o.child_index
+       WHERE o.run_id = ? AND o.seq = ? AND o.ord > ? ORDER BY o.ord LIMIT ?)
+     SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON 1 = 1 ORDER BY e.ord`,
+    [runId, seq, runId, seq, after, limit],
+  );
+  return completionsOf(rows, { output: json, error: json });
+}
+
+/** A run a statement ended, as countGroupEnds() reads it (a child of a group has group_seq and group_index). */
+export interface EndedRun {
+  parent_id: string | null;
+  group_seq: number | string | null;
+  group_index: number | string | null;
+  status: string;
+}
+
 /**
  * Counts the ends of group children (see groupEnds in sql-fragments.ts), inside the transaction
- * that ended them: each group's row is updated (locked) once, then read back under that lock.
- * Returns the parents whose wait these ends complete (to be signalled), except those in `skip`.
+ * that ended them: each group's row is updated (locked) once, then read back under that lock, and
+ * the ends are numbered after the group's `ends` (durable_group_ends, in commit order under that
+ * lock). Returns the parents whose wait these ends complete (to be signalled), except those in `skip`.
  */
-export async function countGroupEnds(
-  sql: SqlClient,
-  ended: Array<{ parentId: string | null; groupSeq: number | null; status: string }>,
-  skip: ReadonlySet<string> = new Set(),
-): Promise<string[]> {
-  const groups = new Map<string, { runId: string; seq: number; n: number; s: number; f: number; c: number }>();
+export async function countGroupEnds(sql: SqlClient, ended: EndedRun[], skip: ReadonlySet<string> = new Set()): Promise<string[]> {
+  const groups = new Map<string, { runId: string; seq: number; n: number; s: number; f: number; c: number; ends: EndedRun[] }>();
   for (const e of ended) {
-    if (e.parentId === null || e.groupSeq === null) continue;
-    const k = `${e.groupSeq}:${e.parentId}`;
-    const g = groups.get(k) ?? { runId: e.parentId, seq: e.groupSeq, n: 0, s: 0, f: 0, c: 0 };
+    if (e.parent_id === null || e.group_seq === null) continue;
+    const k = `${e.group_seq}:${e.parent_id}`;
+    const g = groups.get(k) ?? { runId: e.parent_id, seq: Number(e.group_seq), n: 0, s: 0, f: 0, c: 0, ends: [] };
     g.n++;
+    g.ends.push(e);
     if (e.status === 'SUCCEEDED') g.s++;
     else if (e.status === 'FAILED') g.f++;
     else if (e.status === 'CANCELLED') g.c++;
@@ -130,15 +163,22 @@ export async function countGroupEnds(
   const crossed: string[] = [];
   for (const g of [...groups.values()].sort((a, b) => (a.runId === b.runId ? a.seq - b.seq : a.runId < b.runId ? -1 : 1))) {
     await sql.execute(
-      `UPDATE durable_child_groups SET ended = ended + ?, succeeded = succeeded + ?, failed = failed + ?, cancelled = cancelled + ?
+      `UPDATE durable_child_groups SET ended = ended + ?, succeeded = succeeded + ?, failed = failed + ?, cancelled = cancelled + ?, ends = ends + ?
        WHERE run_id = ? AND seq = ?`,
-      [g.n, g.s, g.f, g.c, g.runId, g.seq],
+      [g.n, g.s, g.f, g.c, g.n, g.runId, g.seq],
     );
-    const [row] = await sql.query<{ ended: number; wake_at: number }>(
-      `SELECT ended, wake_at FROM durable_child_groups WHERE run_id = ? AND seq = ?`,
+    const [row] = await sql.query<{ ended: number; wake_at: number; ends: number }>(
+      `SELECT ended, wake_at, ends FROM durable_child_groups WHERE run_id = ? AND seq = ?`,
       [g.runId, g.seq],
     );
-    if (!row || skip.has(g.runId)) continue;
+    if (!row) continue;
+    const before = Number(row.ends) - g.n;
+    const ends = g.ends.sort((a, b) => Number(a.group_index) - Number(b.group_index));
+    await sql.execute(
+      `INSERT INTO durable_group_ends (run_id, seq, ord, child_index, status) VALUES ${ends.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+      ends.flatMap((e, i) => [g.runId, g.seq, before + i + 1, Number(e.group_index), e.status]),
+    );
+    if (skip.has(g.runId)) continue;
     const now = Number(row.ended);
     const at = Number(row.wake_at);
     if (at > 0 && now >= at && now - g.n < at) crossed.push(g.runId);

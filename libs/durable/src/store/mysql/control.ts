@@ -31,8 +31,16 @@ async function tree(sql: SqlClient, id: string, cascade: boolean): Promise<strin
 /** The unfinished runs among `ids`, locked in id order. */
 async function lockActive(sql: SqlClient, ids: string[]) {
   if (!ids.length) return [];
-  return sql.query<{ id: string; parent_id: string | null; group_seq: number | null; status: string; queue: string; already: unknown }>(
-    `SELECT id, parent_id, group_seq, status, queue, cancel_requested_at IS NOT NULL AS already FROM durable_runs
+  return sql.query<{
+    id: string;
+    parent_id: string | null;
+    group_seq: number | null;
+    group_index: number | null;
+    status: string;
+    queue: string;
+    already: unknown;
+  }>(
+    `SELECT id, parent_id, group_seq, group_index, status, queue, cancel_requested_at IS NOT NULL AS already FROM durable_runs
      WHERE id IN (${marks(ids.length)}) AND status IN ${ACTIVE} ORDER BY id FOR UPDATE`,
     ids,
   );
@@ -61,12 +69,12 @@ const byWhom = (id: string, root: string, actor: string | null): Record<string, 
  */
 async function signalParentOf(
   sql: SqlClient,
-  rows: Array<{ id: string; parent_id: string | null; group_seq: number | null }>,
+  rows: Array<{ id: string; parent_id: string | null; group_seq: number | null; group_index: number | null }>,
   root: string,
 ): Promise<void> {
   const crossed = await countGroupEnds(
     sql,
-    rows.map((r) => ({ parentId: r.parent_id, groupSeq: r.group_seq == null ? null : Number(r.group_seq), status: 'CANCELLED' })),
+    rows.map((r) => ({ ...r, status: 'CANCELLED' })),
     new Set(rows.map((r) => r.id)),
   );
   const rootRow = rows.find((r) => r.id === root);

@@ -10,8 +10,15 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
   const probe = `SELECT 1 FROM durable_runs WHERE deadline_at < ${NOW} AND status IN ('PENDING', 'RUNNING', 'WAITING') LIMIT 1`;
   if (!(await anyRow(store.sql, probe))) return { failed: [], compensating: [] };
   return store.sql.transaction(async (sql) => {
-    const rows = await sql.query<{ id: string; queue: string; parent_id: string | null; group_seq: number | null; deadline_at: unknown }>(
-      `SELECT id, queue, parent_id, group_seq, deadline_at FROM durable_runs
+    const rows = await sql.query<{
+      id: string;
+      queue: string;
+      parent_id: string | null;
+      group_seq: number | null;
+      group_index: number | null;
+      deadline_at: unknown;
+    }>(
+      `SELECT id, queue, parent_id, group_seq, group_index, deadline_at FROM durable_runs
        WHERE deadline_at < ${NOW} AND status IN ('PENDING', 'RUNNING', 'WAITING')
        ORDER BY deadline_at LIMIT ? FOR UPDATE SKIP LOCKED`,
       [batch],
@@ -47,7 +54,7 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
     const failed = rows.filter((r) => !undo.has(r.id));
     const crossed = await countGroupEnds(
       sql,
-      failed.map((r) => ({ parentId: r.parent_id, groupSeq: r.group_seq == null ? null : Number(r.group_seq), status: 'FAILED' })),
+      failed.map((r) => ({ ...r, status: 'FAILED' })),
       new Set(ids),
     );
     await signalRuns(sql, [
