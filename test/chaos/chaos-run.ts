@@ -239,7 +239,7 @@ async function waitForDatabase(db: ChaosDb): Promise<void> {
 }
 
 /**
- * The parts of the workload only Postgres has, after the chaos: the schedule stops firing and its
+ * The parts of the workload judged run by run, after the chaos: the schedule stops firing and its
  * last runs finish (they are checked slot by slot); the singleton and debounced runs the starters
  * made finish too (checked one by one).
  */

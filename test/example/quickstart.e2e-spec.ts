@@ -48,7 +48,7 @@ function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): 
 function linkNodeModules(clone: string): void {
   mkdirSync(join(clone, 'node_modules'));
   for (const name of readdirSync(join(repo, 'node_modules'))) {
-    if (name === 'nestjs-durable') continue;
+    if (name === 'nestjs-durable' || name === '.cache') continue; // the clone's own link; caches stay the clone's
     symlinkSync(join(repo, 'node_modules', name), join(clone, 'node_modules', name));
   }
   symlinkSync(join('..', 'libs', 'durable'), join(clone, 'node_modules', 'nestjs-durable'));

@@ -59,7 +59,7 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
       const group = await Durable.startChildren<number>('square', { count: n, input: (i) => i });
       const order: Array<[number, string]> = [];
       for await (const o of group.asCompleted({ pageSize: 3 })) {
-        order.push([o.index, o.status === 'SUCCEEDED' ? `=${o.output}` : o.status]);
+        order.push([o.index, o.status === 'SUCCEEDED' ? `=${o.output}` : o.status === 'FAILED' ? `FAILED:${o.error.message}` : o.status]);
         await Durable.step(`seen:${o.index}`, async () => o.status);
       }
       const first = await group.completions({ limit: 4 });
@@ -177,7 +177,7 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
     expect(out.order.map(([i]) => i)).toEqual(ends.map((r) => Number(r.child_index)));
     expect(out.order[0]).toEqual([0, '=0']);
     expect([...out.order].sort((a, b) => a[0] - b[0])).toEqual(
-      Array.from({ length: 16 }, (_, i) => [i, i === 13 ? 'FAILED' : `=${i * i}`]),
+      Array.from({ length: 16 }, (_, i) => [i, i === 13 ? 'FAILED:unlucky' : `=${i * i}`]),
     );
     expect(out.pages).toEqual([
       { indices: out.order.slice(0, 4).map(([i]) => i), cursor: 4, done: false, ended: 16 },
@@ -213,6 +213,12 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
     expect(ends.length).toBe(21);
     expect(ends.map((r) => Number(r.ord))).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
     expect(Number(ends[20].child_index)).toBe(13);
+    // Each end keeps the error it ended with, though the resume cleared the child's own.
+    const errors = await db.query<{ error: unknown }>(
+      'SELECT error FROM durable_group_ends WHERE run_id = ? AND child_index = 13 ORDER BY ord',
+      [h.id],
+    );
+    expect(errors.map((r) => (typeof r.error === 'string' ? JSON.parse(r.error) : r.error).message)).toEqual(['unlucky', 'unlucky']);
   });
 
   it('two waits on one group at once both resolve (the smaller count wakes the parent first)', async () => {
@@ -266,9 +272,10 @@ describe.each(DATABASES)('groups of children, on %s', (kind) => {
     expect(Number(g.ended)).toBe(30);
     expect(Number(g.succeeded) + Number(g.cancelled)).toBe(30);
     expect(Number(g.cancelled)).toBeGreaterThan(0);
-    const [numbered] = await db.query<{ n: unknown }>('SELECT count(DISTINCT child_index) AS n FROM durable_group_ends WHERE run_id = ?', [
-      h2.id,
-    ]);
-    expect(Number(numbered.n)).toBe(30);
+    const [numbered] = await db.query<{ n: unknown; ends: unknown; top: unknown }>(
+      'SELECT count(DISTINCT child_index) AS n, count(*) AS ends, max(ord) AS top FROM durable_group_ends WHERE run_id = ?',
+      [h2.id],
+    );
+    expect([Number(numbered.n), Number(numbered.ends), Number(numbered.top)]).toEqual([30, 30, 30]);
   });
 });

@@ -157,6 +157,7 @@ CREATE TABLE durable_group_ends (
   ord INT NOT NULL,
   child_index INT NOT NULL,
   status VARCHAR(16) NOT NULL,
+  error JSON NULL,
   PRIMARY KEY (run_id, seq, ord)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -121,6 +121,7 @@ CREATE TABLE "durable_group_ends" (
     "ord" INTEGER NOT NULL,
     "child_index" INTEGER NOT NULL,
     "status" TEXT NOT NULL,
+    "error" JSONB,
 
     CONSTRAINT "durable_group_ends_pkey" PRIMARY KEY ("run_id","seq","ord")
 );

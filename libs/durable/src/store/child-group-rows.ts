@@ -56,7 +56,7 @@ export interface ChildGroupCompletions {
   ended: number;
   /** Ends numbered so far (the highest `ord`). */
   ends: number;
-  /** id null: the child is gone (not kept, or deleted); output and error are then null too. */
+  /** id null: the child is gone (deleted); output is then null. error: what it failed with at this end. */
   items: Array<{ ord: number; index: number; id: string | null; status: string; output: unknown; error: unknown }>;
 }
 
@@ -78,7 +78,7 @@ export function completionsOf(
         id: (r.id as string | null) ?? null,
         status: r.end_status as string,
         output: r.id == null ? null : (read.output(r.output) ?? null),
-        error: r.id == null ? null : (read.error(r.error) ?? null),
+        error: read.error(r.error) ?? null,
       })),
   };
 }

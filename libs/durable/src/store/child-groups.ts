@@ -78,8 +78,8 @@ const GROUP_PAGE = statement(
 );
 
 /**
- * The ends of group ($1 run, $2 seq) after end $3, at most $4, in commit order, each with its
- * child's output or error if the child still exists, and the group's counters — in one statement,
+ * The ends of group ($1 run, $2 seq) after end $3, at most $4, in commit order, each with the
+ * error it ended with and its child's output if the child still exists, and the group's counters — in one statement,
  * so the counters and the ends come from one snapshot. No row: the group does not exist. Indexes:
  * durable_child_groups_pkey, durable_group_ends_pkey, durable_runs_group_idx.
  */
@@ -87,9 +87,9 @@ const GROUP_COMPLETIONS = statement(
   'group_completions',
   `WITH g AS (SELECT total, ended, ends FROM durable_child_groups WHERE run_id = $1 AND seq = $2),
 e AS (
-  SELECT o.ord, o.child_index, o.status AS end_status, r.id, r.output, r.error FROM durable_group_ends o
+  SELECT o.ord, o.child_index, o.status AS end_status, o.error, r.id, r.output FROM g, durable_group_ends o
   LEFT JOIN durable_runs r ON r.parent_id = $1 AND r.group_seq = $2 AND r.group_index = o.child_index
-  WHERE o.run_id = $1 AND o.seq = $2 AND o.ord > $3 ORDER BY o.ord LIMIT $4)
+  WHERE o.run_id = $1 AND o.seq = $2 AND o.ord > $3 AND o.ord <= g.ends ORDER BY o.ord LIMIT $4)
 SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON true ORDER BY e.ord`,
 );
 

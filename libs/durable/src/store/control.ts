@@ -26,7 +26,7 @@ u AS (
   UPDATE durable_runs
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   WHERE id IN (SELECT id FROM tree) AND status IN ('PENDING','RUNNING','WAITING')
-  RETURNING id, parent_id, group_seq, group_index, status),
+  RETURNING id, parent_id, group_seq, group_index, status, error),
 ${END_WAITS('w', 'SELECT id FROM u')},
 hist AS (${history(
     '$2',
@@ -80,7 +80,7 @@ done AS (
   UPDATE durable_runs r
   SET status = 'CANCELLED', finished_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
   FROM ok x WHERE r.id = x.id AND ((x.status <> 'RUNNING' AND NOT x.undo) OR x.pivot_seq IS NOT NULL)
-  RETURNING r.id, r.parent_id, r.group_seq, r.group_index, r.status, x.pivot_seq, x.pivot_name),
+  RETURNING r.id, r.parent_id, r.group_seq, r.group_index, r.status, r.error, x.pivot_seq, x.pivot_name),
 ${END_WAITS('w', 'SELECT id FROM done')},
 req AS (
   UPDATE durable_runs r

@@ -37,7 +37,7 @@ SET status = CASE WHEN x.undo THEN 'PENDING' ELSE 'FAILED' END,
       'message', 'The run exceeded its deadline (' || to_char(x.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
                  '); raise the workflow option timeoutMs or the start option timeoutMs.')
 FROM x WHERE r.id = x.id
-RETURNING r.id, r.parent_id, r.group_seq, r.group_index, r.status, r.queue, x.undo, x.deadline_at),
+RETURNING r.id, r.parent_id, r.group_seq, r.group_index, r.status, r.error, r.queue, x.undo, x.deadline_at),
 hist AS (${history(
     '$2',
     `SELECT id, CASE WHEN undo THEN 'deadline_exceeded' ELSE 'failed' END,

@@ -70,14 +70,15 @@ ${name}_n AS (
 
 /**
  * CTEs `<name>_c`, `<name>` and `<name>_o` that count the ends of children started by
- * Durable.startChildren: `ended` (a FROM item with parent_id, group_seq, group_index and status: the
- * runs this statement ended) moves each group's counters once per group, under the group row's lock.
+ * Durable.startChildren: `ended` (a FROM item with parent_id, group_seq, group_index, status and
+ * error: the runs this statement ended) moves each group's counters once per group, under the group row's lock.
  * `<name>` returns the parents whose wait the ends complete (`crossed`: ended reached the parent's
  * wake_at with these ends) — only those are signalled, not one wake-up per child. A parent suspending
  * on a group writes its wake_at under the same lock (RESOLVE_WAITS), so of the two the later one sees
  * the other. `<name>_o` numbers the ends (durable_group_ends.ord, from the group's `ends`): taken under
  * the same lock, the numbers follow commit order, so a reader that saw end n has seen every end
- * before it (ChildGroup.completions()).
+ * before it (ChildGroup.completions()). An end row left by a deleted run of the same id (a delete
+ * that read before this end committed) is overwritten, and readers stop at the group's `ends`.
  */
 export const groupEnds = (name: string, ended: string) => `${name}_c AS (
   SELECT e.parent_id, e.group_seq, count(*) AS n, count(*) FILTER (WHERE e.status = 'SUCCEEDED') AS s,
@@ -89,9 +90,11 @@ ${name} AS (
   FROM ${name}_c x WHERE g.run_id = x.parent_id AND g.seq = x.group_seq
   RETURNING g.run_id, g.seq, g.ends - x.n AS before, (g.wake_at > 0 AND g.ended >= g.wake_at AND g.ended - x.n < g.wake_at) AS crossed),
 ${name}_o AS (
-  INSERT INTO durable_group_ends (run_id, seq, ord, child_index, status)
-  SELECT e.parent_id, e.group_seq, b.before + row_number() OVER (PARTITION BY e.parent_id, e.group_seq ORDER BY e.group_index), e.group_index, e.status
-  FROM ${ended} e JOIN ${name} b ON b.run_id = e.parent_id AND b.seq = e.group_seq)`;
+  INSERT INTO durable_group_ends AS o (run_id, seq, ord, child_index, status, error)
+  SELECT e.parent_id, e.group_seq, b.before + row_number() OVER (PARTITION BY e.parent_id, e.group_seq ORDER BY e.group_index),
+         e.group_index, e.status, e.error
+  FROM ${ended} e JOIN ${name} b ON b.run_id = e.parent_id AND b.seq = e.group_seq
+  ON CONFLICT (run_id, seq, ord) DO UPDATE SET child_index = excluded.child_index, status = excluded.status, error = excluded.error)`;
 
 /**
  * Run history (durable_run_events): statements that change a run's state write its history row

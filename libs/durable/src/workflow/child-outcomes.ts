@@ -15,8 +15,8 @@ export function outcomeOf<T>(r: { index: number; id: string; status: string; out
 }
 
 /**
- * A child as one of its group's ends reads it: the status it ended with. A child that is gone (not
- * kept, or deleted; `id` null) comes with that status only, named by `childId`.
+ * A child as one of its group's ends reads it: the status and error it ended with. A child that is
+ * gone (deleted; `id` null) comes without output, named by `childId`.
  */
 export function outcomeOfEnd<T>(
   e: { index: number; id: string | null; status: string; output: unknown; error: unknown },

@@ -158,7 +158,7 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
       ]),
     );
     // A child of a group counts on its group's row and signals its parent only when that completes the parent's wait.
-    const endedRows = ending.map((e) => ({ ...runs.get(e.runId)!, status: e.status }));
+    const endedRows = ending.map((e) => ({ ...runs.get(e.runId)!, status: e.status, error: e.error }));
     const crossed = await countGroupEnds(sql, endedRows, heldIds);
     const parents = [
       ...new Set([

@@ -124,9 +124,9 @@ export async function groupCompletions(
   const rows = await store.sql.query<Record<string, unknown>>(
     `WITH g AS (SELECT total, ended, ends FROM durable_child_groups WHERE run_id = ? AND seq = ?),
      e AS (
-       SELECT o.ord, o.child_index, o.status AS end_status, r.id, r.output, r.error FROM durable_group_ends o
+       SELECT o.ord, o.child_index, o.status AS end_status, o.error, r.id, r.output FROM g JOIN durable_group_ends o
        LEFT JOIN durable_runs r ON r.parent_id = o.run_id AND r.group_seq = o.seq AND r.group_index = o.child_index
-       WHERE o.run_id = ? AND o.seq = ? AND o.ord > ? ORDER BY o.ord LIMIT ?)
+       WHERE o.run_id = ? AND o.seq = ? AND o.ord > ? AND o.ord <= g.ends ORDER BY o.ord LIMIT ?)
      SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON 1 = 1 ORDER BY e.ord`,
     [runId, seq, runId, seq, after, limit],
   );
@@ -139,6 +139,8 @@ export interface EndedRun {
   group_seq: number | string | null;
   group_index: number | string | null;
   status: string;
+  /** The error it ended with (JSON text), if it failed. */
+  error?: string | null;
 }
 
 /**
@@ -175,8 +177,9 @@ export async function countGroupEnds(sql: SqlClient, ended: EndedRun[], skip: Re
     const before = Number(row.ends) - g.n;
     const ends = g.ends.sort((a, b) => Number(a.group_index) - Number(b.group_index));
     await sql.execute(
-      `INSERT INTO durable_group_ends (run_id, seq, ord, child_index, status) VALUES ${ends.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
-      ends.flatMap((e, i) => [g.runId, g.seq, before + i + 1, Number(e.group_index), e.status]),
+      `INSERT INTO durable_group_ends (run_id, seq, ord, child_index, status, error) VALUES ${ends.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+       ON DUPLICATE KEY UPDATE child_index = VALUES(child_index), status = VALUES(status), error = VALUES(error)`,
+      ends.flatMap((e, i) => [g.runId, g.seq, before + i + 1, Number(e.group_index), e.status, e.error ?? null]),
     );
     if (skip.has(g.runId)) continue;
     const now = Number(row.ended);

@@ -26,6 +26,7 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
     if (!rows.length) return { failed: [], compensating: [] };
     const ids = rows.map((r) => r.id);
     const undo = await runsWithUndo(sql, ids);
+    const errors = new Map<string, string>();
     for (const r of rows) {
       const deadline = date(r.deadline_at)!.toISOString();
       const error = JSON.stringify({
@@ -33,6 +34,7 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
         code: 'DEADLINE_EXCEEDED',
         message: `The run exceeded its deadline (${deadline}); raise the workflow option timeoutMs or the start option timeoutMs.`,
       });
+      errors.set(r.id, error);
       await sql.execute(
         undo.has(r.id)
           ? `UPDATE durable_runs SET status = 'PENDING', available_at = least(available_at, ${NOW}), deadline_at = NULL, error = ?,
@@ -54,7 +56,7 @@ export async function sweepDeadlines(store: Store, batch: number): Promise<{ fai
     const failed = rows.filter((r) => !undo.has(r.id));
     const crossed = await countGroupEnds(
       sql,
-      failed.map((r) => ({ ...r, status: 'FAILED' })),
+      failed.map((r) => ({ ...r, status: 'FAILED', error: errors.get(r.id) })),
       new Set(ids),
     );
     await signalRuns(sql, [
