@@ -1,8 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 
 /**
  * The consumer matrix's machinery: pack the library as npm would publish it, and give each
@@ -52,7 +63,48 @@ export const npm = (args: string[], cwd: string) => sh('npm', [...args, '--no-au
  * Builds libs/durable into a copy outside the repo (other tests may be reading libs/durable/dist)
  * and packs it. Returns the tarball's path and the files it holds.
  */
-export function packLibrary(into: string): { tarball: string; files: string[] } {
+export function packLibrary(into: string): { tarball: string; files: string[]; cached: boolean } {
+  // The tarball of these exact sources (with this compiler) is built once: the consumer tests of
+  // one run (and later runs on unchanged sources) install copies of it.
+  const cached = join(CACHE, `tarball-${librarySourcesKey()}`);
+  if (existsSync(join(cached, 'files.json'))) {
+    const { filename, files } = JSON.parse(readFileSync(join(cached, 'files.json'), 'utf8')) as { filename: string; files: string[] };
+    copyFileSync(join(cached, filename), join(into, filename));
+    return { tarball: join(into, filename), files, cached: true };
+  }
+  const built = buildAndPack(into);
+  const tmp = `${cached}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  copyFileSync(built.tarball, join(tmp, built.filename));
+  writeFileSync(join(tmp, 'files.json'), JSON.stringify({ filename: built.filename, files: built.files }));
+  try {
+    renameSync(tmp, cached); // atomic: a concurrent run either sees the whole folder or none
+  } catch {
+    rmSync(tmp, { recursive: true, force: true }); // another run got there first
+  }
+  return { tarball: built.tarball, files: built.files, cached: false };
+}
+
+/** What the tarball is made of: the library's files, the root tsconfig its build extends, and the TypeScript version. */
+function librarySourcesKey(): string {
+  const lib = join(ROOT, 'libs/durable');
+  const files = ['src', 'prisma']
+    .flatMap((d) => readdirSync(join(lib, d), { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .concat(
+      ['package.json', 'README.md', 'LICENSE', 'tsconfig.lib.json'].map((f) => join(lib, f)),
+      join(ROOT, 'tsconfig.json'),
+    )
+    .concat(join(ROOT, 'node_modules/typescript/package.json'))
+    .sort();
+  const hash = createHash('sha256');
+  for (const f of files) hash.update(relative(ROOT, f)).update(readFileSync(f));
+  return hash.digest('hex').slice(0, 16);
+}
+
+function buildAndPack(into: string): { tarball: string; filename: string; files: string[] } {
   const pkg = join(into, 'pkg');
   const lib = join(ROOT, 'libs/durable');
   sh(
@@ -66,7 +118,7 @@ export function packLibrary(into: string): { tarball: string; files: string[] } 
     filename: string;
     files: Array<{ path: string }>;
   }>;
-  return { tarball: join(into, packed.filename), files: packed.files.map((f) => f.path) };
+  return { tarball: join(into, packed.filename), filename: packed.filename, files: packed.files.map((f) => f.path) };
 }
 
 /** The fixture's node_modules, from the cache or installed into it now (`npm ci`). */
