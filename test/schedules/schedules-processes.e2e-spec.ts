@@ -6,7 +6,7 @@ import { WorkerProcess } from '../support/processes.js';
 
 /**
  * Schedules across real worker processes (test/schedules/schedule-worker.ts: a DurableEngine with
- * the scheduler, misfire tolerance 1 s): three processes fire every-second schedules for 12 s (10 s on
+ * the scheduler, misfire tolerance 1 s): three processes fire every-second schedules for 9 s (8 s on
  * MariaDB, to keep the suite's time) — exactly one run per slot, no gaps; then all are SIGKILLed for
  * 6 s and restarted — each missed-slot policy does what it says, no slot runs twice; pause and resume
  * are seen by every process. On every database the engine supports.
@@ -16,7 +16,7 @@ describe.each(DATABASES)('schedules on %s: three worker processes, SIGKILL, rest
   let client: DurableEngine;
   const workers: WorkerProcess[] = [];
   const MISFIRE = 1_000;
-  const SECONDS = kind === 'postgres' ? 12 : 10;
+  const SECONDS = kind === 'postgres' ? 9 : 8;
   /** How long every process is down in the second test. */
   const DOWN_S = 6;
   const q = <T = any>(sql: string, params: unknown[] = []) => db.query<T>(sql, params);
