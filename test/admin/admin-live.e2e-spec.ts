@@ -25,7 +25,7 @@ describe('admin live updates (Server-Sent Events)', () => {
     const counting = { query: (s: any, p?: readonly unknown[]) => (sent.push(typeof s === 'string' ? s : s.name), sql.query(s, p)) };
     let statsCalls = 0;
     const feed = new LiveFeed(
-      () => ({ sql: counting as never, history: true }),
+      () => ({ sql: counting as never, history: true, layout: { partitions: null } }),
       async () => ({ stats: ++statsCalls }),
       { intervalMs: 3_600_000, pingMs: 0, statsEveryMs: 0, slackMs: 1000, maxLookBackMs: 60_000 },
     );
@@ -55,7 +55,7 @@ describe('admin live updates (Server-Sent Events)', () => {
 
   it('names a run written by a transaction that commits long after it began, once, also from a savepoint', async () => {
     const feed = new LiveFeed(
-      () => ({ sql: pgSqlClient(a.pool, { prepared: false }), history: true }),
+      () => ({ sql: pgSqlClient(a.pool, { prepared: false }), history: true, layout: { partitions: null } }),
       async () => ({}),
       { intervalMs: 3_600_000, pingMs: 3_600_000, statsEveryMs: 3_600_000, slackMs: 1000, maxLookBackMs: 60_000 },
     );

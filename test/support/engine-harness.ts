@@ -32,6 +32,11 @@ export class EngineHarness {
     return new EngineHarness(await createTestDatabase(label));
   }
 
+  /** On a database made elsewhere (a Citus cluster's): close() calls its drop(). */
+  static on(db: TestDatabase): EngineHarness {
+    return new EngineHarness(db);
+  }
+
   async engine(
     workflows: Record<string, WorkflowFn | [WorkflowFn, WorkflowOptions]>,
     options: EngineOptions = {},

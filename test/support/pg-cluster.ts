@@ -17,7 +17,7 @@ export interface PgNode {
 }
 
 /** The machine's PostgreSQL binaries (Debian: /usr/lib/postgresql/<version>/bin, package postgresql-<version>). */
-function binDir(): string {
+export function binDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_basebackup'))) : [];
   const newest = versions.sort((a, b) => Number(b) - Number(a))[0];

@@ -105,7 +105,7 @@ export type { TelemetryOptions, HooksOptions, DurableLogLevel } from './config/o
 export type { DurableContextOptions } from './config/context-options.js';
 export type { PrismaLike, SqlClient } from './store/sql-client.js';
 export type { Dialect } from './store/dialect.js';
-export type { Store } from './store/store.js';
+export type { Layout, Store } from './store/store.js';
 export type { Statement } from './store/statement.js';
 export { engineStatements } from './store/statement.js';
 export { createPostgresPool, postgresPoolConfig, type PostgresPoolOptions } from './store/pool.js';

@@ -6,7 +6,7 @@ import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, FLOW_LIMITS_CHANNEL, SIGNAL_CHANNEL
 import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient, type ContentionCounts } from '../store/mysql-client.js';
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
-import { createStore, type Store } from '../store/store.js';
+import { createStore, singleServer, type Store } from '../store/store.js';
 import { Notifier, type NotifierHandlers } from '../worker/notifier.js';
 import type { TransactionalPrisma } from '../workflow/execution-services.js';
 
@@ -86,12 +86,14 @@ export function connect(
     // Its settings, Client class included: a pool from createPostgresPool() gives the LISTEN session its primary-finding.
     listenConfig = { ...(cfg.connection.options as PoolConfig) };
   }
+  // Distributed mode: read from the database when the engine starts (see readPartitions), shared by its stores.
+  const layout = singleServer();
   let store: Store;
-  if (pool) store = createStore(pgSqlClient(pool, { prepared }), { history });
+  if (pool) store = createStore(pgSqlClient(pool, { prepared }), { history, layout });
   else if (cfg.prisma) {
     // MySQL-family statements send their hints through the client (PostgreSQL's use pg_notify, which no session listens to here).
     const notice = (channel: string, payload: string) => deliverNotice(handlers, channel, payload);
-    store = createStore(prismaSqlClient(cfg.prisma, undefined, notice), { history });
+    store = createStore(prismaSqlClient(cfg.prisma, undefined, notice), { history, layout });
   } else throw new InvalidOptionsError('nestjs-durable needs a database: pass `connection` (a Postgres URL or pg Pool) or `prisma`.');
   const notifier = listenConfig && options.worker ? new Notifier(listenConfig, handlers, options.logger) : null;
   return {
@@ -99,19 +101,19 @@ export function connect(
     ownedPool: typeof cfg.connection === 'string' ? pool : null,
     pool,
     notifier,
-    leaseStore: notifier ? sessionStore(notifier, prepared, history) : undefined,
+    leaseStore: notifier ? sessionStore(notifier, prepared, store) : undefined,
     sweepStore: null,
     wakeupNote: notifier ? null : { level: 'warn', text: 'no connection of its own: wake-ups fall back to polling every pollIntervalMs' },
   };
 }
 
 /** The store on the notifier's LISTEN session, rebuilt when the session is replaced. */
-function sessionStore(notifier: Notifier, prepared: boolean, history: boolean): () => Store | null {
+function sessionStore(notifier: Notifier, prepared: boolean, like: Store): () => Store | null {
   let cached: { session: Client; store: Store } | null = null;
   return () => {
     const session = notifier.session();
     if (!session) return null;
-    if (cached?.session !== session) cached = { session, store: createStore(pgSqlClient(session, { prepared }), { history }) };
+    if (cached?.session !== session) cached = { session, store: { ...like, sql: pgSqlClient(session, { prepared }) } };
     return cached.store;
   };
 }

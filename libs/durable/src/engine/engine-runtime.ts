@@ -3,6 +3,7 @@ import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
+import { readPartitions } from '../store/distribution.js';
 import { checkServer, readSchemaState, schemaStateError } from '../store/schema-version.js';
 import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
@@ -190,6 +191,11 @@ export class EngineRuntime {
     const serverNote = await checkServer(this.store.sql, this.options.allowUntestedMysql);
     if (serverNote) this.options.logger.warn(serverNote);
     const state = await readSchemaState(this.store.sql);
+    const partitions = await readPartitions(this.store.sql);
+    if (partitions !== null) {
+      this.store.layout.partitions = partitions;
+      this.options.logger.log(`distributed mode: runs spread over ${partitions} partitions`);
+    }
     // A MariaDB test database of the testing kit: the engine's sessions follow its virtual clock from now on.
     if (state.status === 'current' && state.virtualClock)
       for (const store of [this.store, this.sweepStore]) (store?.sql as { useVirtualClock?: () => void } | undefined)?.useVirtualClock?.();

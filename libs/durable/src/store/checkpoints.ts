@@ -3,7 +3,7 @@ import * as mysql from './mysql/checkpoints.js';
 import { statement } from './statement.js';
 import { cancelActorDetail, deleteRunParts, groupEnds, history, signalRuns } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
-import type { Store } from './store.js';
+import { perPartition, type Store } from './store.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
 export type { EndResult } from './rows.js';
 import type { EndResult } from './rows.js';
@@ -150,7 +150,12 @@ SELECT 1`,
 /** Fenced checkpoints of many steps in one statement; returns the `${runId}:${seq}` keys written. */
 export async function insertSteps(store: Store, steps: StepCheckpoint[]): Promise<Set<string>> {
   if (store.sql.dialect === 'mysql') return mysql.insertSteps(store, steps);
-  const rows = await store.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [...stepColumns(steps), store.history]);
+  const rows = await perPartition(
+    store,
+    steps,
+    (c) => c.runId,
+    (s, group) => s.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [...stepColumns(group), s.history]),
+  );
   return new Set(rows.map((r) => `${r.run_id}:${r.seq}`));
 }
 
@@ -166,6 +171,16 @@ export async function insertStep(store: Store, step: StepCheckpoint): Promise<bo
  */
 export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<string, EndResult>> {
   if (store.sql.dialect === 'mysql') return mysql.finishRuns(store, ends);
+  const each = await perPartition(
+    store,
+    ends,
+    (e) => e.runId,
+    async (s, group) => [...(await finishRunsIn(s, group))],
+  );
+  return new Map(each);
+}
+
+async function finishRunsIn(store: Store, ends: RunEnd[]): Promise<Map<string, EndResult>> {
   const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
   const rows = await store.sql.query<{ id: string; ended: boolean; gone: boolean }>(FINISH_RUNS, [
     col('runId'),

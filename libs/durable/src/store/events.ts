@@ -1,7 +1,7 @@
 /** Events a run publishes (latest value per key) and the app reads. */
 import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
 
 /**
@@ -42,6 +42,7 @@ export async function setEvent(
   a: { runId: string; epoch: number; seq: number; name: string; key: string; value: string },
 ): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.setEvent(store, a);
+  store = runStore(store, a.runId);
   const [row] = await store.sql.query<{ held: number }>(SET_EVENT, [a.runId, a.epoch, a.seq, a.name, a.key, a.value]);
   return Number(row.held) === 1;
 }
@@ -52,6 +53,7 @@ export async function getEvent(
   key: string,
 ): Promise<{ found: boolean; value: unknown; status: RunStatus | null }> {
   if (store.sql.dialect === 'mysql') return mysql.getEvent(store, runId, key);
+  store = runStore(store, runId);
   const [row] = await store.sql.query<{ found: boolean; value: unknown; status: RunStatus | null }>(SELECT_EVENT, [runId, key]);
   return { found: row.found === true, value: row.value, status: row.status ?? null };
 }

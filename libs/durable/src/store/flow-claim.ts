@@ -205,7 +205,7 @@ export async function claimLimited(store: Store, request: ClaimRequest): Promise
   if (store.sql.dialect === 'mysql') return mysql.claimLimited(store, request);
   const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   return store.sql.transaction(async (sql) => {
-    const tx: Store = { sql, history: store.history };
+    const tx: Store = { ...store, sql };
     await sql.query(CLAIM_IDLE_LIMIT, [String(claimIdleLimitMs(leaseMs))]);
     const [row] = await sql.query<LimitsRow>(LOCK_QUEUE_LIMITS, [queue]);
     if (

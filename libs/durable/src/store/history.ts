@@ -5,7 +5,7 @@
  */
 import * as mysql from './mysql/history.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 export type { RunEvent } from './rows.js';
 import type { RunEvent } from './rows.js';
 
@@ -32,12 +32,14 @@ INSERT INTO durable_run_events (run_id, kind, detail) SELECT id, $2, $3::jsonb F
 /** Writes one history row (unless history is off). */
 export async function insertRunEvent(store: Store, runId: string, kind: string, detail: Record<string, unknown>): Promise<void> {
   if (store.sql.dialect === 'mysql') return mysql.insertRunEvent(store, runId, kind, detail);
+  store = runStore(store, runId);
   if (store.history) await store.sql.query(INSERT_RUN_EVENT, [runId, kind, JSON.stringify(detail)]);
 }
 
 /** The history of a run, oldest first (at most `limit` rows). */
 export async function getRunEvents(store: Store, runId: string, limit: number): Promise<RunEvent[]> {
   if (store.sql.dialect === 'mysql') return mysql.getRunEvents(store, runId, limit);
+  store = runStore(store, runId);
   const rows = await store.sql.query<{ id: string; kind: string; detail: unknown; at: Date | string }>(SELECT_RUN_EVENTS, [runId, limit]);
   return rows.map((r) => ({
     id: Number(r.id),

@@ -3,7 +3,7 @@ import * as mysql from './mysql/leases.js';
 import { statement } from './statement.js';
 import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { HAS_LIMIT } from './flow-limits.js';
-import { parsed, toDate, type Store } from './store.js';
+import { parsed, partitionStore, perPartition, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
 export type { ClaimRequest } from './rows.js';
 import type { ClaimRequest } from './rows.js';
@@ -171,10 +171,28 @@ FROM (SELECT queue, count(*)::int AS n FROM u GROUP BY queue) q`,
  */
 export async function claim(store: Store, request: ClaimRequest): Promise<ClaimedRun[]> {
   if (store.sql.dialect === 'mysql') return mysql.claim(store, request);
+  const count = store.layout.partitions;
+  if (count !== null && store.partition === undefined) return claimAcross(store, request, count);
   const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   const params = [queue, limit, owner, leaseMs, workflows, store.history];
   const rows = await store.sql.query<Record<string, unknown>>(versions ? CLAIM_VERSIONS : CLAIM, versions ? [...params, versions] : params);
   return rows.map(claimedRun);
+}
+
+let nextPartition = 0;
+
+/**
+ * Distributed mode: claims from one partition after another (each claim a single-shard statement),
+ * starting where the previous claim of this process left off, so that every partition is served in
+ * turn, until `limit` runs are claimed or every partition was asked once.
+ */
+async function claimAcross(store: Store, request: ClaimRequest, count: number): Promise<ClaimedRun[]> {
+  const claimed: ClaimedRun[] = [];
+  const first = nextPartition++ % count;
+  for (let i = 0; i < count && claimed.length < request.limit; i++) {
+    claimed.push(...(await claim(partitionStore(store, (first + i) % count), { ...request, limit: request.limit - claimed.length })));
+  }
+  return claimed;
 }
 
 /** A row of CLAIM_UPDATE as a ClaimedRun. */
@@ -199,11 +217,12 @@ export function claimedRun(r: Record<string, unknown>): ClaimedRun {
 /** Extends the leases still held; returns their ids, each with whether it was asked to cancel with compensation. */
 export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: number): Promise<Map<string, { cancelling: boolean }>> {
   if (store.sql.dialect === 'mysql') return mysql.leaseHeartbeat(store, held, leaseMs);
-  const rows = await store.sql.query<{ id: string; cancelling: boolean }>(HEARTBEAT, [
-    held.map((h) => h.id),
-    held.map((h) => h.epoch),
-    leaseMs,
-  ]);
+  const rows = await perPartition(
+    store,
+    held,
+    (h) => h.id,
+    (s, group) => s.sql.query<{ id: string; cancelling: boolean }>(HEARTBEAT, [group.map((h) => h.id), group.map((h) => h.epoch), leaseMs]),
+  );
   return new Map(rows.map((r) => [r.id, { cancelling: r.cancelling === true }]));
 }
 
@@ -211,13 +230,24 @@ export async function leaseHeartbeat(store: Store, held: HeldRun[], leaseMs: num
 export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number> {
   if (store.sql.dialect === 'mysql') return mysql.releaseRuns(store, held);
   if (!held.length) return 0;
-  const rows = await store.sql.query<{ n: number }>(RELEASE_RUNS, [held.map((h) => h.id), held.map((h) => h.epoch), store.history]);
+  const rows = await perPartition(
+    store,
+    held,
+    (h) => h.id,
+    (s, group) => s.sql.query<{ n: number }>(RELEASE_RUNS, [group.map((h) => h.id), group.map((h) => h.epoch), s.history]),
+  );
   return rows.reduce((a, r) => a + Number(r.n), 0);
 }
 
 /** Makes up to `batch` runs whose lease expired claimable again; returns how many. */
 export async function sweepExpiredLeases(store: Store, batch: number): Promise<number> {
   if (store.sql.dialect === 'mysql') return mysql.sweepExpiredLeases(store, batch);
+  const count = store.layout.partitions;
+  if (count !== null && store.partition === undefined) {
+    let swept = 0;
+    for (let k = 0; k < count; k++) swept += await sweepExpiredLeases(partitionStore(store, k), batch);
+    return swept;
+  }
   const rows = await store.sql.query<{ n: number }>(SWEEP_EXPIRED_LEASES, [batch, store.history]);
   return rows.reduce((a, r) => a + Number(r.n), 0);
 }

@@ -2,7 +2,7 @@
 import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
 import { signalRuns } from './sql-fragments.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 
 /**
  * WorkflowClient.send: store a message for run $1 on topic $2 ($3 payload jsonb, $4 idempotency key
@@ -60,6 +60,7 @@ export async function sendMessage(
   a: { runId: string; topic: string; payload: string; idempotencyKey: string | null; traceparent: string | null; activeOnly?: boolean },
 ): Promise<{ found: boolean; sent: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.sendMessage(store, a);
+  store = runStore(store, a.runId);
   const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [
     a.runId,
     a.topic,
@@ -86,6 +87,7 @@ export async function sendFromRun(
   },
 ): Promise<{ held: boolean; found: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.sendFromRun(store, a);
+  store = runStore(store, a.runId);
   const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
     a.runId,
     a.epoch,
@@ -106,6 +108,7 @@ const MESSAGE_BY_KEY = statement('message_by_key', `SELECT payload FROM durable_
 /** The stored payload of the message sent to `runId` with `idempotencyKey`; undefined when there is none. */
 export async function messageByKey(store: Store, runId: string, idempotencyKey: string): Promise<{ payload: unknown } | undefined> {
   if (store.sql.dialect === 'mysql') return mysql.messageByKey(store, runId, idempotencyKey);
+  store = runStore(store, runId);
   const [row] = await store.sql.query<{ payload: unknown }>(MESSAGE_BY_KEY, [runId, idempotencyKey]);
   return row;
 }

@@ -1,7 +1,7 @@
 /** Live progress of the steps a run is executing (Durable.progress), shown by getRun and the dashboard. */
 import * as mysql from './mysql/history.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 
 /**
  * Record the latest progress of the steps run $1 is executing, fenced by its epoch $2 (a zombie
@@ -19,5 +19,6 @@ WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING'`,
 /** Writes the progress of run `runId` (if this execution still holds it). */
 export async function setProgress(store: Store, runId: string, epoch: number, steps: string): Promise<void> {
   if (store.sql.dialect === 'mysql') return mysql.setProgress(store, runId, epoch, steps);
+  store = runStore(store, runId);
   await store.sql.query(SET_PROGRESS, [runId, epoch, steps]);
 }

@@ -3,7 +3,7 @@ import * as mysql from './mysql/runs.js';
 import { statement } from './statement.js';
 import { HAS_LIMIT } from './flow-limits.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
-import { parsed, toDate, type Store } from './store.js';
+import { parsed, perPartition, runStore, toDate, type Store } from './store.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
 
 /** When a run started with $6 run-at (null = now) and $7 delay ms (null = none) is first due. */
@@ -129,6 +129,7 @@ const SELECT_RUN_STATUS = statement('select_run_status', `SELECT status FROM dur
 /** Inserts a PENDING run; false when the id already existed. */
 export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.insertRun(store, r);
+  store = runStore(store, r.id);
   const rows = await store.sql.query(INSERT_RUN, [
     r.id,
     r.workflowName,
@@ -160,6 +161,21 @@ export async function insertRunsClaimed(
   appVersion: string | null,
 ): Promise<Map<string, ClaimedRun | 'queued'>> {
   if (store.sql.dialect === 'mysql') return mysql.insertRunsClaimed(store, runs, lease, appVersion);
+  const each = await perPartition(
+    store,
+    runs,
+    (r) => r.id,
+    async (s, group) => [...(await insertClaimedIn(s, group, lease, appVersion))],
+  );
+  return new Map(each);
+}
+
+async function insertClaimedIn(
+  store: Store,
+  runs: NewRun[],
+  lease: { owner: string; ms: number },
+  appVersion: string | null,
+): Promise<Map<string, ClaimedRun | 'queued'>> {
   const rows = await store.sql.query<{
     id: string;
     claimed: boolean;
@@ -210,6 +226,17 @@ export async function insertRunsClaimed(
 /** Inserts many PENDING runs in one statement; returns the ids that were new. */
 export async function insertRuns(store: Store, runs: NewRun[], appVersion: string | null): Promise<Set<string>> {
   if (store.sql.dialect === 'mysql') return mysql.insertRuns(store, runs, appVersion);
+  return new Set(
+    await perPartition(
+      store,
+      runs,
+      (r) => r.id,
+      async (s, group) => [...(await insertRunsIn(s, group, appVersion))],
+    ),
+  );
+}
+
+async function insertRunsIn(store: Store, runs: NewRun[], appVersion: string | null): Promise<Set<string>> {
   const rows = await store.sql.query<{ id: string }>(INSERT_RUNS, [
     runs.map((r) => r.id),
     runs.map((r) => r.workflowName),
@@ -232,12 +259,18 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
 /** Existing runs by id: workflow and status (to tell an idempotent start from a conflicting one). */
 export async function runIdentities(store: Store, ids: string[]): Promise<Map<string, { workflowName: string; status: RunStatus }>> {
   if (store.sql.dialect === 'mysql') return mysql.runIdentities(store, ids);
-  const rows = await store.sql.query<{ id: string; workflow_name: string; status: RunStatus }>(SELECT_RUN_IDENTITY, [ids]);
+  const rows = await perPartition(
+    store,
+    ids,
+    (id) => id,
+    (s, group) => s.sql.query<{ id: string; workflow_name: string; status: RunStatus }>(SELECT_RUN_IDENTITY, [group]),
+  );
   return new Map(rows.map((r) => [r.id, { workflowName: r.workflow_name, status: r.status }]));
 }
 
 export async function getRun(store: Store, id: string): Promise<RunRow | null> {
   if (store.sql.dialect === 'mysql') return mysql.getRun(store, id);
+  store = runStore(store, id);
   const [row] = await store.sql.query<RunRow>(SELECT_RUN, [id]);
   if (!row) return null;
   row.steps = parsed(row.steps);
@@ -246,6 +279,7 @@ export async function getRun(store: Store, id: string): Promise<RunRow | null> {
 
 export async function getResult(store: Store, id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null> {
   if (store.sql.dialect === 'mysql') return mysql.getResult(store, id);
+  store = runStore(store, id);
   const [row] = await store.sql.query<{ status: RunStatus; output: unknown; error: unknown }>(SELECT_RUN_RESULT, [id]);
   return row ?? null;
 }
@@ -255,12 +289,13 @@ const SELECT_RUN_WORKFLOW = statement('select_run_workflow', `SELECT status, wor
 
 export async function runWorkflow(store: Store, id: string): Promise<{ status: RunStatus; workflowName: string } | null> {
   const sql = store.sql.dialect === 'mysql' ? 'SELECT status, workflow_name FROM durable_runs WHERE id = ?' : SELECT_RUN_WORKFLOW;
-  const [row] = await store.sql.query<{ status: RunStatus; workflow_name: string }>(sql, [id]);
+  const [row] = await runStore(store, id).sql.query<{ status: RunStatus; workflow_name: string }>(sql, [id]);
   return row ? { status: row.status, workflowName: row.workflow_name } : null;
 }
 
 export async function runStatus(store: Store, id: string): Promise<RunStatus | null> {
   if (store.sql.dialect === 'mysql') return mysql.runStatus(store, id);
+  store = runStore(store, id);
   const [row] = await store.sql.query<{ status: RunStatus }>(SELECT_RUN_STATUS, [id]);
   return row?.status ?? null;
 }

@@ -1,3 +1,4 @@
+import { partitionOf, partitionSql } from './partitions.js';
 import { prismaSqlClient, type PrismaLike, type SqlClient } from './sql-client.js';
 
 /**
@@ -8,15 +9,70 @@ import { prismaSqlClient, type PrismaLike, type SqlClient } from './sql-client.j
 export interface Store {
   readonly sql: SqlClient;
   readonly history: boolean;
+  /** How the runs are laid out: shared by the stores of one engine, read from the database when it starts. */
+  readonly layout: Layout;
+  /** Set on a store whose `sql` names one partition's tables (distributed mode). */
+  readonly partition?: number;
 }
 
-export function createStore(sql: SqlClient, opts: { history: boolean }): Store {
-  return { sql, history: opts.history };
+/**
+ * Distributed mode (store/partitions.ts): how many partitions the runs are spread over; null on a
+ * single server (and until the engine has read it).
+ */
+export interface Layout {
+  partitions: number | null;
+}
+
+/** The layout of a single server (for stores that never see a distributed database). */
+export const singleServer = (): Layout => ({ partitions: null });
+
+export function createStore(sql: SqlClient, opts: { history: boolean; layout?: Layout }): Store {
+  return { sql, history: opts.history, layout: opts.layout ?? singleServer() };
 }
 
 /** The same store, sending its statements through a caller's Prisma transaction (so they commit with it). */
 export function storeWithin(store: Store, tx: PrismaLike): Store {
-  return { sql: prismaSqlClient(tx, store.sql.dialect, store.sql.notify), history: store.history };
+  const sql = prismaSqlClient(tx, store.sql.dialect, store.sql.notify);
+  return { ...store, sql: store.partition === undefined ? sql : partitionSql(sql, store.partition) };
+}
+
+/** The store of partition `k` (distributed mode). */
+export function partitionStore(store: Store, k: number): Store {
+  if (store.partition === k) return store;
+  if (store.partition !== undefined) throw new Error(`a store of partition ${store.partition} cannot address partition ${k}`);
+  return { ...store, sql: partitionSql(store.sql, k), partition: k };
+}
+
+/** The store whose statements reach run `id`'s rows: its partition's in distributed mode, else the store itself. */
+export function runStore(store: Store, id: string): Store {
+  return store.layout.partitions === null || store.partition !== undefined
+    ? store
+    : partitionStore(store, partitionOf(id, store.layout.partitions));
+}
+
+/**
+ * Runs `fn` once per partition the items' runs are in (distributed mode; once with all of them on one server),
+ * each time with that partition's store and items, in their order; the results in one list.
+ */
+export async function perPartition<I, R>(
+  store: Store,
+  items: readonly I[],
+  runId: (item: I) => string,
+  fn: (s: Store, items: I[]) => Promise<R[]>,
+): Promise<R[]> {
+  const count = store.layout.partitions;
+  if (count === null || store.partition !== undefined) return fn(store, items as I[]);
+  const groups = new Map<number, I[]>();
+  for (const item of items) {
+    const k = partitionOf(runId(item), count);
+    const group = groups.get(k);
+    if (group) group.push(item);
+    else groups.set(k, [item]);
+  }
+  // One after another: the store may be one connection (a LISTEN session, a transaction), which runs one statement at a time.
+  const results: R[] = [];
+  for (const [k, group] of groups) results.push(...(await fn(partitionStore(store, k), group)));
+  return results;
 }
 
 /** Dates come back as Date (pg, Prisma) or as text inside json. */

@@ -12,7 +12,7 @@
 import * as mysql from './mysql/waits.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, HELD_RUN, plusMs } from './sql-fragments.js';
-import { parsed, toDate, type Store } from './store.js';
+import { runStore, parsed, toDate, type Store } from './store.js';
 export type { WaitSpec } from './rows.js';
 import type { WaitSpec } from './rows.js';
 export type { ResolveResult } from './rows.js';
@@ -139,6 +139,7 @@ export async function resolveWaits(
   a: { runId: string; epoch: number; token: Date | null; maySuspend: boolean; recheckMs: number; waits: WaitSpec[] },
 ): Promise<ResolveResult> {
   if (store.sql.dialect === 'mysql') return mysql.resolveWaits(store, a);
+  store = runStore(store, a.runId);
   const w = a.waits;
   const [row] = await store.sql.query<Record<string, unknown>>(RESOLVE_WAITS, [
     a.runId,

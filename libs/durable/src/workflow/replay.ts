@@ -149,6 +149,7 @@ function replayServices(runId: string): ExecutionServices {
     store: {
       sql: { dialect: 'postgres', query: async () => refuse(), execute: async () => refuse(), transaction: async () => refuse() },
       history: false,
+      layout: { partitions: null },
     },
     prisma: null,
     options: REPLAY_OPTIONS,

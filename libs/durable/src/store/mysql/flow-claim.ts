@@ -73,7 +73,7 @@ async function guardStall(sql: SqlClient, leaseMs: number): Promise<() => Promis
 export async function claimLimited(store: Store, request: ClaimRequest): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
   const { leaseMs, versions = null } = request;
   return store.sql.transaction(async (sql) => {
-    const tx: Store = { sql, history: store.history };
+    const tx: Store = { ...store, sql };
     const restore = await guardStall(sql, leaseMs);
     try {
       return await claimUnderLock(tx, request, versions);

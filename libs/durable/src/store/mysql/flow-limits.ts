@@ -39,7 +39,7 @@ export async function setQueueLimits(store: Store, queue: string, limits: LimitV
       `SELECT queue, ${LIMIT_COLUMNS}, source, updated_at FROM durable_queue_limits WHERE queue = ?`,
       [queue],
     );
-    notify({ sql, history: store.history }, [queue]);
+    notify({ ...store, sql }, [queue]);
     return toLimits(row);
   });
 }
@@ -86,7 +86,7 @@ export async function syncDeclaredLimits(
     if (gone.length)
       await sql.execute(`DELETE FROM durable_queue_limits WHERE source = 'declared' AND queue IN (${marks(gone.length)})`, gone);
     changed.push(...gone);
-    notify({ sql, history: store.history }, changed);
+    notify({ ...store, sql }, changed);
     return changed;
   });
 }
@@ -94,7 +94,7 @@ export async function syncDeclaredLimits(
 export async function deleteQueueLimits(store: Store, queue: string): Promise<boolean> {
   return store.sql.transaction(async (sql) => {
     const n = await sql.execute(`DELETE FROM durable_queue_limits WHERE queue = ?`, [queue]);
-    if (n) notify({ sql, history: store.history }, [queue]);
+    if (n) notify({ ...store, sql }, [queue]);
     return n > 0;
   });
 }

@@ -1,0 +1,76 @@
+/**
+ * Setting up distributed mode on a Citus cluster, and reading it back: the partition schemas (each a
+ * copy of the per-run tables, distributed by Citus' schema-based sharding), the shared tables as
+ * reference tables, and durable_distribution, the one row that tells every engine how many
+ * partitions there are. Run once, after the durable tables exist (the Prisma migration).
+ */
+import { MAX_PARTITIONS, PARTITIONED_TABLES, partitionSchema } from './partitions.js';
+import type { SqlClient } from './sql-client.js';
+
+/** The shared tables: small, read by every partition's statements, so a copy on every node. */
+export const REFERENCE_TABLES = [
+  'durable_schema',
+  'durable_schedules',
+  'durable_queue_limits',
+  'durable_rate_windows',
+  'durable_hook_cursors',
+] as const;
+
+/** Per-run tables whose id comes from a sequence: each partition draws from its own. */
+const SEQUENCED: ReadonlyArray<(typeof PARTITIONED_TABLES)[number]> = ['durable_messages', 'durable_run_events'];
+
+const referenceTable = (t: string) =>
+  `SELECT create_reference_table('${t}') WHERE NOT EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = '${t}'::regclass)`;
+
+/** The statements that create partition k (idempotent). */
+function partitionStatements(k: number): string[] {
+  const s = partitionSchema(k);
+  return [
+    `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    ...SEQUENCED.map((t) => `CREATE SEQUENCE IF NOT EXISTS ${s}.${t}_id_seq`),
+    ...PARTITIONED_TABLES.map((t) => `CREATE TABLE IF NOT EXISTS ${s}.${t} (LIKE public.${t} INCLUDING ALL)`),
+    ...SEQUENCED.map((t) => `ALTER TABLE ${s}.${t} ALTER COLUMN id SET DEFAULT nextval('${s}.${t}_id_seq')`),
+    `DO $$ BEGIN
+       IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = '${s}.durable_steps'::regclass AND contype = 'f') THEN
+         ALTER TABLE ${s}.durable_steps ADD FOREIGN KEY (run_id) REFERENCES ${s}.durable_runs (id) ON DELETE CASCADE;
+       END IF;
+     END $$`,
+    // Citus' schema-based sharding: the schema's tables move together to one node, colocated.
+    `SELECT citus_schema_distribute('${s}') WHERE NOT EXISTS (SELECT 1 FROM citus_schemas WHERE schema_name = '${s}'::regnamespace)`,
+  ];
+}
+
+/**
+ * The statements that set up distributed mode with `partitions` partitions, in order. Idempotent
+ * (a second run with the same count changes nothing); the count cannot change afterwards, since a
+ * run's partition is a function of its id and the count.
+ */
+export function distributionStatements(partitions: number): string[] {
+  if (!Number.isInteger(partitions) || partitions < 1 || partitions > MAX_PARTITIONS)
+    throw new RangeError(`partitions must be a whole number from 1 to ${MAX_PARTITIONS}, got ${String(partitions)}`);
+  return [
+    `DO $$ BEGIN
+       IF NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') THEN
+         RAISE EXCEPTION 'the citus extension is not installed in this database: CREATE EXTENSION citus first (on the coordinator and every worker node)';
+       END IF;
+     END $$`,
+    `CREATE TABLE IF NOT EXISTS durable_distribution (partitions int NOT NULL CHECK (partitions BETWEEN 1 AND ${MAX_PARTITIONS}), created_at timestamptz NOT NULL DEFAULT now())`,
+    `DO $$ BEGIN
+       IF EXISTS (SELECT 1 FROM durable_distribution WHERE partitions <> ${partitions}) THEN
+         RAISE EXCEPTION 'this database is distributed over % partitions already: the count cannot change', (SELECT partitions FROM durable_distribution);
+       END IF;
+     END $$`,
+    `INSERT INTO durable_distribution (partitions) SELECT ${partitions} WHERE NOT EXISTS (SELECT 1 FROM durable_distribution)`,
+    ...['durable_distribution', ...REFERENCE_TABLES].map(referenceTable),
+    ...Array.from({ length: partitions }, (_, k) => partitionStatements(k)).flat(),
+  ];
+}
+
+/** How many partitions this database's runs are spread over, or null: a single server (no durable_distribution table). */
+export async function readPartitions(sql: SqlClient): Promise<number | null> {
+  if (sql.dialect !== 'postgres') return null;
+  const [table] = await sql.query<{ t: string | null }>(`SELECT to_regclass('durable_distribution')::text AS t`);
+  if (!table?.t) return null;
+  const rows = await sql.query<{ n: number }>('SELECT partitions AS n FROM durable_distribution LIMIT 1');
+  return rows.length ? Number(rows[0].n) : null;
+}
