@@ -1,6 +1,9 @@
 import pg from 'pg';
 import { distributionStatements, readPartitions } from '../../libs/durable/src/store/distribution.js';
-import { partitionSchema } from '../../libs/durable/src/store/partitions.js';
+import '../../libs/durable/src/engine.js';
+import '../../libs/durable/src/admin/admin-service.js';
+import { partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
+import { engineStatements } from '../../libs/durable/src/store/statement.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { CitusCluster, citusInstalled } from '../support/citus-cluster.js';
 import type { TestDatabase } from '../support/db.js';
@@ -78,5 +81,38 @@ describeCitus('distributed mode: set-up on Citus', () => {
       ids.push(row.id);
     }
     expect(ids).toEqual(['1', '1']);
+  });
+
+  /** Statements Citus refuses in a partition as they are written: the features they serve are not available in distributed mode yet. */
+  const NOT_YET = [
+    'durable_cancel_run', // cancel, resume: a recursive CTE over the run's descendants
+    'durable_cancel_run_compensating',
+    'durable_resume_run',
+    'durable_claim_limited', // flow control (queue limits)
+    'durable_set_queue_limits',
+    'durable_sync_declared_limits',
+    'durable_fire_schedules', // schedules
+    'durable_insert_deduped', // singleton starts (dedupeKey)
+    'durable_live_tick', // the admin live feed
+  ];
+
+  it('plans every other fixed statement of the engine on one shard (with nulls for its parameters)', async () => {
+    const refused: string[] = [];
+    const multiShard: string[] = [];
+    for (const [name, text] of engineStatements()) {
+      if (!/\bdurable_[a-z_]+\b/.test(text.replace(/'[^']*'/g, ''))) continue; // no table: a setting or the clock
+      const params = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+      try {
+        const plan = (await pool.query(`EXPLAIN (COSTS OFF) ${partitionText(text, 3)}`, Array(params).fill(null))).rows
+          .map((r) => r['QUERY PLAN'] as string)
+          .join('\n');
+        const tasks = [...plan.matchAll(/Task Count: (\d+)/g)].map((m) => Number(m[1]));
+        if (tasks.some((n) => n > 1)) multiShard.push(name);
+      } catch (err) {
+        refused.push(`${name}: ${(err as Error).message}`);
+      }
+    }
+    expect(multiShard).toEqual([]);
+    expect(refused.map((r) => r.split(':')[0]).sort()).toEqual([...NOT_YET].sort());
   });
 });

@@ -7,6 +7,8 @@ import { lazyMysqlPool, mysqlPoolConfig, mysqlSqlClient, type ContentionCounts }
 import { createPool, pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient, prismaSqlClient } from '../store/sql-client.js';
 import { createStore, singleServer, type Store } from '../store/store.js';
+import { readWorkerNodes } from '../store/distribution.js';
+import { NodeListeners } from '../worker/node-listeners.js';
 import { Notifier, type NotifierHandlers } from '../worker/notifier.js';
 import type { TransactionalPrisma } from '../workflow/execution-services.js';
 
@@ -18,6 +20,8 @@ export interface EngineConnections {
   /** The engine's pool (its own, or the one it was given); null when statements go through Prisma. */
   pool: Pool | null;
   notifier: Notifier | null;
+  /** Distributed mode: the LISTEN sessions on the worker nodes (started only when the database turns out to be distributed). */
+  nodeListeners: NodeListeners | null;
   /** The store on the LISTEN session while it is up (the lease heartbeat uses it), else null. */
   leaseStore: (() => Store | null) | undefined;
   /** A store on connections of their own for the sweeper (MySQL-family workers), else null: the sweeper uses `store`. */
@@ -61,6 +65,7 @@ export function connect(
       },
       pool: null,
       notifier: null,
+      nodeListeners: null,
       leaseStore: upkeep ? () => upkeep : undefined,
       sweepStore: upkeep,
       wakeupNote: {
@@ -101,6 +106,8 @@ export function connect(
     ownedPool: typeof cfg.connection === 'string' ? pool : null,
     pool,
     notifier,
+    nodeListeners:
+      listenConfig && notifier ? new NodeListeners(listenConfig, handlers, options.logger, () => readWorkerNodes(store.sql)) : null,
     leaseStore: notifier ? sessionStore(notifier, prepared, store) : undefined,
     sweepStore: null,
     wakeupNote: notifier ? null : { level: 'warn', text: 'no connection of its own: wake-ups fall back to polling every pollIntervalMs' },

@@ -9,6 +9,7 @@ import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import type { Notifier } from '../worker/notifier.js';
+import type { NodeListeners } from '../worker/node-listeners.js';
 import { Scheduler } from '../worker/scheduler.js';
 import { Sweeper } from '../worker/sweeper.js';
 import { Worker } from '../worker/worker.js';
@@ -66,6 +67,7 @@ export class EngineRuntime {
   private readonly sweeper: Sweeper;
   private readonly scheduler: Scheduler | null;
   private readonly notifier: Notifier | null;
+  private readonly nodeListeners: NodeListeners | null;
   private readonly wakeupNote: EngineConnections['wakeupNote'];
   readonly local = new LocalResults();
   /** Readers of runs' streams in this process, woken when a chunk of the run is written (or the run ends). */
@@ -108,6 +110,7 @@ export class EngineRuntime {
     this.ownedPool = conn.ownedPool;
     this.pool = conn.pool;
     this.notifier = conn.notifier;
+    this.nodeListeners = conn.nodeListeners;
     this.wakeupNote = conn.wakeupNote;
     this.telemetry = new Telemetry(this.options.telemetry);
     const services: ExecutionServices = {
@@ -166,6 +169,7 @@ export class EngineRuntime {
     this.scheduler?.start();
     if (!this.options.worker) return;
     if (this.notifier) await this.notifier.start();
+    if (this.store.layout.partitions !== null) await this.nodeListeners?.start();
     else if (this.wakeupNote) this.options.logger[this.wakeupNote.level](this.wakeupNote.text);
     await this.worker.flow.start();
     this.worker.start();
@@ -214,6 +218,7 @@ export class EngineRuntime {
       await this.worker.stop(this.options.shutdownGraceMs);
       await this.sweeper.stop();
       if (this.notifier) await this.notifier.stop();
+      await this.nodeListeners?.stop();
     }
     await this.ownedPool?.end().catch(() => {});
   }

@@ -74,3 +74,17 @@ export async function readPartitions(sql: SqlClient): Promise<number | null> {
   const rows = await sql.query<{ n: number }>('SELECT partitions AS n FROM durable_distribution LIMIT 1');
   return rows.length ? Number(rows[0].n) : null;
 }
+
+/** A worker node of the Citus cluster, as the coordinator knows it. */
+export interface WorkerNode {
+  host: string;
+  port: number;
+}
+
+/** The cluster's active worker nodes (the coordinator's own group, 0, left out). */
+export async function readWorkerNodes(sql: SqlClient): Promise<WorkerNode[]> {
+  const rows = await sql.query<{ host: string; port: number }>(
+    `SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE isactive AND noderole = 'primary' AND groupid <> 0 ORDER BY nodeid`,
+  );
+  return rows.map((r) => ({ host: r.host, port: Number(r.port) }));
+}

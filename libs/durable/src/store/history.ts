@@ -25,8 +25,10 @@ SELECT e.id::text AS id, e.kind, e.detail, e.at FROM durable_run_events e WHERE 
 const INSERT_RUN_EVENT = statement(
   'insert_run_event',
   `
-WITH r AS (SELECT id FROM durable_runs WHERE id = $1 FOR KEY SHARE)
-INSERT INTO durable_run_events (run_id, kind, detail) SELECT id, $2, $3::jsonb FROM r RETURNING id`,
+WITH r AS (SELECT id FROM durable_runs WHERE id = $1 FOR KEY SHARE),
+-- the INSERT in a CTE of its own: Citus plans an INSERT … SELECT from a locking CTE no other way
+i AS (INSERT INTO durable_run_events (run_id, kind, detail) SELECT id, $2, $3::jsonb FROM r RETURNING id)
+SELECT id FROM i`,
 );
 
 /** Writes one history row (unless history is off). */

@@ -2,7 +2,7 @@
 import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
 import { deleteRunParts, groupEnds, history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
-import type { Store } from './store.js';
+import { eachPartition, type Store } from './store.js';
 
 /**
  * Sweeper: unfinished runs past their deadline, at most $1 per statement, even when no process is
@@ -20,22 +20,29 @@ import type { Store } from './store.js';
 const SWEEP_DEADLINES = statement(
   'sweep_deadlines',
   `
-WITH x AS (
-  SELECT r.id, r.deadline_at, EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND (s.compensation -> 'by') IS NOT NULL) AS undo
+WITH d AS (
+  SELECT r.id, r.deadline_at, r.available_at,
+         EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND (s.compensation -> 'by') IS NOT NULL) AS undo
   FROM durable_runs r
   WHERE r.deadline_at IS NOT NULL AND r.status IN ('PENDING','RUNNING','WAITING') AND r.deadline_at < now()
   ORDER BY r.deadline_at LIMIT $1
   FOR UPDATE OF r SKIP LOCKED),
+-- The new values are computed here, not in the UPDATE: Citus refuses clocks inside CASE, and
+-- functions that are not immutable on columns, in an UPDATE.
+x AS (
+  SELECT d.*, CASE WHEN d.undo THEN NULL ELSE now() END AS finished, CASE WHEN d.undo THEN least(d.available_at, now()) ELSE d.available_at END AS due,
+         jsonb_build_object('name', 'DeadlineExceededError', 'code', 'DEADLINE_EXCEEDED',
+           'message', 'The run exceeded its deadline (' || to_char(d.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
+                      '); raise the workflow option timeoutMs or the start option timeoutMs.') AS failure
+  FROM d),
 u AS (
 UPDATE durable_runs r
 SET status = CASE WHEN x.undo THEN 'PENDING' ELSE 'FAILED' END,
-    finished_at = CASE WHEN x.undo THEN NULL ELSE now() END,
-    available_at = CASE WHEN x.undo THEN least(r.available_at, now()) ELSE r.available_at END,
+    finished_at = x.finished,
+    available_at = x.due,
     deadline_at = CASE WHEN x.undo THEN NULL ELSE r.deadline_at END,
     updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-    error = jsonb_build_object('name', 'DeadlineExceededError', 'code', 'DEADLINE_EXCEEDED',
-      'message', 'The run exceeded its deadline (' || to_char(x.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
-                 '); raise the workflow option timeoutMs or the start option timeoutMs.')
+    error = x.failure
 FROM x WHERE r.id = x.id
 RETURNING r.id, r.parent_id, r.group_seq, r.group_index, r.status, r.error, r.queue, x.undo, x.deadline_at),
 hist AS (${history(
@@ -78,15 +85,17 @@ SELECT count(*)::int AS n FROM d`,
  */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
   if (store.sql.dialect === 'mysql') return mysql.sweepDeadlines(store, batch);
-  const rows = await store.sql.query<{ id: string; undo: boolean }>(SWEEP_DEADLINES, [batch, store.history]);
+  const rows = (await eachPartition(store, (s) => s.sql.query<{ id: string; undo: boolean }>(SWEEP_DEADLINES, [batch, s.history]))).flat();
   return { failed: rows.filter((r) => !r.undo).map((r) => r.id), compensating: rows.filter((r) => r.undo).map((r) => r.id) };
 }
 
 /** Deletes up to `batch` runs finished more than `olderThanMs` ago; returns how many. */
 export async function sweepRetention(store: Store, olderThanMs: number, batch: number): Promise<number> {
   if (store.sql.dialect === 'mysql') return mysql.sweepRetention(store, olderThanMs, batch);
-  const [row] = await store.sql.query<{ n: number }>(SWEEP_RETENTION, [olderThanMs, batch]);
-  return Number(row?.n ?? 0);
+  const counts = await eachPartition(store, async (s) =>
+    Number((await s.sql.query<{ n: number }>(SWEEP_RETENTION, [olderThanMs, batch]))[0]?.n ?? 0),
+  );
+  return counts.reduce((a, n) => a + n, 0);
 }
 
 /**

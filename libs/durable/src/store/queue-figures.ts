@@ -1,7 +1,7 @@
 /** The figures behind the metrics' gauges: queue depth and lag, overdue schedules — one statement per collection. */
 import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { eachPartition, type Store } from './store.js';
 export type { QueueFiguresRow } from './rows.js';
 import type { QueueFiguresRow } from './rows.js';
 
@@ -40,7 +40,22 @@ FROM s`,
 /** The gauges' figures, in one statement. */
 export async function queueFigures(store: Store): Promise<QueueFiguresRow> {
   if (store.sql.dialect === 'mysql') return mysql.queueFigures(store);
-  const [row] = await store.sql.query<{ queues: unknown; overdue: number; lag_s: number }>(QUEUE_FIGURES, []);
-  const queues = (typeof row.queues === 'string' ? JSON.parse(row.queues) : row.queues) as QueueFiguresRow['queues'];
-  return { queues, schedulesOverdue: Number(row.overdue), scheduleLagSeconds: Number(row.lag_s) };
+  const rows = await eachPartition(
+    store,
+    async (s) => (await s.sql.query<{ queues: unknown; overdue: number; lag_s: number }>(QUEUE_FIGURES, []))[0],
+  );
+  const byState = new Map<string, QueueFiguresRow['queues'][number]>();
+  // Distributed mode: one row per partition, the same queue and state in several.
+  for (const row of rows) {
+    for (const q of (typeof row.queues === 'string' ? JSON.parse(row.queues) : row.queues) as QueueFiguresRow['queues']) {
+      const key = JSON.stringify([q.queue, q.state]);
+      const seen = byState.get(key);
+      if (!seen) byState.set(key, { ...q });
+      else {
+        seen.count += q.count;
+        if (q.oldestDueSeconds != null) seen.oldestDueSeconds = Math.max(seen.oldestDueSeconds ?? 0, q.oldestDueSeconds);
+      }
+    }
+  }
+  return { queues: [...byState.values()], schedulesOverdue: Number(rows[0].overdue), scheduleLagSeconds: Number(rows[0].lag_s) };
 }

@@ -15,7 +15,8 @@ const FIRST_DUE = `coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * 
  * $9 parent id, $10 app version, $11 history, $12 concurrency key, $13 traceparent (the trace context
  * of the start; null without OpenTelemetry or an active span), $14 tags text[], $15 context jsonb (null: none). Existing id → no row (idempotent start).
  * order_at (the run's place in its queue, see QUEUE_ORDER in leases.ts) = available_at: when it is first due.
- * The pg_notify is delivered when the enclosing transaction commits, never on rollback.
+ * The pg_notify is delivered when the enclosing transaction commits, never on rollback. Whether the run
+ * is due is decided by the final SELECT, not in RETURNING (Citus refuses a clock there).
  */
 const INSERT_RUN = statement(
   'insert_run',
@@ -26,9 +27,9 @@ WITH ins AS (
   VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, ${FIRST_DUE}, ${FIRST_DUE},
           now() + $8::float8 * interval '1 millisecond', $9, $10, $12, $13, $14::text[], $15::jsonb)
   ON CONFLICT (id) DO NOTHING
-  RETURNING id, queue, available_at <= ${DUE_BY} AS due),
+  RETURNING id, queue, available_at),
 hist AS (${history('$11', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue) FROM ins WHERE true`)})
-SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`,
+SELECT id, CASE WHEN available_at <= ${DUE_BY} THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`,
 );
 
 /**

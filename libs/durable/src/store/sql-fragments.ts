@@ -55,13 +55,17 @@ export const STREAM_CHANNEL = 'durable_stream';
  * The ids are gathered into an array first (an InitPlan, run once), so the runs are found by their
  * primary key: as `p.id IN (ids)` the planner semi-joined the CTE against every RUNNING and WAITING
  * run, rescanning it per run (in FINISH_RUNS, much of the statement's time for a batch of runs
- * ending with no parent).
+ * ending with no parent). The new available_at is computed by the locking read, not in the UPDATE:
+ * Citus refuses a clock inside CASE, and clock arithmetic on a column, in an UPDATE.
  */
-export const signalRuns = (name: string, ids: string) => `${name} AS (
-  UPDATE durable_runs p
-  SET available_at = CASE WHEN p.status = 'WAITING' THEN least(p.available_at, now())
-                          ELSE greatest(now(), p.available_at + interval '1 millisecond') END
+export const signalRuns = (name: string, ids: string) => `${name}_at AS (
+  SELECT p.id, CASE WHEN p.status = 'WAITING' THEN least(p.available_at, now())
+                    ELSE greatest(now(), p.available_at + interval '1 millisecond') END AS at
+  FROM durable_runs p
   WHERE p.id = ANY(ARRAY(${ids})) AND p.status IN ('RUNNING','WAITING')
+  FOR NO KEY UPDATE OF p),
+${name} AS (
+  UPDATE durable_runs p SET available_at = a.at FROM ${name}_at a WHERE p.id = a.id
   RETURNING p.id, p.queue, p.status),
 ${name}_n AS (
   SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)

@@ -50,6 +50,15 @@ export function runStore(store: Store, id: string): Store {
     : partitionStore(store, partitionOf(id, store.layout.partitions));
 }
 
+/** Runs `fn` on every partition in turn (distributed mode), or once on a single server; the results in partition order. */
+export async function eachPartition<R>(store: Store, fn: (s: Store) => Promise<R>): Promise<R[]> {
+  const count = store.layout.partitions;
+  if (count === null || store.partition !== undefined) return [await fn(store)];
+  const results: R[] = [];
+  for (let k = 0; k < count; k++) results.push(await fn(partitionStore(store, k)));
+  return results;
+}
+
 /**
  * Runs `fn` once per partition the items' runs are in (distributed mode; once with all of them on one server),
  * each time with that partition's store and items, in their order; the results in one list.

@@ -1,0 +1,121 @@
+import { Durable } from 'nestjs-durable';
+import type { DurableEngine } from 'nestjs-durable';
+import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
+import { engineStatements } from '../../libs/durable/src/store/statement.js';
+import { CitusCluster, citusInstalled } from '../support/citus-cluster.js';
+import { EngineHarness } from '../support/engine-harness.js';
+
+const PARTITIONS = 8;
+const required = process.env.DURABLE_REQUIRE_CITUS === '1';
+const describeCitus = citusInstalled() || required ? describe : describe.skip;
+
+/** Runs in distributed mode on a real Citus cluster (a coordinator and two worker nodes on this machine). */
+describeCitus('distributed mode on Citus: runs', () => {
+  let cluster: CitusCluster;
+  let h: EngineHarness;
+  let engine: DurableEngine;
+  const ledger = (runId: string) => h.query<{ step: string }>('SELECT step FROM test_ledger WHERE run_id = $1 ORDER BY step', [runId]);
+
+  beforeAll(async () => {
+    if (!citusInstalled()) throw new Error('DURABLE_REQUIRE_CITUS=1 but Citus is not installed into PostgreSQL: run citus/install.sh');
+    cluster = await CitusCluster.start();
+    h = EngineHarness.on(await cluster.database('durable_citus_runs', PARTITIONS));
+    // Polling only every 30 s: a run is claimed at once only when a wake-up reaches the engine.
+    engine = await h.engine(
+      {
+        order: async (input: { n: number }) => {
+          const a = await Durable.step('reserve', async () => input.n * 2);
+          await Durable.step(
+            'charge',
+            async () => {
+              await Durable.tx<PrismaClient>().$executeRaw`INSERT INTO test_ledger (run_id, step) VALUES (${Durable.runId()}, 'charge')`;
+              return a + 1;
+            },
+            { transactional: true },
+          );
+          const child = await (await Durable.startChild<string>('shipment', { n: input.n })).result();
+          return { a, child };
+        },
+        shipment: async (input: { n: number }) => Durable.step('label', async () => `label-${input.n}`),
+      },
+      { pollIntervalMs: 30_000 },
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    await cluster?.stop();
+  });
+
+  it('runs started in the app transaction spread over the partitions, each with its steps, child and transactional write once', async () => {
+    const handles: Array<Awaited<ReturnType<DurableEngine['startRun']>>> = [];
+    await h.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`INSERT INTO test_ledger (run_id, step) VALUES ('business', 'order')`;
+      for (let n = 0; n < 24; n++) handles.push(await engine.startRun('order', { n }, { tx: tx as never }));
+    });
+    const ids = handles.map((hd) => hd.id);
+    const results = await Promise.all(handles.map((hd) => hd.result({ timeoutMs: 60_000 })));
+    expect(results).toEqual(Array.from({ length: 24 }, (_, n) => ({ a: n * 2, child: `label-${n}` })));
+    for (const id of ids) expect(await ledger(id)).toEqual([{ step: 'charge' }]);
+    expect(new Set(ids.map((id) => partitionOf(id, PARTITIONS))).size).toBeGreaterThan(3);
+    // A run's rows are in its partition's schema, its child's next to them.
+    const id = ids[0];
+    const schema = partitionSchema(partitionOf(id, PARTITIONS));
+    const rows = await h.query<{ id: string }>(`SELECT id FROM ${schema}.durable_runs WHERE id = $1 OR parent_id = $1 ORDER BY id`, [id]);
+    expect(rows.map((r) => r.id)).toEqual([id, `${id}:child:2`].sort());
+    const steps = await h.query<{ name: string }>(`SELECT name FROM ${schema}.durable_steps WHERE run_id = $1 ORDER BY seq`, [id]);
+    expect(steps.map((s) => s.name).slice(0, 2)).toEqual(['reserve', 'charge']);
+  }, 120_000);
+
+  it('a run the app transaction rolled back does not exist in any partition', async () => {
+    let id = '';
+    await expect(
+      h.prisma.$transaction(async (tx) => {
+        id = (await engine.startRun('order', { n: 1 }, { tx: tx as never })).id;
+        throw new Error('business rule');
+      }),
+    ).rejects.toThrow('business rule');
+    expect(await engine.getRun(id)).toBeNull();
+  });
+
+  it('hears wake-ups sent on a worker node (where a statement that names one partition runs)', async () => {
+    const id = 'woken-on-a-worker-node';
+    const schema = partitionSchema(partitionOf(id, PARTITIONS));
+    await h.query(`INSERT INTO ${schema}.durable_runs (id, workflow_name, queue, input) VALUES ($1, 'order', 'default', '{"n": 5}')`, [id]);
+    await cluster.sql(cluster.workers[1].url(h.db.name), `SELECT pg_notify('durable_wakeup', 'default')`);
+    const t0 = Date.now();
+    for (; Date.now() - t0 < 15_000; await new Promise((r) => setTimeout(r, 100))) {
+      if ((await engine.getRun(id))?.status === 'SUCCEEDED') break;
+    }
+    expect((await engine.getRun(id))?.output).toEqual({ a: 10, child: 'label-5' });
+  }, 30_000);
+
+  it('sends every statement of the hot path to one shard: one task each, never a lock across shards', async () => {
+    const statements = engineStatements();
+    const plan = async (name: string, params: unknown[]) => {
+      const text = statements.get(`durable_${name}`);
+      if (!text) throw new Error(`no statement ${name}`);
+      const rows = await h.query<{ 'QUERY PLAN': string }>(`EXPLAIN (COSTS OFF) ${partitionText(text, 3)}`, params);
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    };
+    const step = [['r1'], [1], [0], ['a'], ['SUCCEEDED'], ['1'], [null], [1], [1], [null], [null]];
+    const plans: Record<string, string> = {
+      insert_run: await plan('insert_run', ['r1', 'order', 'default', '{}', 0, null, null, null, null, null, true, null, null, [], null]),
+      claim: await plan('claim', ['default', 10, 'w1', 1000, ['order'], true]),
+      heartbeat: await plan('heartbeat', [['r1'], [1], 1000]),
+      insert_steps: await plan('insert_steps', [...step, true]),
+      finish_runs: await plan('finish_runs', [['r1'], [1], ['SUCCEEDED'], ['1'], [null], ...step, true, ['r1'], [false]]),
+      sweep_expired_leases: await plan('sweep_expired_leases', [100, true]),
+    };
+    for (const [name, text] of Object.entries(plans)) {
+      const tasks = [...text.matchAll(/Task Count: (\d+)/g)].map((m) => Number(m[1]));
+      // Each part of the plan runs on at most one shard (a part that reads nothing has none).
+      expect({ name, tasks: tasks.length > 0 && tasks.every((n) => n <= 1) && tasks.includes(1) ? 'single-shard' : text }).toEqual({
+        name,
+        tasks: 'single-shard',
+      });
+    }
+    const logs = [cluster.coordinator, ...cluster.workers].map((n) => cluster.logTail(n, 100_000)).join('\n');
+    expect(logs).not.toMatch(/could not run distributed query with FOR UPDATE/);
+  });
+});
