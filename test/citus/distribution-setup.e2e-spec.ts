@@ -1,11 +1,15 @@
 import pg from 'pg';
-import { distributionStatements, readPartitions } from '../../libs/durable/src/store/distribution.js';
+import { Durable } from 'nestjs-durable';
+import { runDistributeCommand } from '../../libs/durable/src/cli/distribute-command.js';
+import { distributionStatements, partitionOfSql, readPartitions } from '../../libs/durable/src/store/distribution.js';
 import '../../libs/durable/src/engine.js';
 import '../../libs/durable/src/admin/admin-service.js';
-import { partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
+import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
 import { engineStatements } from '../../libs/durable/src/store/statement.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { CitusCluster, citusInstalled } from '../support/citus-cluster.js';
+import { clientEngine } from '../support/client-engine.js';
+import { EngineHarness, eventually } from '../support/engine-harness.js';
 import type { TestDatabase } from '../support/db.js';
 
 const PARTITIONS = 8;
@@ -101,6 +105,7 @@ describeCitus('distributed mode: set-up on Citus', () => {
     const multiShard: string[] = [];
     for (const [name, text] of engineStatements()) {
       if (!/\bdurable_[a-z_]+\b/.test(text.replace(/'[^']*'/g, ''))) continue; // no table: a setting or the clock
+      if (name.startsWith('durable_testing_')) continue; // the testing kit's virtual clock, on a test database
       const params = Math.max(0, ...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
       try {
         const plan = (await pool.query(`EXPLAIN (COSTS OFF) ${partitionText(text, 3)}`, Array(params).fill(null))).rows
@@ -115,4 +120,50 @@ describeCitus('distributed mode: set-up on Citus', () => {
     expect(multiShard).toEqual([]);
     expect(refused.map((r) => r.split(':')[0]).sort()).toEqual([...NOT_YET].sort());
   });
+
+  it('computes the partition of a run id in SQL as the engine does', async () => {
+    const ids = ['order-17', 'a:b:c', 'x:child:3', 'y:child:2:g4:17', ...Array.from({ length: 40 }, (_, i) => `run-${i}`)];
+    const rows = await pool.query<{ id: string; k: number }>(
+      `SELECT id, ${partitionOfSql('id', 13)} AS k FROM unnest($1::text[]) AS t(id)`,
+      [ids],
+    );
+    expect(rows.rows.map((r) => [r.id, r.k])).toEqual(ids.map((id) => [id, partitionOf(id, 13)]));
+  });
+
+  it('moves the runs of a single server to their partitions (npx nestjs-durable distribute), where they go on', async () => {
+    const single = await cluster.database('durable_citus_move', null);
+    const h = EngineHarness.on(single);
+    try {
+      const client = await clientEngine(single.url, h.prisma as never, ['move']);
+      const handles = await Promise.all(Array.from({ length: 12 }, (_, n) => client.startRun('move', { n })));
+      await client.stop();
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = { cwd: process.cwd(), out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+      expect(await runDistributeCommand(['--partitions', '4'], io, { DATABASE_URL: single.url })).toBe(0);
+      expect(out.join('\n')).toMatch(/Distributed mode set up: 4 partition\(s\)/);
+      expect(err.filter((l) => l.startsWith('moved')).join('\n')).toMatch(/moved \d+ row\(s\) to durable_p\d\.durable_runs/);
+      expect(await h.query('SELECT id FROM public.durable_runs')).toEqual([]);
+      const engine = await h.engine({ move: async (input: { n: number }) => Durable.step('double', async () => input.n * 2) });
+      await eventually(
+        async () => (await Promise.all(handles.map((hd) => engine.getRun(hd.id)))).every((r) => r?.status === 'SUCCEEDED'),
+        30_000,
+        'the moved runs finish',
+      );
+      expect((await Promise.all(handles.map((hd) => engine.getRun(hd.id)))).map((r) => r?.output)).toEqual(
+        Array.from({ length: 12 }, (_, n) => n * 2),
+      );
+      for (const hd of handles) {
+        const [row] = await h.query(`SELECT status FROM ${partitionSchema(partitionOf(hd.id, 4))}.durable_runs WHERE id = $1`, [hd.id]);
+        expect(row).toEqual({ status: 'SUCCEEDED' });
+      }
+      // Again: nothing to do; and a bad count is a usage error.
+      expect(await runDistributeCommand(['--partitions', '4'], io, { DATABASE_URL: single.url })).toBe(0);
+      expect(await runDistributeCommand(['--partitions', '6'], io, { DATABASE_URL: single.url })).toBe(1);
+      expect(err.at(-1)).toMatch(/distributed over 4 partitions already/);
+      expect(await runDistributeCommand(['--partitions', 'many'], io, { DATABASE_URL: single.url })).toBe(2);
+    } finally {
+      await h.close();
+    }
+  }, 120_000);
 });

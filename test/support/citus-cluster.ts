@@ -66,9 +66,10 @@ export class CitusCluster {
   /**
    * A database `name` on every node with the Citus extension, the workers added to the coordinator's
    * metadata, the durable tables migrated, the tests' own tables, and distributed mode set up with
-   * `partitions` partitions. Resolves to it on the coordinator (the address the app uses).
+   * `partitions` partitions (none: left a single server's tables). Resolves to it on the coordinator
+   * (the address the app uses).
    */
-  async database(name: string, partitions: number): Promise<TestDatabase> {
+  async database(name: string, partitions: number | null): Promise<TestDatabase> {
     for (const n of [this.coordinator, ...this.workers]) {
       await this.sql(n.url(), `CREATE DATABASE ${name}`);
       await this.sql(n.url(name), 'CREATE EXTENSION citus');
@@ -78,7 +79,7 @@ export class CitusCluster {
     for (const w of this.workers) await this.sql(url, `SELECT citus_add_node('127.0.0.1', ${w.port})`);
     await applyMigrations(url, join(process.cwd(), 'prisma', 'migrations'));
     await this.sql(url, TEST_TABLES);
-    for (const s of distributionStatements(partitions)) await this.sql(url, s);
+    if (partitions !== null) for (const s of distributionStatements(partitions)) await this.sql(url, s);
     return { name, url, drop: async () => {} };
   }
 

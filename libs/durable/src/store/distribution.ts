@@ -63,7 +63,63 @@ export function distributionStatements(partitions: number): string[] {
     `INSERT INTO durable_distribution (partitions) SELECT ${partitions} WHERE NOT EXISTS (SELECT 1 FROM durable_distribution)`,
     ...['durable_distribution', ...REFERENCE_TABLES].map(referenceTable),
     ...Array.from({ length: partitions }, (_, k) => partitionStatements(k)).flat(),
+    ...moveStatements(partitions),
   ];
+}
+
+/** The partition of the run id in SQL expression `id` among `count`: partitionOf (partitions.ts) in SQL. */
+export const partitionOfSql = (id: string, count: number) =>
+  `((('x' || substr(md5(regexp_replace(${id}, '(:child:[0-9]+|:g[0-9]+:[0-9]+)+$', '')), 1, 8))::bit(32)::bigint % ${count})::int)`;
+
+/** The run id column of each per-run table. */
+const RUN_ID: Record<(typeof PARTITIONED_TABLES)[number], string> = {
+  durable_runs: 'id',
+  durable_steps: 'run_id',
+  durable_messages: 'run_id',
+  durable_events: 'run_id',
+  durable_run_events: 'run_id',
+  durable_child_groups: 'run_id',
+  durable_group_ends: 'run_id',
+  durable_stream_chunks: 'run_id',
+};
+
+/**
+ * From a single server: the rows of the per-run tables (runs in flight and finished ones) move to
+ * their partitions. Rows numbered by a sequence (messages, history) get new numbers from their
+ * partition's sequence, in their old order: Citus draws a partition's numbers on the coordinator and
+ * on each node from ranges of its own, which the old numbers could collide with. Nothing to do on a
+ * database that has none. The engines must be stopped while this runs.
+ */
+function moveStatements(partitions: number): string[] {
+  const moves = PARTITIONED_TABLES.flatMap((t) =>
+    Array.from({ length: partitions }, (_, k) => {
+      const into = `${partitionSchema(k)}.${t}`;
+      const from = `FROM public.${t} WHERE ${partitionOfSql(RUN_ID[t], partitions)} = ${k}`;
+      if (!SEQUENCED.includes(t)) return `INSERT INTO ${into} SELECT * ${from}`;
+      return `DO $$ DECLARE cols text; BEGIN
+         SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) INTO cols
+         FROM information_schema.columns WHERE table_schema = 'public' AND table_name = '${t}' AND column_name <> 'id';
+         EXECUTE format('INSERT INTO ${into} (%s) SELECT %s ${from.replace(/'/g, "''").replace(/%/g, '%%')} ORDER BY id', cols, cols);
+       END $$`;
+    }),
+  );
+  // Children first (the steps' foreign key), then the runs.
+  return [...moves, ...[...PARTITIONED_TABLES].reverse().map((t) => `DELETE FROM public.${t}`)];
+}
+
+/**
+ * Sets up distributed mode (distributionStatements) on the connection, statement by statement;
+ * `progress` hears each partition as it is ready and each table whose rows moved.
+ */
+export async function distribute(sql: SqlClient, partitions: number, progress: (line: string) => void = () => {}): Promise<void> {
+  const statements = distributionStatements(partitions);
+  for (const s of statements) {
+    const moved = /^INSERT INTO (durable_p\d+\.\w+) SELECT/.exec(s);
+    const n = moved ? await sql.execute(s) : (await sql.query(s), 0);
+    if (moved && n) progress(`moved ${n} row(s) to ${moved[1]}`);
+    const schema = /^SELECT citus_schema_distribute\('(durable_p\d+)'\)/.exec(s);
+    if (schema) progress(`partition ${schema[1]} ready`);
+  }
 }
 
 /** How many partitions this database's runs are spread over, or null: a single server (no durable_distribution table). */
