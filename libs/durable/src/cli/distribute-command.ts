@@ -55,12 +55,17 @@ export async function runDistributeCommand(argv: string[], io: CliIo, env: NodeJ
   if (values.partitions === undefined || !/^\d+$/.test(values.partitions) || partitions < 1 || partitions > MAX_PARTITIONS)
     return usage(`--partitions must be a whole number from 1 to ${MAX_PARTITIONS}, e.g. --partitions 32`);
   if (values.print) {
-    io.out(distributionStatements(partitions).map((s) => `${s};`).join('\n'));
+    io.out(
+      distributionStatements(partitions)
+        .map((s) => `${s};`)
+        .join('\n'),
+    );
     return EXIT.ok;
   }
   const url = values['database-url'] ?? env.DATABASE_URL;
   if (!url) return usage('set DATABASE_URL (or pass --database-url) to the Citus coordinator');
-  if (!isPostgresUrl(url)) return usage('distributed mode needs Citus, a PostgreSQL extension: DATABASE_URL must be a postgresql:// URL of the coordinator');
+  if (!isPostgresUrl(url))
+    return usage('distributed mode needs Citus, a PostgreSQL extension: DATABASE_URL must be a postgresql:// URL of the coordinator');
   const pool = new pg.Pool({ connectionString: url, max: 1 });
   pool.on('error', () => {});
   try {
