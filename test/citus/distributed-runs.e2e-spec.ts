@@ -1,4 +1,6 @@
-import { Durable } from 'nestjs-durable';
+import { Durable, UnsupportedDatabaseError } from 'nestjs-durable';
+import { AdminService } from '../../libs/durable/src/admin/admin-service.js';
+import { parseListQuery } from '../../libs/durable/src/admin/params.js';
 import type { DurableEngine } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
@@ -38,6 +40,18 @@ describeCitus('distributed mode on Citus: runs', () => {
           return { a, child };
         },
         shipment: async (input: { n: number }) => Durable.step('label', async () => `label-${input.n}`),
+        batch: async (input: { size: number }) => {
+          const group = await Durable.startChildren<string>(
+            'shipment',
+            Array.from({ length: input.size }, (_, n) => ({ n })),
+          );
+          const labels: string[] = [];
+          for await (const outcome of group.asCompleted({ pageSize: 7 })) if (outcome.status === 'SUCCEEDED') labels.push(outcome.output);
+          const tail = Durable.stream<string>('labels');
+          for (const label of labels.sort()) await tail.write(label);
+          await tail.close();
+          return labels.length;
+        },
       },
       { pollIntervalMs: 30_000 },
     );
@@ -118,4 +132,37 @@ describeCitus('distributed mode on Citus: runs', () => {
     const logs = [cluster.coordinator, ...cluster.workers].map((n) => cluster.logTail(n, 100_000)).join('\n');
     expect(logs).not.toMatch(/could not run distributed query with FOR UPDATE/);
   });
+
+  it('refuses what is not available in distributed mode yet with a typed error, nothing written', async () => {
+    const refused = (feature: string) => expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature });
+    await expect(engine.startRun('order', { n: 1 }, { dedupeKey: 'only-one' })).rejects.toEqual(refused('dedupeKey'));
+    const [keyed] = await h.query(
+      `SELECT count(*)::int AS n FROM (${Array.from({ length: PARTITIONS }, (_, k) => `SELECT 1 FROM ${partitionSchema(k)}.durable_runs WHERE dedupe_key IS NOT NULL`).join(' UNION ALL ')}) s`,
+    );
+    expect(keyed).toEqual({ n: 0 });
+    const done = await engine.startRun('shipment', { n: 1 });
+    await done.result({ timeoutMs: 30_000 });
+    await expect(engine.cancel(done.id)).rejects.toEqual(refused('cancel'));
+    await expect(engine.resume(done.id)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
+    await expect(new AdminService(() => engine).listRuns(parseListQuery({}))).rejects.toEqual(refused('admin API'));
+    const scheduled = await h.engine({ tick: [async () => 1, { schedule: { cron: '0 3 * * *' } }] }, {}, false);
+    await expect(scheduled.start()).rejects.toEqual(refused('schedules'));
+    const limited = await h.engine({ tick: async () => 1 }, { queues: { default: { globalConcurrency: 2 } } }, false);
+    await expect(limited.start()).rejects.toEqual(refused('queue limits'));
+    expect(await h.query('SELECT id FROM durable_schedules UNION ALL SELECT queue FROM durable_queue_limits')).toEqual([]);
+  });
+
+  it('runs a group of children next to its parent, its outcomes as they end, and a stream read live', async () => {
+    const run = await engine.startRun<number>('batch', { size: 30 });
+    const read: string[] = [];
+    for await (const chunk of engine.readStream<string>(run.id, 'labels')) read.push(chunk.value);
+    expect(await run.result({ timeoutMs: 60_000 })).toBe(30);
+    expect(read).toEqual(Array.from({ length: 30 }, (_, n) => `label-${n}`).sort());
+    const schema = partitionSchema(partitionOf(run.id, PARTITIONS));
+    const [children] = await h.query(
+      `SELECT count(*)::int AS n FROM ${schema}.durable_runs WHERE parent_id = $1 AND status = 'SUCCEEDED'`,
+      [run.id],
+    );
+    expect(children).toEqual({ n: 30 });
+  }, 90_000);
 });

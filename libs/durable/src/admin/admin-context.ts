@@ -2,6 +2,7 @@ import type { DurableEngine } from '../engine/durable-engine.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import type { ReadReplica } from './read-replica.js';
+import { refuseInDistributedMode } from '../engine/distributed-mode.js';
 
 /**
  * What every part of the admin service reads through: the engine (resolved late: the Nest module
@@ -22,6 +23,7 @@ export class AdminContext {
 
   get store(): Store {
     const store = this.engine.storeForTools;
+    refuseInDistributedMode(store, 'admin API', 'The admin API (lists, statistics, the dashboard and the runs CLI)');
     return { ...store, sql: this.limit(store.sql) };
   }
 

@@ -11,6 +11,7 @@ export const USAGE = `Usage: npx nestjs-durable init [--upgrade] [--dry-run] [--
        npx nestjs-durable runs list|show|export|cancel|resume|retry|fork|delete …   (runs --help)
        npx nestjs-durable schedules list|show|create|update|delete|pause|resume|trigger …   (schedules --help)
        npx nestjs-durable backfills list|pause|resume …   (backfills --help)
+       npx nestjs-durable distribute --partitions <n> [--print]   (Citus: distributed mode; distribute --help)
 
 Adds the tables of nestjs-durable to the Prisma schema of the app in the current folder:
   - a single schema file becomes a schema folder (its own folder; prisma.config.ts points at it),

@@ -30,6 +30,7 @@ import { buildNewRun } from './new-run.js';
 import { syncLimits } from './flow-control.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startBatcher } from './start-batch.js';
+import { refuseInDistributedMode } from './distributed-mode.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -153,6 +154,8 @@ export class EngineRuntime {
   async start(): Promise<void> {
     if (this.started) return;
     await this.checkSchema();
+    if (this.hookConsumers.length)
+      refuseInDistributedMode(this.store, 'lifecycle hooks', `Lifecycle hooks (${this.hookConsumers[0].consumer})`);
     const limits = await syncLimits(this.context);
     if (limits.length) this.options.logger.log(`declared queue limits synced: ${limits.join(', ')}`);
     await this.telemetry.load(

@@ -19,6 +19,7 @@ import {
 import type { Store } from '../store/store.js';
 import { debouncedRuns, singletonRuns, type DebouncedRun, type SingletonRun } from '../store/keyed-runs.js';
 import type { EngineContext } from './engine-context.js';
+import { refuseInDistributedMode } from './distributed-mode.js';
 
 /** Cluster-wide limits of a queue (null or absent = no such limit). */
 export interface QueueLimits {
@@ -83,6 +84,7 @@ function limitValues(l: QueueLimits) {
 
 /** Sets a queue's limits at runtime (kept across restarts until reset); every instance follows at once. */
 export async function setLimits(e: EngineContext, queue: string, limits: QueueLimits): Promise<QueueLimitsView> {
+  refuseInDistributedMode(e.store, 'queue limits', 'Flow control (queue limits)');
   checkQueue(API, queue);
   if (!limits || typeof limits !== 'object' || Array.isArray(limits)) {
     throw new InvalidArgumentError(`${API}: the limits must be an object { ${FLOW_LIMIT_KEYS.map((k) => `${k}?`).join(', ')} }.`, 'limits');
@@ -114,6 +116,7 @@ export function syncLimits(e: EngineContext): Promise<string[]> {
     .map(([queue, q]) => ({ queue, ...limitValues(q) }))
     .filter((l) => l.globalConcurrency !== null || l.keyConcurrency !== null || l.rateLimit || l.keyRateLimit);
   if (!queues.length) return Promise.resolve([]);
+  if (declared.length) refuseInDistributedMode(e.store, 'queue limits', `Flow control (the limits of queue "${declared[0].queue}")`);
   return syncDeclaredLimits(
     e.store,
     declared,

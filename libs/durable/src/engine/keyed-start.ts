@@ -5,6 +5,7 @@ import { debounceStart, dedupeHolder, insertDeduped } from '../store/keyed-start
 import type { DebounceStart, NewRun } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
+import { refuseInDistributedMode } from './distributed-mode.js';
 
 const DEBOUNCE_KEYS = ['key', 'periodMs', 'maxDelayMs', 'input'];
 const show = showIdentifier;
@@ -66,6 +67,7 @@ const RACE_RETRIES = 10;
  * caller gets — the new one, or the one its key led to — and how.
  */
 export async function startKeyedRun(store: Store, run: NewRun): Promise<{ id: string; outcome: StartOutcome }> {
+  refuseInDistributedMode(store, run.debounce ? 'debounce' : 'dedupeKey', `A start with ${run.debounce ? 'debounce' : 'a dedupeKey'}`);
   for (let attempt = 1; attempt <= RACE_RETRIES; attempt++) {
     if (run.debounce) {
       const r = await debounceStart(store, run, run.debounce);

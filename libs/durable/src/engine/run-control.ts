@@ -12,6 +12,7 @@ import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun, typ
 import { runStatus } from '../store/runs.js';
 import type { EngineContext } from './engine-context.js';
 import { checkForkPoint } from './fork-plan.js';
+import { refuseInDistributedMode } from './distributed-mode.js';
 
 /** What fork() created. */
 export interface ForkResult {
@@ -56,6 +57,7 @@ export interface CancelOptions extends ControlOptions {
  * run (and each child) first runs the compensations of its completed steps (see CancelOptions).
  */
 export async function cancel(e: EngineContext, id: string, opts: CancelOptions = {}): Promise<void> {
+  refuseInDistributedMode(e.store, 'cancel', 'Cancelling a run');
   if (!opts || typeof opts !== 'object' || (opts.compensate !== undefined && typeof opts.compensate !== 'boolean')) {
     throw new InvalidArgumentError(
       `cancel(): the options must be an object { compensate?: boolean, afterPivot?: 'refuse' | 'stop', actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
@@ -101,6 +103,7 @@ function refusedAtPivot(id: string, runs: CompensatingCancel[]): Array<{ id: str
 
 /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
 export async function resume(e: EngineContext, id: string, opts: ControlOptions = {}): Promise<void> {
+  refuseInDistributedMode(e.store, 'resume', 'Resuming a run');
   const resumed = await resumeRun(e.store, id, e.options.cancelChildren, actorOf('resume', opts)).catch((err: unknown) => {
     const conflict = keyConflictOf(err);
     throw conflict ? new KeyConflictError(id, conflict.index, conflict.detail) : err;
@@ -126,6 +129,7 @@ export async function fork(
   opts: ControlOptions = {},
   requireRegistered = true,
 ): Promise<ForkResult> {
+  refuseInDistributedMode(e.store, 'fork', 'Forking a run');
   const actor = actorOf('fork', opts);
   const source = await forkSource(e.store, id);
   if (!source) throw new RunNotFoundError(id);

@@ -20,6 +20,7 @@ import type { EngineContext } from './engine-context.js';
 import { placementOf, workflowName, type RunPlacement } from './unregistered-workflow.js';
 import type { ListSchedulesOptions, ScheduleChanges, ScheduleDefinition, ScheduleView, TriggerResult } from './schedule-types.js';
 import { checkId, checkObject, sameDefinition, specOf, toScheduleView, valuesOf } from './schedule-values.js';
+import { refuseInDistributedMode } from './distributed-mode.js';
 
 const CONFLICT_RETRIES = 8;
 
@@ -36,6 +37,7 @@ async function mustGet(e: EngineContext, id: string): Promise<{ row: ScheduleRow
  * ScheduleConflictError. The workflow must be registered in this process.
  */
 export async function createSchedule(e: EngineContext, def: ScheduleDefinition, requireRegistered = true): Promise<ScheduleView> {
+  refuseInDistributedMode(e.store, 'schedules', 'A schedule');
   const d = checkObject('schedules.create()', def);
   const id = checkId(d.id);
   const where = `schedule "${id}"`;

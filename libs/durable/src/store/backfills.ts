@@ -5,7 +5,7 @@
  */
 import * as mysql from './mysql/backfills.js';
 import { statement } from './statement.js';
-import { parsed, toDate, type Store } from './store.js';
+import { runStore, parsed, toDate, type Store } from './store.js';
 
 /** The topic of a backfill's control messages, and the event key of its progress. */
 export const BACKFILL_CONTROL_TOPIC = 'durable.backfill.control';
@@ -46,6 +46,7 @@ export interface BackfillRow {
 
 export async function pendingMessage(store: Store, runId: string, topic: string): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.pendingMessage(store, runId, topic);
+  store = runStore(store, runId);
   const [row] = await store.sql.query<{ pending: boolean }>(PENDING_MESSAGE, [runId, topic]);
   return row?.pending === true;
 }

@@ -6,7 +6,7 @@
 import * as mysql from './mysql/child-groups.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
-import { parsed, type Store } from './store.js';
+import { runStore, parsed, type Store } from './store.js';
 import {
   completionsOf,
   groupCountsOf,
@@ -96,6 +96,7 @@ SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON true ORDER BY e.ord`,
 /** Writes one chunk of a group's children (see START_GROUP_CHUNK); held = false: the parent is no longer held under its epoch. */
 export async function startGroupChunk(store: Store, c: ChildGroupChunk): Promise<{ held: boolean; inserted: number }> {
   if (store.sql.dialect === 'mysql') return mysql.startGroupChunk(store, c);
+  store = runStore(store, c.runId);
   const [row] = await store.sql.query<{ held: number; inserted: number }>(START_GROUP_CHUNK, [
     c.runId,
     c.epoch,
@@ -123,6 +124,7 @@ export async function startGroupChunk(store: Store, c: ChildGroupChunk): Promise
 /** The counters of a run's groups (by the seq of the step that started each; null: all its groups). */
 export async function groupCounts(store: Store, runId: string, seqs: number[] | null): Promise<ChildGroupCounts[]> {
   if (store.sql.dialect === 'mysql') return mysql.groupCounts(store, runId, seqs);
+  store = runStore(store, runId);
   const rows = await store.sql.query<Record<string, unknown>>(GROUP_COUNTS, [runId, seqs]);
   return rows.map(groupCountsOf);
 }
@@ -130,6 +132,7 @@ export async function groupCounts(store: Store, runId: string, seqs: number[] | 
 /** Outcomes of children from..from+limit-1 of a group, in input order (a child not ended yet has no output). */
 export async function groupPage(store: Store, runId: string, seq: number, from: number, limit: number): Promise<ChildGroupOutcome[]> {
   if (store.sql.dialect === 'mysql') return mysql.groupPage(store, runId, seq, from, limit);
+  store = runStore(store, runId);
   const rows = await store.sql.query<Record<string, unknown>>(GROUP_PAGE, [runId, seq, from, limit]);
   return rows.map((r) => ({
     index: Number(r.group_index),
@@ -149,6 +152,7 @@ export async function groupCompletions(
   limit: number,
 ): Promise<ChildGroupCompletions> {
   if (store.sql.dialect === 'mysql') return mysql.groupCompletions(store, runId, seq, after, limit);
+  store = runStore(store, runId);
   const rows = await store.sql.query<Record<string, unknown>>(GROUP_COMPLETIONS, [runId, seq, after, limit]);
   return completionsOf(rows, { output: (v) => v, error: parsed });
 }

@@ -1,7 +1,7 @@
 /** What a fork must not reuse: the steps of its source whose effects were undone, or are being undone. */
 import * as mysql from './mysql/children.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 export type { UndoneRow } from './rows.js';
 import type { UndoneRow } from './rows.js';
 
@@ -34,6 +34,7 @@ export const NOTHING_UNDONE_BEFORE = `NOT EXISTS (
 /** The undone steps of a run (see SELECT_UNDONE_STEPS). */
 export async function undoneSteps(store: Store, runId: string): Promise<UndoneRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.undoneSteps(store, runId);
+  store = runStore(store, runId);
   const rows = await store.sql.query<{ seq: number; name: string; by_seq: number | null; by_name: string | null }>(SELECT_UNDONE_STEPS, [
     runId,
   ]);

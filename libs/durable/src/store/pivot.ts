@@ -6,7 +6,7 @@
  */
 import * as mysql from './mysql/pivot.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 import type { StepCheckpoint } from './rows.js';
 export type { PivotWrite } from './rows.js';
 import type { PivotWrite } from './rows.js';
@@ -43,6 +43,7 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM s) THEN 'written'
 /** Writes a pivot step's checkpoint through `store` (the step's transaction); see INSERT_PIVOT_STEP. */
 export async function insertPivotStep(store: Store, s: StepCheckpoint): Promise<PivotWrite> {
   if (store.sql.dialect === 'mysql') return mysql.insertPivotStep(store, s);
+  store = runStore(store, s.runId);
   const [r] = await store.sql.query<{ outcome: PivotWrite }>(INSERT_PIVOT_STEP, [
     s.runId,
     s.epoch,

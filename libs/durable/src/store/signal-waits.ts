@@ -1,6 +1,6 @@
 /** Runs waiting for a signal (Durable.waitForSignal), for the admin API and the dashboard. */
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { eachPartition, type Store } from './store.js';
 
 /** The topic prefix of signals inside recv step names: `durable.recv:durable.signal:<name>`. */
 const SIGNAL_STEP_PREFIX = 'durable.recv:durable.signal:';
@@ -31,7 +31,7 @@ export async function signalWaits(store: Store, scan: number): Promise<SignalWai
   const rows =
     store.sql.dialect === 'mysql'
       ? await store.sql.query<Row>(SIGNAL_WAITS_MYSQL, [scan])
-      : await store.sql.query<Row>(SIGNAL_WAITS, [scan]);
+      : (await eachPartition(store, (p) => p.sql.query<Row>(SIGNAL_WAITS, [scan]))).flat();
   return rows.map((r) => ({
     runId: r.run_id,
     workflowName: r.workflow_name,

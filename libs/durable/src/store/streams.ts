@@ -4,7 +4,7 @@ import { statement } from './statement.js';
 import { STREAM_CHANNEL } from './sql-fragments.js';
 import type { ChunkWrite, RunStatus, StoredChunk, StreamPage, StreamSummary } from './rows.js';
 export type { ChunkWrite, StoredChunk, StreamPage, StreamSummary } from './rows.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 
 /**
  * Appends a chunk to a run's stream, fenced by the writer's epoch: its position is the stream's
@@ -17,7 +17,9 @@ const WRITE_CHUNK = statement(
   'write_stream_chunk',
   `
 WITH run AS (
-  SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE),
+  -- The chunk's position is read here, not in the INSERT (Citus cannot plan that INSERT reading its own table).
+  SELECT r.id, (SELECT coalesce(max(c.position) + 1, 0) FROM durable_stream_chunks c WHERE c.run_id = r.id AND c.stream = $5) AS pos
+  FROM durable_runs r WHERE r.id = $1 AND r.lease_epoch = $2 AND r.status = 'RUNNING' FOR SHARE OF r),
 step AS (
   INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
   SELECT run.id, $3::int, $4, 'SUCCEEDED', NULL, 1, now(), now() FROM run WHERE $3::int IS NOT NULL
@@ -25,9 +27,7 @@ step AS (
   RETURNING run_id),
 chunk AS (
   INSERT INTO durable_stream_chunks (run_id, stream, position, origin, value, is_end)
-  SELECT run.id, $5,
-    coalesce((SELECT max(c.position) + 1 FROM durable_stream_chunks c WHERE c.run_id = $1 AND c.stream = $5), 0),
-    $6, $7::jsonb, $8::boolean
+  SELECT run.id, $5, run.pos, $6, $7::jsonb, $8::boolean
   FROM run
   ON CONFLICT (run_id, origin) DO NOTHING
   RETURNING run_id)
@@ -62,6 +62,7 @@ FROM durable_stream_chunks WHERE run_id = $1 GROUP BY stream ORDER BY stream LIM
 /** Appends a chunk (see WRITE_CHUNK); false = the execution no longer holds the run. */
 export async function writeChunk(store: Store, c: ChunkWrite): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.writeChunk(store, c);
+  store = runStore(store, c.runId);
   const [row] = await store.sql.query<{ held: number }>(WRITE_CHUNK, [
     c.runId,
     c.epoch,
@@ -78,6 +79,7 @@ export async function writeChunk(store: Store, c: ChunkWrite): Promise<boolean> 
 /** A page of a stream from `from` (see READ_CHUNKS). */
 export async function readChunks(store: Store, runId: string, stream: string, from: number, limit: number): Promise<StreamPage> {
   if (store.sql.dialect === 'mysql') return mysql.readChunks(store, runId, stream, from, limit);
+  store = runStore(store, runId);
   const [row] = await store.sql.query<{ status: RunStatus | null; closed: boolean | null; chunks: StoredChunk[] | string }>(READ_CHUNKS, [
     runId,
     stream,
@@ -91,6 +93,7 @@ export async function readChunks(store: Store, runId: string, stream: string, fr
 /** The run's streams (at most `limit`), by name. */
 export async function listStreams(store: Store, runId: string, limit: number): Promise<StreamSummary[]> {
   if (store.sql.dialect === 'mysql') return mysql.listStreams(store, runId, limit);
+  store = runStore(store, runId);
   const rows = await store.sql.query<{ stream: string; chunks: number; ended: boolean; last_written_at: Date }>(LIST_STREAMS, [
     runId,
     limit,
