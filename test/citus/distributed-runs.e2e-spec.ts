@@ -40,6 +40,12 @@ describeCitus('distributed mode on Citus: runs', () => {
           return { a, child };
         },
         shipment: async (input: { n: number }) => Durable.step('label', async () => `label-${input.n}`),
+        sleeper: async () => {
+          await Durable.step('before', async () => 1);
+          await Durable.sleep(120_000);
+          return 'woke';
+        },
+        parentOfSleeper: async () => (await Durable.startChild('sleeper', {})).result(),
         batch: async (input: { size: number }) => {
           const group = await Durable.startChildren<string>(
             'shipment',
@@ -142,8 +148,8 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(keyed).toEqual({ n: 0 });
     const done = await engine.startRun('shipment', { n: 1 });
     await done.result({ timeoutMs: 30_000 });
-    await expect(engine.cancel(done.id)).rejects.toEqual(refused('cancel'));
-    await expect(engine.resume(done.id)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
+    await expect(engine.resume(done.id)).rejects.toEqual(refused('resume'));
+    await expect(engine.fork(done.id, 0)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
     await expect(new AdminService(() => engine).listRuns(parseListQuery({}))).rejects.toEqual(refused('admin API'));
     const scheduled = await h.engine({ tick: [async () => 1, { schedule: { cron: '0 3 * * *' } }] }, {}, false);
     await expect(scheduled.start()).rejects.toEqual(refused('schedules'));
@@ -165,4 +171,18 @@ describeCitus('distributed mode on Citus: runs', () => {
     );
     expect(children).toEqual({ n: 30 });
   }, 90_000);
+
+  it('cancels a run with its descendants (with compensation: not yet, refused)', async () => {
+    const parent = await engine.startRun('parentOfSleeper', {});
+    const child = `${parent.id}:child:0`;
+    const statusOf = async (id: string) => (await engine.getRun(id))?.status;
+    for (const until = Date.now() + 20_000; (await statusOf(child)) !== 'WAITING' && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 100));
+    await expect(engine.cancel(parent.id, { compensate: true })).rejects.toEqual(
+      expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature: 'cancel with compensation' }),
+    );
+    expect(['RUNNING', 'WAITING']).toContain(await statusOf(parent.id));
+    await engine.cancel(parent.id);
+    expect({ parent: await statusOf(parent.id), child: await statusOf(child) }).toEqual({ parent: 'CANCELLED', child: 'CANCELLED' });
+  }, 60_000);
 });

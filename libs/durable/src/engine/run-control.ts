@@ -57,7 +57,6 @@ export interface CancelOptions extends ControlOptions {
  * run (and each child) first runs the compensations of its completed steps (see CancelOptions).
  */
 export async function cancel(e: EngineContext, id: string, opts: CancelOptions = {}): Promise<void> {
-  refuseInDistributedMode(e.store, 'cancel', 'Cancelling a run');
   if (!opts || typeof opts !== 'object' || (opts.compensate !== undefined && typeof opts.compensate !== 'boolean')) {
     throw new InvalidArgumentError(
       `cancel(): the options must be an object { compensate?: boolean, afterPivot?: 'refuse' | 'stop', actor?: string } (got ${JSON.stringify(opts)?.slice(0, 80)}).`,
@@ -70,6 +69,7 @@ export async function cancel(e: EngineContext, id: string, opts: CancelOptions =
       'afterPivot',
     );
   }
+  if (opts.compensate) refuseInDistributedMode(e.store, 'cancel with compensation', 'Cancelling with compensation');
   const actor = actorOf('cancel', opts);
   const cascade = e.options.cancelChildren;
   const once = opts.compensate

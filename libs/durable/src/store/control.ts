@@ -4,7 +4,8 @@ import { statement } from './statement.js';
 import { actorDetail, groupEnds, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
+import { listedTree, runTree } from './run-trees.js';
 export type { CompensatingCancel } from './rows.js';
 import type { CompensatingCancel } from './rows.js';
 
@@ -222,9 +223,17 @@ SELECT ins.id, (SELECT count(*) FROM copied)::int AS copied, pg_notify('${WAKEUP
 FROM ins`,
 );
 
+/** Distributed mode: CANCEL_RUN with the tree given as ids (store/run-trees.ts). */
+const CANCEL_RUN_LISTED = listedTree(CANCEL_RUN, 5);
+
 /** Cancels a run (and, with cascade, its unfinished descendants); returns every id it cancelled. */
 export async function cancelTree(store: Store, id: string, cascade: boolean, actor: string | null): Promise<string[]> {
   if (store.sql.dialect === 'mysql') return mysql.cancelTree(store, id, cascade, actor);
+  if (store.layout.partitions !== null) {
+    const s = runStore(store, id);
+    const tree = await runTree(s, id, cascade);
+    return (await s.sql.query<{ id: string }>(CANCEL_RUN_LISTED, [id, s.history, cascade, actor, tree])).map((r) => r.id);
+  }
   return (await store.sql.query<{ id: string }>(CANCEL_RUN, [id, store.history, cascade, actor])).map((r) => r.id);
 }
 
