@@ -46,6 +46,10 @@ describeCitus('distributed mode on Citus: runs', () => {
           return 'woke';
         },
         parentOfSleeper: async () => (await Durable.startChild('sleeper', {})).result(),
+        sender: async (input: { to: string }) => {
+          await Durable.send(input.to, 'note', 'hello');
+          return 'sent';
+        },
         batch: async (input: { size: number }) => {
           const group = await Durable.startChildren<string>(
             'shipment',
@@ -184,5 +188,14 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(['RUNNING', 'WAITING']).toContain(await statusOf(parent.id));
     await engine.cancel(parent.id);
     expect({ parent: await statusOf(parent.id), child: await statusOf(child) }).toEqual({ parent: 'CANCELLED', child: 'CANCELLED' });
+  }, 60_000);
+
+  it('refuses Durable.send to a run in another partition, with a typed error that says what to do', async () => {
+    const target = await engine.startRun('sleeper', {});
+    let sender = '';
+    for (let i = 0; !sender || partitionOf(sender, PARTITIONS) === partitionOf(target.id, PARTITIONS); i++) sender = `sender-${i}`;
+    const run = await engine.startRun('sender', { to: target.id }, { id: sender });
+    await expect(run.result({ timeoutMs: 30_000 })).rejects.toThrow(/in another partition, is not available in distributed mode/);
+    await engine.cancel(target.id);
   }, 60_000);
 });

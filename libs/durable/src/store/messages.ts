@@ -2,6 +2,8 @@
 import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
 import { signalRuns } from './sql-fragments.js';
+import { UnsupportedDatabaseError } from '../errors/index.js';
+import { partitionOf } from './partitions.js';
 import { runStore, type Store } from './store.js';
 
 /**
@@ -87,6 +89,13 @@ export async function sendFromRun(
   },
 ): Promise<{ held: boolean; found: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.sendFromRun(store, a);
+  const count = store.layout.partitions;
+  if (count !== null && partitionOf(a.target, count) !== partitionOf(a.runId, count))
+    throw new UnsupportedDatabaseError(
+      'Durable.send across partitions',
+      `Durable.send() from run ${a.runId} to run ${a.target}, in another partition, is not available in distributed mode (Citus) yet: ` +
+        'send from outside the workflow (WorkflowClient.send), or to a run in the same partition (its parent or children). See docs/scaling-out.md.',
+    );
   store = runStore(store, a.runId);
   const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
     a.runId,
