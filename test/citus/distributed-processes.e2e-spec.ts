@@ -6,7 +6,7 @@ import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 import { WorkerProcess } from '../support/processes.js';
 
 const PARTITIONS = 8;
-const RUNS = 48;
+const RUNS = 32;
 const required = process.env.DURABLE_REQUIRE_CITUS === '1';
 const describeCitus = citusInstalled() || required ? describe : describe.skip;
 
@@ -39,7 +39,7 @@ describeCitus('distributed mode on Citus: kills, a frozen worker, a partition mo
     await cluster?.stop();
   });
 
-  it('every run ends SUCCEEDED with its ledger row written once, and no statement locked rows on more than one shard', async () => {
+  it('every run ends SUCCEEDED with its ledger row written once, and no statement was refused for locking rows on several shards', async () => {
     const [a, b] = [await spawn(), await spawn()];
     const ids: string[] = [];
     await h.prisma.$transaction(async (tx) => {
@@ -100,13 +100,5 @@ describeCitus('distributed mode on Citus: kills, a frozen worker, a partition mo
     expect(c.output).toContain('ready');
     const log = cluster.logTail(cluster.coordinator, 100_000) + cluster.workers.map((w) => cluster.logTail(w, 100_000)).join('\n');
     expect(log).not.toMatch(/could not run distributed query with FOR UPDATE/);
-    console.log(
-      log
-        .split('\n')
-        .filter((l) => /ERROR/.test(l))
-        .slice(0, 30)
-        .join('\n'),
-      recovered,
-    );
   }, 240_000);
 });

@@ -160,6 +160,10 @@ describeCitus('distributed mode on Citus: runs', () => {
     const limited = await h.engine({ tick: async () => 1 }, { queues: { default: { globalConcurrency: 2 } } }, false);
     await expect(limited.start()).rejects.toEqual(refused('queue limits'));
     expect(await h.query('SELECT id FROM durable_schedules UNION ALL SELECT queue FROM durable_queue_limits')).toEqual([]);
+    // A schedule left from a single server: refused at start too (the scheduler could not fire it).
+    await h.query(`INSERT INTO durable_schedules (id, workflow_name, cron, next_fire_at) VALUES ('left', 'order', '0 3 * * *', now())`);
+    await expect((await h.engine({ tick: async () => 1 }, {}, false)).start()).rejects.toEqual(refused('schedules'));
+    await h.query(`DELETE FROM durable_schedules WHERE id = 'left'`);
   });
 
   it('runs a group of children next to its parent, its outcomes as they end, and a stream read live', async () => {
@@ -182,6 +186,7 @@ describeCitus('distributed mode on Citus: runs', () => {
     const statusOf = async (id: string) => (await engine.getRun(id))?.status;
     for (const until = Date.now() + 20_000; (await statusOf(child)) !== 'WAITING' && Date.now() < until;)
       await new Promise((r) => setTimeout(r, 100));
+    expect(await statusOf(child)).toBe('WAITING');
     await expect(engine.cancel(parent.id, { compensate: true })).rejects.toEqual(
       expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature: 'cancel with compensation' }),
     );

@@ -64,16 +64,19 @@ describeCitus('distributed mode: set-up on Citus', () => {
     expect(await readPartitions(pgSqlClient(pool, { prepared: false }))).toBe(PARTITIONS);
   });
 
-  it('runs again without change, and refuses another partition count', async () => {
-    for (const s of distributionStatements(PARTITIONS)) await query(s);
+  it('runs again without change, refuses another partition count, and refuses new runs in the single-server tables', async () => {
+    await cluster.distribute(db.url, PARTITIONS);
     expect(await query(`SELECT partitions FROM durable_distribution`)).toEqual([{ partitions: PARTITIONS }]);
-    const statements = distributionStatements(PARTITIONS * 2);
-    await expect(
-      (async () => {
-        for (const s of statements) await query(s);
-      })(),
-    ).rejects.toThrow(/distributed over 8 partitions already: the count cannot change/);
+    await expect(cluster.distribute(db.url, PARTITIONS * 2)).rejects.toThrow(
+      /distributed over 8 partitions already: the count cannot change/,
+    );
     expect(await query(`SELECT count(*)::int AS n FROM citus_schemas`)).toEqual([{ n: PARTITIONS }]);
+    // An engine that started before the set-up (it writes to the single-server tables) is stopped short.
+    await expect(query(`INSERT INTO durable_runs (id, workflow_name) VALUES ('late', 'w')`)).rejects.toThrow(
+      /this database is distributed/,
+    );
+    const print = distributionStatements(PARTITIONS);
+    expect(print.indexOf('BEGIN')).toBeLessThan(print.findIndex((st) => st.startsWith('INSERT INTO durable_distribution')));
   });
 
   it('keeps a sequence of its own in each partition', async () => {

@@ -13,7 +13,7 @@ import { prismaFor } from '../support/prisma.js';
  * step exactly once, and the group's counter ends at its size. Real Nest worker processes
  * (test/support/worker-app.ts).
  */
-const CHILDREN = 2_000;
+const CHILDREN = 1_500;
 
 describe('a fan-out under SIGKILL', () => {
   let db: TestDatabase;

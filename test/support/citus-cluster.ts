@@ -19,7 +19,8 @@ import { applyMigrations } from '../../libs/durable/src/embedded-postgres/migrat
 import { freePort } from '../../libs/durable/src/embedded-postgres/ports.js';
 import { isAlive, readPostmasterPid } from '../../libs/durable/src/embedded-postgres/postmaster-pid.js';
 import { serverUser, type ServerUser } from '../../libs/durable/src/embedded-postgres/server-user.js';
-import { distributionStatements } from '../../libs/durable/src/store/distribution.js';
+import { distribute } from '../../libs/durable/src/store/distribution.js';
+import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { TEST_TABLES } from './global-setup.js';
 import { binDir, type PgNode } from './pg-cluster.js';
 import type { TestDatabase } from './db.js';
@@ -92,8 +93,19 @@ export class CitusCluster {
     for (const w of this.workers) await this.sql(url, `SELECT citus_add_node('127.0.0.1', ${w.port})`);
     await applyMigrations(url, join(process.cwd(), 'prisma', 'migrations'));
     await this.sql(url, TEST_TABLES);
-    if (partitions !== null) for (const s of distributionStatements(partitions)) await this.sql(url, s);
+    if (partitions !== null) await this.distribute(url, partitions);
     return { name, url, drop: async () => {} };
+  }
+
+  /** Sets up distributed mode on the database at `url` (the coordinator's), as `npx nestjs-durable distribute` does. */
+  async distribute(url: string, partitions: number): Promise<void> {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      await distribute(pgSqlClient(c, { prepared: false }), partitions);
+    } finally {
+      await c.end().catch(() => {});
+    }
   }
 
   /** Runs one statement on the node at `url`. */

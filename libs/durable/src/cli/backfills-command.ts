@@ -6,6 +6,7 @@ import type { CliIo } from './cli-io.js';
 import { EXIT, reportFailure } from './cli-errors.js';
 import { table, time } from './runs-format.js';
 import { safeJson, safeText } from './safe-text.js';
+import { readLayout } from '../engine/distributed-mode.js';
 
 export const BACKFILLS_USAGE = `Usage: npx nestjs-durable backfills <command> [options]     (DATABASE_URL, or --database-url)
 
@@ -60,6 +61,7 @@ export async function runBackfillsCommand(argv: string[], io: CliIo, env: NodeJS
   });
   const print = (json: unknown, text: string) => io.out(values.json ? safeJson(json) : text);
   try {
+    await readLayout(engine.storeForTools);
     if (command === 'list') {
       const list = await engine.backfills({ limit });
       print(list, formatBackfills(list));

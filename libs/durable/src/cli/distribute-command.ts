@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { MAX_PARTITIONS } from '../store/partitions.js';
 import { distribute, distributionStatements } from '../store/distribution.js';
+import { pgConfigFromUrl } from '../store/pool.js';
 import { pgSqlClient } from '../store/sql-client.js';
 import { isPostgresUrl } from '../store/postgres-hosts.js';
 import type { CliIo } from './cli-io.js';
@@ -66,11 +67,14 @@ export async function runDistributeCommand(argv: string[], io: CliIo, env: NodeJ
   if (!url) return usage('set DATABASE_URL (or pass --database-url) to the Citus coordinator');
   if (!isPostgresUrl(url))
     return usage('distributed mode needs Citus, a PostgreSQL extension: DATABASE_URL must be a postgresql:// URL of the coordinator');
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
-  pool.on('error', () => {});
+  // One connection (the move is one transaction), with the app's settings (a ?schema= becomes its search_path).
+  const { Client = pg.Client, ...config } = pgConfigFromUrl(url);
+  const client = new Client(config);
+  client.on('error', () => {});
   try {
     const t0 = Date.now();
-    await distribute(pgSqlClient(pool, { prepared: false }), partitions, (line) => io.err(line));
+    await client.connect();
+    await distribute(pgSqlClient(client, { prepared: false }), partitions, (line) => io.err(line));
     io.out(`Distributed mode set up: ${partitions} partition(s) (${((Date.now() - t0) / 1000).toFixed(1)} s). Start the app's workers.`);
     return EXIT.ok;
   } catch (e) {
@@ -81,6 +85,6 @@ export async function runDistributeCommand(argv: string[], io: CliIo, env: NodeJ
     }
     return reportFailure(e, { url, verbose: values.verbose, err: io.err });
   } finally {
-    await pool.end().catch(() => {});
+    await client.end().catch(() => {});
   }
 }

@@ -13,6 +13,7 @@ import { CliRefusal, EXIT, reportFailure } from './cli-errors.js';
 import { formatRun, formatRunList } from './runs-format.js';
 import { isPostgresUrl } from '../store/postgres-hosts.js';
 import { safeJson, safeText } from './safe-text.js';
+import { readLayout } from '../engine/distributed-mode.js';
 
 export const RUNS_USAGE = `Usage: npx nestjs-durable runs <command> [options]     (DATABASE_URL, or --database-url)
 
@@ -135,6 +136,8 @@ export async function runRunsCommand(argv: string[], io: CliIo, env: NodeJS.Proc
   const print = (json: unknown, text: string) => io.out(values.json ? safeJson(json) : text);
   const one = (given: string) => wholeId(engine, admin, given);
   try {
+    // A distributed database (Citus) is read as such: what is not available there is refused, not read from empty tables.
+    await readLayout(engine.storeForTools);
     if (command === 'list') {
       const query = { ...filterQuery(values), limit: values.limit ?? '50', sort: values.sort, order: values.order };
       const page = await admin.listRuns(parseListQuery(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined))));

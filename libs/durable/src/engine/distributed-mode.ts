@@ -1,4 +1,5 @@
 import { UnsupportedDatabaseError } from '../errors/index.js';
+import { readPartitions } from '../store/distribution.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -15,4 +16,9 @@ export function refuseInDistributedMode(store: Store, feature: string, what: str
     `${what} is not available in distributed mode (Citus) yet. Run this app on a single PostgreSQL server to use it, ` +
       'or leave it out: the core of the engine (starts, steps, transactional steps, waits, children, messages, streams, cancel) works on Citus. See docs/scaling-out.md.',
   );
+}
+
+/** Reads whether the database is distributed into the store's layout: for an engine that is not started (the command line's). */
+export async function readLayout(store: Store): Promise<void> {
+  store.layout.partitions = await readPartitions(store.sql);
 }

@@ -3,7 +3,7 @@ import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { readPartitions } from '../store/distribution.js';
+import { readPartitions, sharedRowsInUse } from '../store/distribution.js';
 import { checkServer, readSchemaState, schemaStateError } from '../store/schema-version.js';
 import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
@@ -172,8 +172,8 @@ export class EngineRuntime {
     this.scheduler?.start();
     if (!this.options.worker) return;
     if (this.notifier) await this.notifier.start();
-    if (this.store.layout.partitions !== null) await this.nodeListeners?.start();
     else if (this.wakeupNote) this.options.logger[this.wakeupNote.level](this.wakeupNote.text);
+    if (this.store.layout.partitions !== null) await this.nodeListeners?.start();
     await this.worker.flow.start();
     this.worker.start();
     this.sweeper.start();
@@ -202,6 +202,12 @@ export class EngineRuntime {
     if (partitions !== null) {
       this.store.layout.partitions = partitions;
       this.options.logger.log(`distributed mode: runs spread over ${partitions} partitions`);
+      const left = await sharedRowsInUse(this.store.sql);
+      const what = left.limits
+        ? `Queue limits (${left.limits} row(s) in durable_queue_limits: delete them to start)`
+        : `Schedules (${left.schedules} row(s) in durable_schedules: delete them to start)`;
+      if (left.limits || left.schedules)
+        refuseInDistributedMode(this.store, left.limits ? 'queue limits' : 'schedules', `${what}, e.g. left from a single server,`);
     }
     // A MariaDB test database of the testing kit: the engine's sessions follow its virtual clock from now on.
     if (state.status === 'current' && state.virtualClock)

@@ -139,6 +139,7 @@ export async function keysOf(e: EngineContext, queue: string, limit = 50): Promi
 
 /** Why run `runId` has not started: not due yet (debounced), its queue's limits, its concurrency key's limits; null if there is no such run. */
 export async function whyNotStarted(store: Store, runId: string): Promise<StartBlockers | null> {
+  refuseInDistributedMode(store, 'whyNotStarted', 'whyNotStarted()');
   const b = await runBlockers(store, runId);
   if (!b) return null;
   const waiting = b.status === 'PENDING' || b.status === 'WAITING';
@@ -223,6 +224,7 @@ export class FlowControlClient {
       throw new InvalidArgumentError(`keyedRuns: limit must be an integer between 1 and 1000 (got ${JSON.stringify(limit)}).`, 'limit');
     }
     const { store } = this.context();
+    refuseInDistributedMode(store, 'keyed runs', 'keyedRuns()');
     const [debounced, singletons] = await Promise.all([debouncedRuns(store, limit), singletonRuns(store, limit)]);
     return { debounced, singletons };
   }

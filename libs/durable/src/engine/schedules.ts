@@ -225,6 +225,7 @@ export async function listScheduleViews(e: EngineContext, o: ListSchedulesOption
 
 /** The latest runs a schedule started, newest first. */
 export async function listScheduleRuns(e: EngineContext, id: string, limit = 20): Promise<ScheduleRunRow[]> {
+  refuseInDistributedMode(e.store, 'schedules', 'The runs of a schedule');
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCHEDULE_RUNS) {
     throw new InvalidArgumentError(`limit must be a whole number between 1 and ${MAX_SCHEDULE_RUNS}.`, 'limit');
   }

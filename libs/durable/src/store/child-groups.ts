@@ -6,7 +6,7 @@
 import * as mysql from './mysql/child-groups.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
-import { runStore, parsed, type Store } from './store.js';
+import { runStore, parsed, sameAsParent, type Store } from './store.js';
 import {
   completionsOf,
   groupCountsOf,
@@ -96,6 +96,7 @@ SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON true ORDER BY e.ord`,
 /** Writes one chunk of a group's children (see START_GROUP_CHUNK); held = false: the parent is no longer held under its epoch. */
 export async function startGroupChunk(store: Store, c: ChildGroupChunk): Promise<{ held: boolean; inserted: number }> {
   if (store.sql.dialect === 'mysql') return mysql.startGroupChunk(store, c);
+  sameAsParent(store, c.runId, c.ids.slice(0, 1));
   store = runStore(store, c.runId);
   const [row] = await store.sql.query<{ held: number; inserted: number }>(START_GROUP_CHUNK, [
     c.runId,

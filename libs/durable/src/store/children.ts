@@ -2,7 +2,7 @@
 import * as mysql from './mysql/children.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
-import { runStore, parsed, type Store } from './store.js';
+import { runStore, parsed, sameAsParent, type Store } from './store.js';
 import type { NewRun } from './rows.js';
 
 /**
@@ -69,6 +69,11 @@ export async function startChildren(
   },
 ): Promise<{ held: boolean; conflicts: Array<{ seq: number; workflow: string }> }> {
   if (store.sql.dialect === 'mysql') return mysql.startChildren(store, a);
+  sameAsParent(
+    store,
+    a.runId,
+    a.children.map((c) => c.child.id),
+  );
   store = runStore(store, a.runId);
   const c = a.children;
   const [row] = await store.sql.query<{ held: number; conflicts: unknown }>(START_CHILDREN, [

@@ -28,7 +28,7 @@ function partitionStatements(k: number): string[] {
   return [
     `CREATE SCHEMA IF NOT EXISTS ${s}`,
     ...SEQUENCED.map((t) => `CREATE SEQUENCE IF NOT EXISTS ${s}.${t}_id_seq`),
-    ...PARTITIONED_TABLES.map((t) => `CREATE TABLE IF NOT EXISTS ${s}.${t} (LIKE public.${t} INCLUDING ALL)`),
+    ...PARTITIONED_TABLES.map((t) => `CREATE TABLE IF NOT EXISTS ${s}.${t} (LIKE ${t} INCLUDING ALL)`),
     ...SEQUENCED.map((t) => `ALTER TABLE ${s}.${t} ALTER COLUMN id SET DEFAULT nextval('${s}.${t}_id_seq')`),
     `DO $$ BEGIN
        IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = '${s}.durable_steps'::regclass AND contype = 'f') THEN
@@ -60,10 +60,21 @@ export function distributionStatements(partitions: number): string[] {
          RAISE EXCEPTION 'this database is distributed over % partitions already: the count cannot change', (SELECT partitions FROM durable_distribution);
        END IF;
      END $$`,
-    `INSERT INTO durable_distribution (partitions) SELECT ${partitions} WHERE NOT EXISTS (SELECT 1 FROM durable_distribution)`,
     ...['durable_distribution', ...REFERENCE_TABLES].map(referenceTable),
     ...Array.from({ length: partitions }, (_, k) => partitionStatements(k)).flat(),
+    // One transaction, the single-server tables locked against writers: the runs move, and only then
+    // does the database say it is distributed (engines read that at start) and refuse new runs in the
+    // single-server tables (from an engine that started before).
+    'BEGIN',
+    `LOCK TABLE ${PARTITIONED_TABLES.join(', ')} IN EXCLUSIVE MODE`,
     ...moveStatements(partitions),
+    `INSERT INTO durable_distribution (partitions) SELECT ${partitions} WHERE NOT EXISTS (SELECT 1 FROM durable_distribution)`,
+    `CREATE OR REPLACE FUNCTION durable_distributed_refusal() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+       RAISE EXCEPTION 'this database is distributed (npx nestjs-durable distribute): restart the app, its engine started before and writes to the single-server tables' USING ERRCODE = '55000';
+     END $$`,
+    'DROP TRIGGER IF EXISTS durable_distributed ON durable_runs',
+    'CREATE TRIGGER durable_distributed BEFORE INSERT ON durable_runs FOR EACH STATEMENT EXECUTE FUNCTION durable_distributed_refusal()',
+    'COMMIT',
   ];
 }
 
@@ -94,21 +105,22 @@ function moveStatements(partitions: number): string[] {
   const moves = PARTITIONED_TABLES.flatMap((t) =>
     Array.from({ length: partitions }, (_, k) => {
       const into = `${partitionSchema(k)}.${t}`;
-      const from = `FROM public.${t} WHERE ${partitionOfSql(RUN_ID[t], partitions)} = ${k}`;
+      const from = `FROM ${t} WHERE ${partitionOfSql(RUN_ID[t], partitions)} = ${k}`;
       if (!SEQUENCED.includes(t)) return `INSERT INTO ${into} SELECT * ${from}`;
       return `DO $$ DECLARE cols text; BEGIN
          SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position) INTO cols
-         FROM information_schema.columns WHERE table_schema = 'public' AND table_name = '${t}' AND column_name <> 'id';
+         FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = '${t}' AND column_name <> 'id';
          EXECUTE format('INSERT INTO ${into} (%s) SELECT %s ${from.replace(/'/g, "''").replace(/%/g, '%%')} ORDER BY id', cols, cols);
        END $$`;
     }),
   );
   // Children first (the steps' foreign key), then the runs.
-  return [...moves, ...[...PARTITIONED_TABLES].reverse().map((t) => `DELETE FROM public.${t}`)];
+  return [...moves, ...[...PARTITIONED_TABLES].reverse().map((t) => `DELETE FROM ${t}`)];
 }
 
 /**
- * Sets up distributed mode (distributionStatements) on the connection, statement by statement;
+ * Sets up distributed mode (distributionStatements) on the connection (one connection: the move is
+ * one transaction), statement by statement;
  * `progress` hears each partition as it is ready and each table whose rows moved.
  */
 export async function distribute(sql: SqlClient, partitions: number, progress: (line: string) => void = () => {}): Promise<void> {
@@ -143,4 +155,12 @@ export async function readWorkerNodes(sql: SqlClient): Promise<WorkerNode[]> {
     `SELECT nodename AS host, nodeport AS port FROM pg_dist_node WHERE isactive AND noderole = 'primary' AND groupid <> 0 ORDER BY nodeid`,
   );
   return rows.map((r) => ({ host: r.host, port: Number(r.port) }));
+}
+
+/** Rows of the shared tables that distributed mode cannot serve yet (left from a single server): queue limits and schedules. */
+export async function sharedRowsInUse(sql: SqlClient): Promise<{ limits: number; schedules: number }> {
+  const [row] = await sql.query<{ limits: number; schedules: number }>(
+    'SELECT (SELECT count(*) FROM durable_queue_limits)::int AS limits, (SELECT count(*) FROM durable_schedules)::int AS schedules',
+  );
+  return { limits: Number(row.limits), schedules: Number(row.schedules) };
 }

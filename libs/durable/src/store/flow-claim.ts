@@ -18,7 +18,7 @@ import * as mysql from './mysql/flow-claim.js';
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
-import { claim, claimedRun, claimIdleLimitMs, claimUpdate, nextOrder, QUEUE_ORDER, type ClaimRequest } from './leases.js';
+import { claim, claimedRun, claimIdleLimitMs, claimedValues, claimUpdate, QUEUE_ORDER, type ClaimRequest } from './leases.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
 
@@ -145,7 +145,7 @@ wrapped(k, pos) AS (
 scanned AS (SELECT k, pos FROM after_cur WHERE k IS NOT NULL UNION ALL SELECT k, pos FROM wrapped WHERE k IS NOT NULL),
 heads AS (
   SELECT h.*, s.pos FROM scanned s CROSS JOIN LATERAL (
-    SELECT r.id, r.status AS prev, r.priority, r.order_at, r.available_at, r.concurrency_key, ${nextOrder('r.')} FROM durable_runs r
+    SELECT r.id, r.status AS prev, r.priority, r.order_at, r.available_at, r.concurrency_key, ${claimedValues(AT, 'r.')} FROM durable_runs r
     WHERE r.queue = $1 AND r.status = 'PENDING' AND r.concurrency_key = s.k AND r.available_at <= ${DUE_BY}
       AND r.workflow_name = ANY($5::text[])
       AND ($10::text[] IS NULL OR r.app_version IS NULL OR r.app_version = ANY($10::text[]))
@@ -157,7 +157,7 @@ heads AS (
   WHERE s.k NOT IN (SELECT k FROM full_keys)),
 p AS (
   SELECT x.*, 0 AS pos FROM (
-    SELECT id, status AS prev, priority, order_at, available_at, concurrency_key, ${nextOrder()} FROM durable_runs
+    SELECT id, status AS prev, priority, order_at, available_at, concurrency_key, ${claimedValues(AT)} FROM durable_runs
     WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
       AND ($10::text[] IS NULL OR app_version IS NULL OR app_version = ANY($10::text[]))
     ORDER BY ${QUEUE_ORDER}
@@ -165,7 +165,7 @@ p AS (
     FOR UPDATE SKIP LOCKED) x
   WHERE x.concurrency_key IS NULL),
 w AS (
-  SELECT id, status AS prev, priority, order_at, available_at, concurrency_key, ${nextOrder()}, 0 AS pos FROM durable_runs
+  SELECT id, status AS prev, priority, order_at, available_at, concurrency_key, ${claimedValues(AT)}, 0 AS pos FROM durable_runs
   WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])
     AND ($10::text[] IS NULL OR app_version IS NULL OR app_version = ANY($10::text[]))
     AND (concurrency_key IS NULL OR concurrency_key NOT IN (SELECT k FROM full_keys))
@@ -176,7 +176,7 @@ ranked AS (
   SELECT d.*, row_number() OVER (PARTITION BY d.concurrency_key ORDER BY d.prev DESC, d.priority, d.order_at, d.available_at) AS rn
   FROM (SELECT * FROM heads UNION ALL SELECT * FROM p UNION ALL SELECT * FROM w) d),
 c AS (
-  SELECT ranked.id, ranked.prev, ranked.next_order, ranked.concurrency_key, ranked.pos FROM ranked LEFT JOIN running ON running.k = ranked.concurrency_key
+  SELECT ranked.id, ranked.prev, ranked.next_order, ranked.next_started, ranked.concurrency_key, ranked.pos FROM ranked LEFT JOIN running ON running.k = ranked.concurrency_key
   WHERE (ranked.concurrency_key IS NULL OR $8::int IS NULL OR ranked.rn <= $8::int - coalesce(running.n, 0))
     AND ${KEY_RATE_ROOM}
   ORDER BY ranked.priority, ranked.rn, ranked.pos
@@ -187,7 +187,7 @@ cur AS (
          ELSE (SELECT concurrency_key FROM c WHERE concurrency_key IS NOT NULL ORDER BY pos DESC LIMIT 1) END, rr_key)
   WHERE queue = $1),
 ${RATE_WINDOWS},
-${claimUpdate(AT)}`,
+${claimUpdate()}`,
 );
 
 type LimitsRow = Record<

@@ -11,7 +11,7 @@ import type { ClaimRequest } from './rows.js';
 /** How long a limited claim's transaction may sit idle: a third of the lease (what a stalled worker would hold its runs for). */
 export const claimIdleLimitMs = (leaseMs: number) => Math.max(100, Math.round(leaseMs / 3));
 /**
- * The end of both claims: a CTE c (id, prev status, next_order: see nextOrder) of the runs chosen → leased to worker $3 for $4 ms
+ * The end of both claims: a CTE c (id, prev status, next_order and next_started: see claimedValues) of the runs chosen → leased to worker $3 for $4 ms
  * (epoch + 1, attempt + 1), with their recorded steps; $6 history ('claimed', or 'woken' for a WAITING run).
  * A run's first claim records `startedAt` as its started_at (the plain claim: now(); the limited claim:
  * the time its rate windows count it at) and moves its order_at 1 ms earlier (see QUEUE_ORDER).
@@ -19,14 +19,12 @@ export const claimIdleLimitMs = (leaseMs: number) => Math.max(100, Math.round(le
  * for a table of a few ten thousand rows hashed the whole table (a sequential scan, most of the claim's
  * time), where the array reads only the rows it claims.
  */
-export const claimUpdate = (startedAt: string) => `u AS (
+export const claimUpdate = () => `u AS (
   UPDATE durable_runs r
   SET status = 'RUNNING', lease_owner = $3, lease_epoch = r.lease_epoch + 1, attempt = r.attempt + 1,
       lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-      -- least() skips a null: started_at is set by the first claim and kept (a clock inside CASE or coalesce is refused by Citus)
-      started_at = least(r.started_at, ${startedAt}), updated_at = now(),
-      -- its first claim moves it ahead of the runs due with it that have not started (QUEUE_ORDER; computed by c: NEXT_ORDER)
-      order_at = c.next_order
+      -- both computed by the claim's selecting CTEs (claimedValues)
+      started_at = c.next_started, updated_at = now(), order_at = c.next_order
   FROM c WHERE r.id = c.id AND r.id = ANY(ARRAY(SELECT id FROM c))
   RETURNING r.id, r.workflow_name, r.input, r.lease_epoch, r.attempt, r.parent_id, r.deadline_at, r.available_at, c.prev,
             r.cancel_requested_at IS NOT NULL AS cancelling, r.error AS failing, r.traceparent, r.context, ${STEPS_OF_R} AS steps),
@@ -56,11 +54,14 @@ SELECT id, workflow_name, input, lease_epoch, attempt, parent_id, deadline_at, a
 export const QUEUE_ORDER = 'priority, order_at, available_at';
 
 /**
- * A claimed run's new order_at (QUEUE_ORDER), computed where the claim selects the run: Citus refuses
- * clock-dependent arithmetic on a column in an UPDATE (timestamptz minus an interval is one).
+ * A claimed run's new order_at and started_at, computed where the claim selects the run (Citus refuses
+ * a clock inside CASE or coalesce, and clock arithmetic on a column, in an UPDATE): its first claim
+ * moves it ahead of the runs due with it that have not started (QUEUE_ORDER) and records `clock`
+ * (the claim's time) as its start; a later claim keeps both.
  */
-export const nextOrder = (r = '') =>
-  `CASE WHEN ${r}started_at IS NULL THEN ${r}order_at - interval '1 millisecond' ELSE ${r}order_at END AS next_order`;
+export const claimedValues = (clock: string, r = '') =>
+  `CASE WHEN ${r}started_at IS NULL THEN ${r}order_at - interval '1 millisecond' ELSE ${r}order_at END AS next_order, ` +
+  `coalesce(${r}started_at, ${clock}) AS next_started`;
 
 const LIMITED = `limited AS (SELECT 1 FROM durable_queue_limits WHERE queue = $1 AND ${HAS_LIMIT})`;
 const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
@@ -84,19 +85,19 @@ const UNLIMITED = `NOT EXISTS (SELECT 1 FROM limited)`;
 const claimSql = (versions: string) => `
 WITH ${LIMITED},
 p AS (
-  SELECT id, status AS prev, priority, order_at, available_at, ${nextOrder()} FROM durable_runs
+  SELECT id, status AS prev, priority, order_at, available_at, ${claimedValues('now()')} FROM durable_runs
   WHERE queue = $1 AND status = 'PENDING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions} AND ${UNLIMITED}
   ORDER BY ${QUEUE_ORDER}
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
 w AS (
-  SELECT id, status AS prev, priority, order_at, available_at, ${nextOrder()} FROM durable_runs
+  SELECT id, status AS prev, priority, order_at, available_at, ${claimedValues('now()')} FROM durable_runs
   WHERE queue = $1 AND status = 'WAITING' AND available_at <= ${DUE_BY} AND workflow_name = ANY($5::text[])${versions} AND ${UNLIMITED}
   ORDER BY available_at
   LIMIT $2
   FOR UPDATE SKIP LOCKED),
-c AS (SELECT id, prev, next_order FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY ${QUEUE_ORDER} LIMIT $2),
-${claimUpdate('now()')}`;
+c AS (SELECT id, prev, next_order, next_started FROM (SELECT * FROM p UNION ALL SELECT * FROM w) due ORDER BY ${QUEUE_ORDER} LIMIT $2),
+${claimUpdate()}`;
 const CLAIM = statement('claim', claimSql(''));
 
 /**

@@ -65,7 +65,8 @@ export const signalRuns = (name: string, ids: string) => `${name}_at AS (
   WHERE p.id = ANY(ARRAY(${ids})) AND p.status IN ('RUNNING','WAITING')
   FOR NO KEY UPDATE OF p),
 ${name} AS (
-  UPDATE durable_runs p SET available_at = a.at FROM ${name}_at a WHERE p.id = a.id
+  -- by primary key from the array as well: joined to the CTE alone, a plan may hash the whole table (see claimUpdate)
+  UPDATE durable_runs p SET available_at = a.at FROM ${name}_at a WHERE p.id = a.id AND p.id = ANY(ARRAY(SELECT id FROM ${name}_at))
   RETURNING p.id, p.queue, p.status),
 ${name}_n AS (
   SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)

@@ -1,3 +1,4 @@
+import { UnsupportedDatabaseError } from '../errors/index.js';
 import { partitionOf, partitionSql } from './partitions.js';
 import { prismaSqlClient, type PrismaLike, type SqlClient } from './sql-client.js';
 
@@ -93,3 +94,21 @@ export const iso = (v: unknown): string | null =>
   v == null
     ? null
     : new Date(typeof v === 'string' && /^\d{4}-\d\d-\d\d \d[\d:.]*$/.test(v) ? `${v.replace(' ', 'T')}Z` : (v as string)).toISOString();
+
+/**
+ * Distributed mode: children are written in their parent's partition, and every later statement finds
+ * a run by its own id's partition, so a child whose id lands elsewhere (an id of the caller's own, or
+ * the hashed form of a child of a very long parent id) is refused before anything is written.
+ */
+export function sameAsParent(store: Store, parentId: string, childIds: readonly string[]): void {
+  const count = store.layout.partitions;
+  if (count === null) return;
+  const home = partitionOf(parentId, count);
+  const away = childIds.find((id) => partitionOf(id, count) !== home);
+  if (away !== undefined)
+    throw new UnsupportedDatabaseError(
+      'child id',
+      `child run ${away} would not be in the partition of its parent ${parentId}, which distributed mode (Citus) needs: ` +
+        'leave the child id to the engine (no id option), and keep parent ids short enough that `<parent id>:child:<n>` fits in 256 characters. See docs/scaling-out.md.',
+    );
+}

@@ -27,6 +27,7 @@ export class NodeListeners {
   ) {}
 
   async start(): Promise<void> {
+    this.stopped = false;
     await this.refresh();
     this.timer = setInterval(() => void this.refresh(), REFRESH_MS);
     this.timer.unref?.();
@@ -39,17 +40,20 @@ export class NodeListeners {
     this.sessions.clear();
   }
 
+  /** Never throws: a failure is logged once until a refresh succeeds again. */
   private async refresh(): Promise<void> {
-    let nodes: WorkerNode[];
     try {
-      nodes = await this.nodes();
+      await this.follow(await this.nodes());
       this.failedOnce = false;
     } catch (err) {
       if (!this.failedOnce)
-        this.logger.warn(`could not read the cluster's worker nodes (wake-ups from them wait for polling): ${(err as Error).message}`);
+        this.logger.warn(`could not listen on the cluster's worker nodes (wake-ups from them wait for polling): ${(err as Error).message}`);
       this.failedOnce = true;
-      return;
     }
+  }
+
+  /** Sessions on exactly these nodes: new ones started (not awaited: a node that does not answer holds nothing up), gone ones stopped. */
+  private async follow(nodes: WorkerNode[]): Promise<void> {
     const wanted = new Map(nodes.map((n) => [`${n.host}:${n.port}`, n]));
     for (const [key, session] of this.sessions) {
       if (wanted.has(key)) continue;
@@ -60,17 +64,24 @@ export class NodeListeners {
       if (this.stopped || this.sessions.has(key)) continue;
       const session = new Notifier(nodeConfig(this.config, node), this.handlers, this.logger);
       this.sessions.set(key, session);
-      await session.start();
+      void session.start();
     }
   }
 }
 
 /** The engine's connection settings, pointed at a worker node (same user, password and database). */
 function nodeConfig(config: pg.ClientConfig, node: WorkerNode): pg.ClientConfig {
-  const out: pg.ClientConfig & { Client?: unknown } = { ...config, host: node.host, port: node.port, Client: undefined };
+  // A node that does not answer is given up on (and tried again with back-off) rather than waited for.
+  const out: pg.ClientConfig & { Client?: unknown } = {
+    ...config,
+    host: node.host,
+    port: node.port,
+    Client: undefined,
+    connectionTimeoutMillis: 5_000,
+  };
   if (config.connectionString) {
     const url = new URL(config.connectionString);
-    url.hostname = node.host;
+    url.hostname = node.host.includes(':') ? `[${node.host}]` : node.host;
     url.port = String(node.port);
     out.connectionString = url.toString();
   }
