@@ -3,7 +3,7 @@ import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { readPartitions, sharedRowsInUse } from '../store/distribution.js';
+import { sharedRowsInUse } from '../store/distribution.js';
 import { checkServer, readSchemaState, schemaStateError } from '../store/schema-version.js';
 import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
@@ -30,7 +30,7 @@ import { buildNewRun } from './new-run.js';
 import { syncLimits } from './flow-control.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startBatcher } from './start-batch.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
+import { readLayout, refuseInDistributedMode } from './distributed-mode.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -198,9 +198,9 @@ export class EngineRuntime {
     const serverNote = await checkServer(this.store.sql, this.options.allowUntestedMysql);
     if (serverNote) this.options.logger.warn(serverNote);
     const state = await readSchemaState(this.store.sql);
-    const partitions = await readPartitions(this.store.sql);
+    await readLayout(this.store);
+    const { partitions } = this.store.layout;
     if (partitions !== null) {
-      this.store.layout.partitions = partitions;
       this.options.logger.log(`distributed mode: runs spread over ${partitions} partitions`);
       const left = await sharedRowsInUse(this.store.sql);
       const what = left.limits

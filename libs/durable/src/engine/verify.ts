@@ -6,8 +6,7 @@ import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunStatus } from '../store/rows.js';
 import { verifyRunsPage, withReadOnlyTransaction, type VerifyRunRow } from '../store/verify-reads.js';
 import { replayAgainstRecording, type ReplayMismatch } from '../workflow/replay.js';
-import { readPartitions } from '../store/distribution.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
+import { readLayout, refuseInDistributedMode } from './distributed-mode.js';
 
 /** Options of verifyRuns() (and of `npx nestjs-durable verify`). */
 export interface VerifyOptions {
@@ -89,7 +88,7 @@ export async function verifyRuns(registry: WorkflowRegistry, connection: string 
     return w;
   };
   await withReadOnlyTransaction(connection, async (store) => {
-    store.layout.partitions = await readPartitions(store.sql);
+    await readLayout(store);
     refuseInDistributedMode(store, 'verify', 'verify (replaying the unfinished runs)');
     let after = '';
     for (;;) {

@@ -4,7 +4,7 @@
  * reference tables, and durable_distribution, the one row that tells every engine how many
  * partitions there are. Run once, after the durable tables exist (the Prisma migration).
  */
-import { MAX_PARTITIONS, PARTITIONED_TABLES, partitionSchema } from './partitions.js';
+import { CHILD_SUFFIXES_PATTERN, MAX_PARTITIONS, PARTITIONED_TABLES, partitionSchema } from './partitions.js';
 import type { SqlClient } from './sql-client.js';
 
 /** The shared tables: small, read by every partition's statements, so a copy on every node. */
@@ -80,7 +80,7 @@ export function distributionStatements(partitions: number): string[] {
 
 /** The partition of the run id in SQL expression `id` among `count`: partitionOf (partitions.ts) in SQL. */
 export const partitionOfSql = (id: string, count: number) =>
-  `((('x' || substr(md5(regexp_replace(${id}, '(:child:[0-9]+|:g[0-9]+:[0-9]+)+$', '')), 1, 8))::bit(32)::bigint % ${count})::int)`;
+  `((('x' || substr(md5(regexp_replace(${id}, '${CHILD_SUFFIXES_PATTERN}', '')), 1, 8))::bit(32)::bigint % ${count})::int)`;
 
 /** The run id column of each per-run table. */
 const RUN_ID: Record<(typeof PARTITIONED_TABLES)[number], string> = {

@@ -3,7 +3,7 @@ import * as mysql from './mysql/leases.js';
 import { statement } from './statement.js';
 import { DUE_BY, history, STEPS_OF_R, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { HAS_LIMIT } from './flow-limits.js';
-import { parsed, partitionStore, perPartition, toDate, type Store } from './store.js';
+import { eachPartition, parsed, partitionStore, perPartition, toDate, type Store } from './store.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from './rows.js';
 export type { ClaimRequest } from './rows.js';
 import type { ClaimRequest } from './rows.js';
@@ -251,12 +251,6 @@ export async function releaseRuns(store: Store, held: HeldRun[]): Promise<number
 /** Makes up to `batch` runs whose lease expired claimable again; returns how many. */
 export async function sweepExpiredLeases(store: Store, batch: number): Promise<number> {
   if (store.sql.dialect === 'mysql') return mysql.sweepExpiredLeases(store, batch);
-  const count = store.layout.partitions;
-  if (count !== null && store.partition === undefined) {
-    let swept = 0;
-    for (let k = 0; k < count; k++) swept += await sweepExpiredLeases(partitionStore(store, k), batch);
-    return swept;
-  }
-  const rows = await store.sql.query<{ n: number }>(SWEEP_EXPIRED_LEASES, [batch, store.history]);
+  const rows = (await eachPartition(store, (s) => s.sql.query<{ n: number }>(SWEEP_EXPIRED_LEASES, [batch, s.history]))).flat();
   return rows.reduce((a, r) => a + Number(r.n), 0);
 }

@@ -29,13 +29,17 @@ export const partitionSchema = (k: number): string => `durable_p${k}`;
 /** The most partitions a database may be set up with. */
 export const MAX_PARTITIONS = 1024;
 
+/** The suffixes partitionKey strips, as a POSIX pattern (the SQL version, partitionOfSql, uses the same text). */
+export const CHILD_SUFFIXES_PATTERN = '(:child:[0-9]+|:g[0-9]+:[0-9]+)+$';
+const CHILD_SUFFIXES = new RegExp(CHILD_SUFFIXES_PATTERN);
+
 /**
  * The part of a run id its partition is computed from: the id without the suffixes the engine gives
  * its children (`<parent>:child:<seq>`, `<parent>:g<seq>:<index>`), so that a child lands in its
  * parent's partition, its waits and results on the same node as the parent's.
  */
 export function partitionKey(id: string): string {
-  return id.replace(/(?::child:\d+|:g\d+:\d+)+$/, '');
+  return id.replace(CHILD_SUFFIXES, '');
 }
 
 /** The partition of run `id` among `count`: the first 32 bits of the MD5 of its partition key, modulo count. */
