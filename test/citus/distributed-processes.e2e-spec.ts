@@ -1,14 +1,12 @@
 import type { DurableEngine } from 'nestjs-durable';
 import { partitionOf, partitionSchema } from '../../libs/durable/src/store/partitions.js';
-import { CitusCluster, citusInstalled } from '../support/citus-cluster.js';
+import { CitusCluster, countRuns, describeCitus } from '../support/citus-cluster.js';
 import { clientEngine } from '../support/client-engine.js';
 import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 import { WorkerProcess } from '../support/processes.js';
 
 const PARTITIONS = 8;
 const RUNS = 32;
-const required = process.env.DURABLE_REQUIRE_CITUS === '1';
-const describeCitus = citusInstalled() || required ? describe : describe.skip;
 
 /**
  * Distributed mode under failures, on a real Citus cluster (a coordinator and two worker nodes): runs
@@ -27,7 +25,6 @@ describeCitus('distributed mode on Citus: kills, a frozen worker, a partition mo
   };
 
   beforeAll(async () => {
-    if (!citusInstalled()) throw new Error('DURABLE_REQUIRE_CITUS=1 but Citus is not installed into PostgreSQL: run citus/install.sh');
     cluster = await CitusCluster.start();
     h = EngineHarness.on(await cluster.database('durable_citus_chaos', PARTITIONS));
     client = await clientEngine(h.db.url, h.prisma as never);
@@ -79,18 +76,14 @@ describeCitus('distributed mode on Citus: kills, a frozen worker, a partition mo
 
     await eventually(
       async () => {
-        const [row] = await h.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM (${Array.from({ length: PARTITIONS }, (_, k) => `SELECT id FROM ${partitionSchema(k)}.durable_runs WHERE status = 'SUCCEEDED' AND workflow_name = 'counted'`).join(' UNION ALL ')}) s`,
-        );
+        const [row] = await h.query<{ n: number }>(countRuns(PARTITIONS, `status = 'SUCCEEDED' AND workflow_name = 'counted'`));
         return row.n === RUNS;
       },
       90_000,
       'every run SUCCEEDED',
     );
     // The kill and the freeze took runs away from their workers: they were recovered (claimed again).
-    const [recovered] = await h.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (${Array.from({ length: PARTITIONS }, (_, k) => `SELECT id FROM ${partitionSchema(k)}.durable_runs WHERE attempt > 1`).join(' UNION ALL ')}) s`,
-    );
+    const [recovered] = await h.query<{ n: number }>(countRuns(PARTITIONS, 'attempt > 1'));
     expect(recovered.n).toBeGreaterThan(0);
     const ledger = await h.query<{ run_id: string; n: number }>(
       `SELECT run_id, count(*)::int AS n FROM test_ledger WHERE step = 'ledger' GROUP BY run_id`,

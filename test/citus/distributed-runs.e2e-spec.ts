@@ -5,12 +5,10 @@ import type { DurableEngine } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
 import { engineStatements } from '../../libs/durable/src/store/statement.js';
-import { CitusCluster, citusInstalled } from '../support/citus-cluster.js';
+import { CitusCluster, countRuns, describeCitus } from '../support/citus-cluster.js';
 import { EngineHarness } from '../support/engine-harness.js';
 
 const PARTITIONS = 8;
-const required = process.env.DURABLE_REQUIRE_CITUS === '1';
-const describeCitus = citusInstalled() || required ? describe : describe.skip;
 
 /** Runs in distributed mode on a real Citus cluster (a coordinator and two worker nodes on this machine). */
 describeCitus('distributed mode on Citus: runs', () => {
@@ -20,7 +18,6 @@ describeCitus('distributed mode on Citus: runs', () => {
   const ledger = (runId: string) => h.query<{ step: string }>('SELECT step FROM test_ledger WHERE run_id = $1 ORDER BY step', [runId]);
 
   beforeAll(async () => {
-    if (!citusInstalled()) throw new Error('DURABLE_REQUIRE_CITUS=1 but Citus is not installed into PostgreSQL: run citus/install.sh');
     cluster = await CitusCluster.start();
     h = EngineHarness.on(await cluster.database('durable_citus_runs', PARTITIONS));
     // Polling only every 30 s: a run is claimed at once only when a wake-up reaches the engine.
@@ -146,9 +143,7 @@ describeCitus('distributed mode on Citus: runs', () => {
   it('refuses what is not available in distributed mode yet with a typed error, nothing written', async () => {
     const refused = (feature: string) => expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature });
     await expect(engine.startRun('order', { n: 1 }, { dedupeKey: 'only-one' })).rejects.toEqual(refused('dedupeKey'));
-    const [keyed] = await h.query(
-      `SELECT count(*)::int AS n FROM (${Array.from({ length: PARTITIONS }, (_, k) => `SELECT 1 FROM ${partitionSchema(k)}.durable_runs WHERE dedupe_key IS NOT NULL`).join(' UNION ALL ')}) s`,
-    );
+    const [keyed] = await h.query(countRuns(PARTITIONS, 'dedupe_key IS NOT NULL'));
     expect(keyed).toEqual({ n: 0 });
     const done = await engine.startRun('shipment', { n: 1 });
     await done.result({ timeoutMs: 30_000 });

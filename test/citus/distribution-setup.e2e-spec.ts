@@ -7,14 +7,12 @@ import '../../libs/durable/src/admin/admin-service.js';
 import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
 import { engineStatements } from '../../libs/durable/src/store/statement.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
-import { CitusCluster, citusInstalled } from '../support/citus-cluster.js';
+import { CitusCluster, describeCitus } from '../support/citus-cluster.js';
 import { clientEngine } from '../support/client-engine.js';
 import { EngineHarness, eventually } from '../support/engine-harness.js';
 import type { TestDatabase } from '../support/db.js';
 
 const PARTITIONS = 8;
-const required = process.env.DURABLE_REQUIRE_CITUS === '1';
-const describeCitus = citusInstalled() || required ? describe : describe.skip;
 
 /**
  * Setting up distributed mode on a real Citus cluster (a coordinator and two worker nodes on this
@@ -28,7 +26,6 @@ describeCitus('distributed mode: set-up on Citus', () => {
   const query = async <T = Record<string, unknown>>(text: string) => (await pool.query(text)).rows as T[];
 
   beforeAll(async () => {
-    if (!citusInstalled()) throw new Error('DURABLE_REQUIRE_CITUS=1 but Citus is not installed into PostgreSQL: run citus/install.sh');
     cluster = await CitusCluster.start();
     db = await cluster.database('durable_citus', PARTITIONS);
     pool = new pg.Pool({ connectionString: db.url, max: 2 });

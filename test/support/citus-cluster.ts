@@ -20,6 +20,7 @@ import { freePort } from '../../libs/durable/src/embedded-postgres/ports.js';
 import { isAlive, readPostmasterPid } from '../../libs/durable/src/embedded-postgres/postmaster-pid.js';
 import { serverUser, type ServerUser } from '../../libs/durable/src/embedded-postgres/server-user.js';
 import { distribute } from '../../libs/durable/src/store/distribution.js';
+import { partitionSchema } from '../../libs/durable/src/store/partitions.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { TEST_TABLES } from './global-setup.js';
 import { binDir, type PgNode } from './pg-cluster.js';
@@ -40,6 +41,15 @@ export function citusInstalled(): boolean {
   }
 }
 
+/** A describe() of the Citus tests: skipped where Citus is not installed, unless DURABLE_REQUIRE_CITUS=1 (CI), where CitusCluster.start() then fails. */
+export const describeCitus = citusInstalled() || process.env.DURABLE_REQUIRE_CITUS === '1' ? describe : describe.skip;
+
+/** SQL counting, over every partition's runs, those `where` selects: `SELECT count(*)::int AS n …`. */
+export function countRuns(partitions: number, where: string): string {
+  const each = Array.from({ length: partitions }, (_, k) => `SELECT 1 FROM ${partitionSchema(k)}.durable_runs WHERE ${where}`);
+  return `SELECT count(*)::int AS n FROM (${each.join(' UNION ALL ')}) s`;
+}
+
 /**
  * A Citus cluster on this machine for the distributed-mode tests: a coordinator and `workers` worker
  * nodes, each a PostgreSQL server with `shared_preload_libraries = 'citus'` on a free port, in a
@@ -57,6 +67,7 @@ export class CitusCluster {
   ) {}
 
   static async start(opts: { workers?: number } = {}): Promise<CitusCluster> {
+    if (!citusInstalled()) throw new Error('DURABLE_REQUIRE_CITUS=1 but Citus is not installed into PostgreSQL: run citus/install.sh');
     const bin = binDir();
     const dir = mkdtempSync(join(tmpdir(), 'durable-citus-'));
     chmodSync(dir, 0o755);
