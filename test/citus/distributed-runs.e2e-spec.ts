@@ -150,15 +150,13 @@ describeCitus('distributed mode on Citus: runs', () => {
     await expect(engine.resume(done.id)).rejects.toEqual(refused('resume'));
     await expect(engine.fork(done.id, 0)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
     await expect(new AdminService(() => engine).listRuns(parseListQuery({}))).rejects.toEqual(refused('admin API'));
-    const scheduled = await h.engine({ tick: [async () => 1, { schedule: { cron: '0 3 * * *' } }] }, {}, false);
-    await expect(scheduled.start()).rejects.toEqual(refused('schedules'));
     const limited = await h.engine({ tick: async () => 1 }, { queues: { default: { globalConcurrency: 2 } } }, false);
     await expect(limited.start()).rejects.toEqual(refused('queue limits'));
-    expect(await h.query('SELECT id FROM durable_schedules UNION ALL SELECT queue FROM durable_queue_limits')).toEqual([]);
-    // A schedule left from a single server: refused at start too (the scheduler could not fire it).
-    await h.query(`INSERT INTO durable_schedules (id, workflow_name, cron, next_fire_at) VALUES ('left', 'order', '0 3 * * *', now())`);
-    await expect((await h.engine({ tick: async () => 1 }, {}, false)).start()).rejects.toEqual(refused('schedules'));
-    await h.query(`DELETE FROM durable_schedules WHERE id = 'left'`);
+    expect(await h.query('SELECT queue FROM durable_queue_limits')).toEqual([]);
+    // Queue limits left from a single server: refused at start too (the claims could not keep them).
+    await h.query(`INSERT INTO durable_queue_limits (queue, global_concurrency) VALUES ('left', 2)`);
+    await expect((await h.engine({ tick: async () => 1 }, {}, false)).start()).rejects.toEqual(refused('queue limits'));
+    await h.query(`DELETE FROM durable_queue_limits WHERE queue = 'left'`);
   });
 
   it('runs a group of children next to its parent, its outcomes as they end, and a stream read live', async () => {

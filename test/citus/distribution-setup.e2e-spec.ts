@@ -95,7 +95,7 @@ describeCitus('distributed mode: set-up on Citus', () => {
     'durable_claim_limited', // flow control (queue limits)
     'durable_set_queue_limits',
     'durable_sync_declared_limits',
-    'durable_fire_schedules', // schedules
+    'durable_fire_schedules', // a single server's fire; distributed mode fires through store/partitioned-schedules.ts
     'durable_insert_deduped', // singleton starts (dedupeKey)
     'durable_live_tick', // the admin live feed
   ];

@@ -3,7 +3,7 @@ import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { sharedRowsInUse } from '../store/distribution.js';
+import { queueLimitsInUse } from '../store/distribution.js';
 import { checkServer, readSchemaState, schemaStateError } from '../store/schema-version.js';
 import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
@@ -202,12 +202,13 @@ export class EngineRuntime {
     const { partitions } = this.store.layout;
     if (partitions !== null) {
       this.options.logger.log(`distributed mode: runs spread over ${partitions} partitions`);
-      const left = await sharedRowsInUse(this.store.sql);
-      const what = left.limits
-        ? `Queue limits (${left.limits} row(s) in durable_queue_limits: delete them to start)`
-        : `Schedules (${left.schedules} row(s) in durable_schedules: delete them to start)`;
-      if (left.limits || left.schedules)
-        refuseInDistributedMode(this.store, left.limits ? 'queue limits' : 'schedules', `${what}, e.g. left from a single server,`);
+      const limits = await queueLimitsInUse(this.store.sql);
+      if (limits)
+        refuseInDistributedMode(
+          this.store,
+          'queue limits',
+          `Queue limits (${limits} row(s) in durable_queue_limits, e.g. left from a single server: delete them to start)`,
+        );
     }
     // A MariaDB test database of the testing kit: the engine's sessions follow its virtual clock from now on.
     if (state.status === 'current' && state.virtualClock)

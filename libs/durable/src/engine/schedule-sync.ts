@@ -10,7 +10,6 @@ import {
 import type { ScheduleRow } from '../store/schedules.js';
 import type { EngineContext } from './engine-context.js';
 import { sameDefinition, valuesOf } from './schedule-values.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 /**
  * Boot: makes the table match the schedules declared on this process's workflows. A missing one
@@ -28,7 +27,6 @@ import { refuseInDistributedMode } from './distributed-mode.js';
  */
 export async function syncDeclaredSchedules(e: EngineContext): Promise<{ created: string[]; updated: string[]; deleted: string[] }> {
   const declared = e.registry.declaredSchedules();
-  if (declared.length) refuseInDistributedMode(e.store, 'schedules', `A schedule (${declared[0].def.name})`);
   const out = { created: [] as string[], updated: [] as string[], deleted: [] as string[] };
   const rows = await selectSyncSchedules(
     e.store,

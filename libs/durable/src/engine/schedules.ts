@@ -20,7 +20,6 @@ import type { EngineContext } from './engine-context.js';
 import { placementOf, workflowName, type RunPlacement } from './unregistered-workflow.js';
 import type { ListSchedulesOptions, ScheduleChanges, ScheduleDefinition, ScheduleView, TriggerResult } from './schedule-types.js';
 import { checkId, checkObject, sameDefinition, specOf, toScheduleView, valuesOf } from './schedule-values.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 const CONFLICT_RETRIES = 8;
 
@@ -37,7 +36,6 @@ async function mustGet(e: EngineContext, id: string): Promise<{ row: ScheduleRow
  * ScheduleConflictError. The workflow must be registered in this process.
  */
 export async function createSchedule(e: EngineContext, def: ScheduleDefinition, requireRegistered = true): Promise<ScheduleView> {
-  refuseInDistributedMode(e.store, 'schedules', 'A schedule');
   const d = checkObject('schedules.create()', def);
   const id = checkId(d.id);
   const where = `schedule "${id}"`;
@@ -225,7 +223,6 @@ export async function listScheduleViews(e: EngineContext, o: ListSchedulesOption
 
 /** The latest runs a schedule started, newest first. */
 export async function listScheduleRuns(e: EngineContext, id: string, limit = 20): Promise<ScheduleRunRow[]> {
-  refuseInDistributedMode(e.store, 'schedules', 'The runs of a schedule');
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SCHEDULE_RUNS) {
     throw new InvalidArgumentError(`limit must be a whole number between 1 and ${MAX_SCHEDULE_RUNS}.`, 'limit');
   }

@@ -157,10 +157,8 @@ export async function readWorkerNodes(sql: SqlClient): Promise<WorkerNode[]> {
   return rows.map((r) => ({ host: r.host, port: Number(r.port) }));
 }
 
-/** Rows of the shared tables that distributed mode cannot serve yet (left from a single server): queue limits and schedules. */
-export async function sharedRowsInUse(sql: SqlClient): Promise<{ limits: number; schedules: number }> {
-  const [row] = await sql.query<{ limits: number; schedules: number }>(
-    'SELECT (SELECT count(*) FROM durable_queue_limits)::int AS limits, (SELECT count(*) FROM durable_schedules)::int AS schedules',
-  );
-  return { limits: Number(row.limits), schedules: Number(row.schedules) };
+/** Rows of durable_queue_limits, which distributed mode cannot serve yet (e.g. left from a single server). */
+export async function queueLimitsInUse(sql: SqlClient): Promise<number> {
+  const [row] = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM durable_queue_limits');
+  return Number(row.n);
 }

@@ -5,6 +5,7 @@
  * nothing).
  */
 import * as mysql from './mysql/schedule-firing.js';
+import { bufferedDue, fireAcrossPartitions } from './partitioned-schedules.js';
 import { statement } from './statement.js';
 import { dateJson, DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { toDate, type Store } from './store.js';
@@ -124,6 +125,7 @@ export async function selectDueSchedules(
   after: { nextFireAt: number; id: string } | null,
 ): Promise<DuePage> {
   if (store.sql.dialect === 'mysql') return mysql.selectDueSchedules(store, workflows, lookaheadMs, limit, after);
+  const distributed = store.layout.partitions !== null;
   const rows = await store.sql.query<{
     db_now: unknown;
     earliest: unknown;
@@ -143,19 +145,19 @@ export async function selectDueSchedules(
     limit,
     after ? new Date(after.nextFireAt).toISOString() : '-infinity',
     after ? after.id : '',
-    after === null,
+    after === null && !distributed,
   ]);
   const first = rows[0];
-  return {
-    dbNow: toDate(first.db_now)!.getTime(),
-    earliest: toDate(first.earliest)?.getTime() ?? null,
-    rows: rows.filter((r) => r.id !== null).map(dueScheduleOf),
-  };
+  const due = rows.filter((r) => r.id !== null).map(dueScheduleOf);
+  // Distributed mode: a schedule's last run is in its own partition, so the buffered ones are read apart.
+  if (after === null && distributed) due.push(...(await bufferedDue(store, workflows, lookaheadMs, limit)));
+  return { dbNow: toDate(first.db_now)!.getTime(), earliest: toDate(first.earliest)?.getTime() ?? null, rows: due };
 }
 
 /** Fires plans in one statement (see FIRE_SCHEDULES). */
 export async function fireSchedules(store: Store, plans: FirePlan[], appVersion: string | null): Promise<FireResult> {
   if (store.sql.dialect === 'mysql') return mysql.fireSchedules(store, plans, appVersion);
+  if (store.layout.partitions !== null) return fireAcrossPartitions(store, plans, appVersion);
   const iso = (ms: number) => new Date(ms).toISOString();
   const json = JSON.stringify(
     plans.map((p) => ({

@@ -138,6 +138,50 @@ export interface FirePlan {
 
 export type SlotFate = 'run' | 'buffer' | 'skip';
 
+/**
+ * The fate of candidate `ord` (0-based) under the overlap policy, given whether the schedule's last
+ * run is still active: "skip": only the first, and only when idle; "bufferOne": the first runs when
+ * idle, the next one waits (when busy the first waits); "allow": all run.
+ */
+export function fateOf(overlap: string, busy: boolean, ord: number): SlotFate {
+  if (overlap === 'allow' || (!busy && ord === 0)) return 'run';
+  if (overlap === 'bufferOne' && ((busy && ord === 0) || (!busy && ord === 1))) return 'buffer';
+  return 'skip';
+}
+
+/** A planned schedule as the fire locks it (PostgreSQL in distributed mode, MySQL). */
+export interface LockedSchedule {
+  id: string;
+  workflow_name: string;
+  overlap: string;
+  input: unknown;
+  jitter_ms: number;
+  revision: number;
+  last_run_id: string | null;
+  due_by: unknown;
+}
+
+/** The plans a fire applies: their schedule locked, still at the revision read, its latest slot come by the database clock (`dueBy`, ms). */
+export function appliedPlans(plans: FirePlan[], locked: Map<string, LockedSchedule>, dueBy: (l: LockedSchedule) => number): FirePlan[] {
+  return plans.filter((p) => {
+    const l = locked.get(p.id);
+    return l !== undefined && Number(l.revision) === p.revision && p.fireAt <= dueBy(l);
+  });
+}
+
+/**
+ * What a fire does with a plan, given the overlap policy and whether the schedule's last run is active:
+ * each candidate's fate, the candidate recorded as the schedule's last run (the last one with
+ * 'allow', else the first one when idle) and the slot that waits (bufferOne).
+ */
+export function fireOutcome(p: FirePlan, overlap: string, busy: boolean) {
+  return {
+    fates: p.candidates.map((c, ord) => ({ c, fate: fateOf(overlap, busy, ord) })),
+    last: overlap === 'allow' ? p.candidates[p.candidates.length - 1] : busy ? undefined : p.candidates[0],
+    bufferedSlot: overlap === 'bufferOne' ? p.candidates[busy ? 0 : 1]?.slot : undefined,
+  };
+}
+
 /** Per schedule advanced: the fate of each candidate (by run id). Schedules absent were not advanced. */
 export type FireResult = Map<string, Array<{ runId: string; fate: SlotFate }>>;
 

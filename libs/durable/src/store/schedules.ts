@@ -4,7 +4,8 @@
  */
 import * as mysql from './mysql/schedules.js';
 import { statement } from './statement.js';
-import { toDate, type Store } from './store.js';
+import { withLastRunStatuses } from './partitioned-schedules.js';
+import { eachPartition, toDate, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
 import { COLUMNS, toRow, type RawRow, type ScheduleRow, type ScheduleRunRow, type ScheduleValues } from './schedule-rows.js';
 export type { ScheduleRunRow, ScheduleValues } from './schedule-rows.js';
@@ -103,7 +104,9 @@ export async function dbNow(store: Store): Promise<number> {
 export async function getSchedule(store: Store, id: string): Promise<{ row: ScheduleRow | null; dbNow: number | null }> {
   if (store.sql.dialect === 'mysql') return mysql.getSchedule(store, id);
   const [row] = await store.sql.query<RawRow & { db_now: unknown }>(SELECT_SCHEDULE, [id]);
-  return row ? { row: toRow(row), dbNow: toDate(row.db_now)!.getTime() } : { row: null, dbNow: null };
+  return row
+    ? { row: (await withLastRunStatuses(store, [toRow(row)]))[0], dbNow: toDate(row.db_now)!.getTime() }
+    : { row: null, dbNow: null };
 }
 
 export async function listSchedules(
@@ -111,12 +114,12 @@ export async function listSchedules(
   q: { after: string; workflow: string | null; paused: boolean | null; limit: number },
 ): Promise<ScheduleRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.listSchedules(store, q);
-  return (await store.sql.query<RawRow>(LIST_SCHEDULES, [q.after, q.workflow, q.paused, q.limit])).map(toRow);
+  return withLastRunStatuses(store, (await store.sql.query<RawRow>(LIST_SCHEDULES, [q.after, q.workflow, q.paused, q.limit])).map(toRow));
 }
 
 export async function selectSyncSchedules(store: Store, ids: string[], workflows: string[]): Promise<ScheduleRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.selectSyncSchedules(store, ids, workflows);
-  return (await store.sql.query<RawRow>(SELECT_SYNC_SCHEDULES, [ids, workflows])).map(toRow);
+  return withLastRunStatuses(store, (await store.sql.query<RawRow>(SELECT_SYNC_SCHEDULES, [ids, workflows])).map(toRow));
 }
 
 /** Inserts a schedule; false when the id exists. */
@@ -143,16 +146,23 @@ export async function deleteSchedule(store: Store, id: string, revision: number 
 
 export async function scheduleRuns(store: Store, id: string, limit: number): Promise<ScheduleRunRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.scheduleRuns(store, id, limit);
-  const rows = await store.sql.query<{
-    id: string;
-    status: RunStatus;
-    scheduled_at: string | null;
-    manual: boolean | null;
-    created_at: unknown;
-    started_at: unknown;
-    finished_at: unknown;
-  }>(SELECT_SCHEDULE_RUNS, [id, limit]);
-  return rows.map((r) => ({
+  // Distributed mode: the latest of each partition, then the latest of those.
+  const rows = (
+    await eachPartition(store, (s) =>
+      s.sql.query<{
+        id: string;
+        status: RunStatus;
+        scheduled_at: string | null;
+        manual: boolean | null;
+        created_at: unknown;
+        started_at: unknown;
+        finished_at: unknown;
+      }>(SELECT_SCHEDULE_RUNS, [id, limit]),
+    )
+  ).flat();
+  if (store.layout.partitions !== null)
+    rows.sort((a, b) => toDate(b.created_at)!.getTime() - toDate(a.created_at)!.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  return rows.slice(0, limit).map((r) => ({
     id: r.id,
     status: r.status,
     scheduledAt: r.scheduled_at,

@@ -11,7 +11,15 @@
  * 4. the schedules advanced (next fire, revision + 1, last run, buffered slot), their history, and a
  *    wake-up hint for the queues with a due run.
  */
-import { dueScheduleOf, type DuePage, type FirePlan, type FireResult, type SlotFate } from '../schedule-rows.js';
+import {
+  appliedPlans,
+  dueScheduleOf,
+  fireOutcome,
+  type DuePage,
+  type FirePlan,
+  type FireResult,
+  type LockedSchedule,
+} from '../schedule-rows.js';
 import type { Store } from '../store.js';
 import { wakeQueues } from './checkpoints.js';
 import { date, DUE_BY, insertHistory, isDuplicateKey, json, marks, NOW, utc } from './sql.js';
@@ -66,43 +74,18 @@ UNION ALL (SELECT ${DUE_COLUMNS}, NULL, NULL FROM durable_schedules
   };
 }
 
-/**
- * The fate of candidate `ord` (0-based) under the overlap policy, given whether the schedule's last
- * run is still active: "skip": only the first, and only when idle; "bufferOne": the first runs when
- * idle, the next one waits (when busy the first waits); "allow": all run.
- */
-export function fateOf(overlap: string, busy: boolean, ord: number): SlotFate {
-  if (overlap === 'allow' || (!busy && ord === 0)) return 'run';
-  if (overlap === 'bufferOne' && ((busy && ord === 0) || (!busy && ord === 1))) return 'buffer';
-  return 'skip';
-}
-
-interface Locked {
-  id: string;
-  workflow_name: string;
-  overlap: string;
-  input: unknown;
-  jitter_ms: number;
-  revision: number;
-  last_run_id: string | null;
-  due_by: unknown;
-}
-
 /** Fires plans in one transaction (see the file's comment); returns the fates of the schedules advanced. */
 export async function fireSchedules(store: Store, plans: FirePlan[], appVersion: string | null): Promise<FireResult> {
   const out: FireResult = new Map();
   if (!plans.length) return out;
   return store.sql.transaction(async (sql) => {
-    const locked = await sql.query<Locked>(
+    const locked = await sql.query<LockedSchedule>(
       `SELECT id, workflow_name, overlap, input, jitter_ms, revision, last_run_id, ${DUE_BY} AS due_by FROM durable_schedules
        WHERE id IN (${marks(plans.length)}) FOR UPDATE SKIP LOCKED`,
       plans.map((p) => p.id),
     );
     const byId = new Map(locked.map((l) => [l.id, l]));
-    const applied = plans.filter((p) => {
-      const l = byId.get(p.id);
-      return l && Number(l.revision) === p.revision && p.fireAt <= date(l.due_by)!.getTime();
-    });
+    const applied = appliedPlans(plans, byId, (l) => date(l.due_by)!.getTime());
     if (!applied.length) return out;
     const lastRuns = applied.map((p) => byId.get(p.id)!).filter((l) => l.overlap !== 'allow' && l.last_run_id);
     const active = new Set(
@@ -119,7 +102,7 @@ export async function fireSchedules(store: Store, plans: FirePlan[], appVersion:
     for (const p of applied) {
       const s = byId.get(p.id)!;
       const busy = s.overlap !== 'allow' && !!s.last_run_id && active.has(s.last_run_id);
-      const fates = p.candidates.map((c, ord) => ({ c, fate: fateOf(s.overlap, busy, ord) }));
+      const { fates, last, bufferedSlot } = fireOutcome(p, s.overlap, busy);
       const input = json(s.input);
       for (const { c, fate } of fates) {
         if (fate !== 'run') continue;
@@ -158,9 +141,6 @@ export async function fireSchedules(store: Store, plans: FirePlan[], appVersion:
           if (!isDuplicateKey(err)) throw err; // the slot has its run already
         }
       }
-      // The last candidate that runs: the last one ('allow'), else the first one when idle.
-      const last = s.overlap === 'allow' ? p.candidates[p.candidates.length - 1] : busy ? undefined : p.candidates[0];
-      const bufferedSlot = s.overlap === 'bufferOne' ? p.candidates[busy ? 0 : 1]?.slot : undefined;
       await sql.execute(
         `UPDATE durable_schedules
          SET next_fire_at = ?, revision = revision + 1, updated_at = ${NOW},
