@@ -1,6 +1,4 @@
 import { Durable, UnsupportedDatabaseError } from 'nestjs-durable';
-import { AdminService } from '../../libs/durable/src/admin/admin-service.js';
-import { parseListQuery } from '../../libs/durable/src/admin/params.js';
 import type { DurableEngine } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
@@ -149,7 +147,6 @@ describeCitus('distributed mode on Citus: runs', () => {
     await done.result({ timeoutMs: 30_000 });
     await expect(engine.resume(done.id)).rejects.toEqual(refused('resume'));
     await expect(engine.fork(done.id, 0)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
-    await expect(new AdminService(() => engine).listRuns(parseListQuery({}))).rejects.toEqual(refused('admin API'));
     const limited = await h.engine({ tick: async () => 1 }, { queues: { default: { globalConcurrency: 2 } } }, false);
     await expect(limited.start()).rejects.toEqual(refused('queue limits'));
     expect(await h.query('SELECT queue FROM durable_queue_limits')).toEqual([]);

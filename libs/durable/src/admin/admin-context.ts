@@ -2,7 +2,6 @@ import type { DurableEngine } from '../engine/durable-engine.js';
 import type { SqlClient } from '../store/sql-client.js';
 import type { Store } from '../store/store.js';
 import type { ReadReplica } from './read-replica.js';
-import { refuseInDistributedMode } from '../engine/distributed-mode.js';
 
 /**
  * What every part of the admin service reads through: the engine (resolved late: the Nest module
@@ -23,13 +22,16 @@ export class AdminContext {
 
   get store(): Store {
     const store = this.engine.storeForTools;
-    refuseInDistributedMode(store, 'admin API', 'The admin API (lists, statistics, the dashboard and the runs CLI)');
     return { ...store, sql: this.limit(store.sql) };
   }
 
-  /** The store for reads that may lag a little (lists, counts, statistics, charts): the replica's, if any. */
+  /**
+   * The store for reads that may lag a little (lists, counts, statistics, charts): the replica's, if
+   * any. In distributed mode (Citus) the reads go to the coordinator, which reads every partition.
+   */
   get readStore(): Store {
-    return this.replica ? this.replica.store : this.store;
+    const store = this.store;
+    return this.replica && store.layout.partitions === null ? this.replica.store : store;
   }
 }
 

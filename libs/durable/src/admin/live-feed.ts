@@ -90,25 +90,11 @@ export class LiveFeed {
     if (this.ticking || !this.subs.size) return;
     this.ticking = true;
     try {
-      const watched = [...new Set([...this.subs].map((s) => s.run).filter((r): r is string => r !== null))];
-      const prev = this.looks[this.looks.length - 1];
-      const t = await liveTick(this.store(), this.since(), prev?.horizon ?? null, watched);
-      this.looks = [...this.looks.slice(-1), { now: t.now, horizon: t.horizon, oldest: t.oldest }];
-      const at = t.now.toISOString();
-      const fresh = t.changed.filter((c) => this.named.get(c.id) !== c.xid);
-      for (const c of t.changed) this.named.set(c.id, c.xid);
-      // A version below the horizon is never returned again: forget it.
-      for (const [id, xid] of this.named) if (BigInt(xid) < BigInt(t.horizon)) this.named.delete(id);
-      if (fresh.length) {
-        this.dirty = true;
-        const ids = [...new Set(fresh.slice(0, LIVE_CHANGED_LIMIT).map((c) => c.id))];
-        this.broadcast(() => ({ type: 'changes', data: { ids, many: t.changed.length > LIVE_CHANGED_LIMIT, at } }));
-      }
-      for (const w of t.watched) {
-        if (this.versions.get(w.id) === w.v) continue;
-        this.versions.set(w.id, w.v);
-        this.broadcast((s) => (s.run === w.id ? { type: 'run', data: { id: w.id, version: w.v } } : null));
-      }
+      const store = this.store();
+      // Distributed mode (Citus): a transaction id means nothing across nodes, so no change events; the
+      // statistics go out every statsEveryMs and the dashboard reloads what it shows on its own timer.
+      const at = store.layout.partitions === null ? await this.lookForChanges(store) : new Date().toISOString();
+      if (store.layout.partitions !== null) this.dirty = true;
       const now = Date.now();
       if (this.dirty && now - this.lastStats >= this.o.statsEveryMs && [...this.subs].some((s) => s.stats)) {
         this.lastStats = now;
@@ -125,6 +111,30 @@ export class LiveFeed {
     } finally {
       this.ticking = false;
     }
+  }
+
+  /** The shared statement: runs changed since the last look, and new versions of the watched runs; returns the database clock. */
+  private async lookForChanges(store: Store): Promise<string> {
+    const watched = [...new Set([...this.subs].map((s) => s.run).filter((r): r is string => r !== null))];
+    const prev = this.looks[this.looks.length - 1];
+    const t = await liveTick(store, this.since(), prev?.horizon ?? null, watched);
+    this.looks = [...this.looks.slice(-1), { now: t.now, horizon: t.horizon, oldest: t.oldest }];
+    const at = t.now.toISOString();
+    const fresh = t.changed.filter((c) => this.named.get(c.id) !== c.xid);
+    for (const c of t.changed) this.named.set(c.id, c.xid);
+    // A version below the horizon is never returned again: forget it.
+    for (const [id, xid] of this.named) if (BigInt(xid) < BigInt(t.horizon)) this.named.delete(id);
+    if (fresh.length) {
+      this.dirty = true;
+      const ids = [...new Set(fresh.slice(0, LIVE_CHANGED_LIMIT).map((c) => c.id))];
+      this.broadcast(() => ({ type: 'changes', data: { ids, many: t.changed.length > LIVE_CHANGED_LIMIT, at } }));
+    }
+    for (const w of t.watched) {
+      if (this.versions.get(w.id) === w.v) continue;
+      this.versions.set(w.id, w.v);
+      this.broadcast((s) => (s.run === w.id ? { type: 'run', data: { id: w.id, version: w.v } } : null));
+    }
+    return at;
   }
 
   /**

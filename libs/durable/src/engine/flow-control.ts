@@ -139,7 +139,6 @@ export async function keysOf(e: EngineContext, queue: string, limit = 50): Promi
 
 /** Why run `runId` has not started: not due yet (debounced), its queue's limits, its concurrency key's limits; null if there is no such run. */
 export async function whyNotStarted(store: Store, runId: string): Promise<StartBlockers | null> {
-  refuseInDistributedMode(store, 'whyNotStarted', 'whyNotStarted()');
   const b = await runBlockers(store, runId);
   if (!b) return null;
   const waiting = b.status === 'PENDING' || b.status === 'WAITING';

@@ -1,6 +1,6 @@
 /** The admin API's charts: runs started, and finished by status, per time bucket over 1 h, 24 h or 7 d. */
 import * as mysql from './mysql/admin-views.js';
-import { iso, type Store } from './store.js';
+import { iso, rowsOfEach, type Store } from './store.js';
 import { dbNow } from './schedules.js';
 export { CHART_RANGES } from './admin-rows.js';
 import { CHART_RANGES } from './admin-rows.js';
@@ -31,7 +31,7 @@ FROM durable_runs
 WHERE finished_at IS NOT NULL AND finished_at >= $1::timestamptz
 GROUP BY 1, 2`;
 
-/** Both charts' series over `range` ending at the database clock, one bucket per step, empty ones included. */
+/** Both charts' series over `range` ending at the database clock, one bucket per step, empty ones included (each partition's rows added up). */
 export async function charts(store: Store, range: ChartRange): Promise<{ range: ChartRange; bucketMs: number; buckets: ChartBucket[] }> {
   if (store.sql.dialect === 'mysql') return mysql.charts(store, range);
   const { ms, bucketMs } = CHART_RANGES[range];
@@ -39,8 +39,8 @@ export async function charts(store: Store, range: ChartRange): Promise<{ range: 
   const start = Math.floor((end - ms) / bucketMs) * bucketMs + bucketMs;
   const from = new Date(start).toISOString();
   const [started, finished] = await Promise.all([
-    store.sql.query<{ bucket: unknown; n: number }>(CHART_STARTED, [from, bucketMs]),
-    store.sql.query<{ bucket: unknown; status: string; n: number }>(CHART_FINISHED, [from, bucketMs]),
+    rowsOfEach<{ bucket: unknown; n: number }>(store, CHART_STARTED, [from, bucketMs]),
+    rowsOfEach<{ bucket: unknown; status: string; n: number }>(store, CHART_FINISHED, [from, bucketMs]),
   ]);
   const buckets: ChartBucket[] = [];
   for (let t = start; t <= end; t += bucketMs)

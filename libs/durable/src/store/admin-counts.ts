@@ -8,7 +8,7 @@
 import * as mysql from './mysql/admin-list.js';
 import { COUNT_RUNS_BY_STATUS, filterParams, runFilter, type RunFilter } from './admin-list.js';
 import { RUN_STATUSES, type RunStatus } from './rows.js';
-import type { Store } from './store.js';
+import { eachPartition, type Store } from './store.js';
 export type { StatusCounts } from './admin-rows.js';
 import type { StatusCounts } from './admin-rows.js';
 
@@ -30,6 +30,8 @@ function isStatementTimeout(err: unknown): boolean {
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1; estimates past `budgetMs`. */
 export async function countByStatusWithin(store: Store, f: RunFilter, cap: number, budgetMs = COUNT_BUDGET_MS): Promise<StatusCounts> {
   if (store.sql.dialect === 'mysql') return mysql.countByStatusWithin(store, f, cap, budgetMs);
+  if (store.layout.partitions !== null && store.partition === undefined)
+    return countAcross(store, f, cap, budgetMs / store.layout.partitions);
   const params = filterParams(f, false);
   try {
     const row = await store.sql.transaction(async (tx) => {
@@ -49,4 +51,14 @@ export async function countByStatusWithin(store: Store, f: RunFilter, cap: numbe
     counts[status] = Math.round(row['QUERY PLAN'][0].Plan['Plan Rows']);
   }
   return { counts, estimated: true };
+}
+
+/** Distributed mode: each partition counted within its share of the budget, the counts added up (estimated if any one is). */
+async function countAcross(store: Store, f: RunFilter, cap: number, budgetMs: number): Promise<StatusCounts> {
+  const each = await eachPartition(store, (s) => countByStatusWithin(s, f, cap, budgetMs));
+  const counts = Object.fromEntries(RUN_STATUSES.map((st) => [st, each.reduce((n, c) => n + c.counts[st], 0)])) as Record<
+    RunStatus,
+    number
+  >;
+  return { counts, estimated: each.some((c) => c.estimated) };
 }

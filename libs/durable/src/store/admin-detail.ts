@@ -1,6 +1,6 @@
 /** The admin API's view of one run: everything about it in one round trip, and a short summary. */
 import * as mysql from './mysql/admin-views.js';
-import { iso, parsed, type Store } from './store.js';
+import { iso, parsed, runStore, type Store } from './store.js';
 import type { RunStatus } from './rows.js';
 export { CLIP_BYTES } from './admin-rows.js';
 import { CLIP_BYTES } from './admin-rows.js';
@@ -57,7 +57,7 @@ export const SELECT_RUN_SUMMARY = `SELECT id, workflow_name, status, updated_at,
 
 export async function runDetail(store: Store, id: string): Promise<RunDetailRow | null> {
   if (store.sql.dialect === 'mysql') return mysql.runDetail(store, id);
-  const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_DETAIL, [id]);
+  const [r] = await runStore(store, id).sql.query<Record<string, unknown>>(SELECT_RUN_DETAIL, [id]);
   if (!r) return null;
   const list = (k: string) => parsed<Array<Record<string, unknown>>>(r[k]) ?? [];
   const steps = list('steps').map((s) => ({
@@ -88,6 +88,6 @@ export async function runSummary(
   id: string,
 ): Promise<{ id: string; workflowName: string; status: RunStatus; updatedAt: string; cancelRequestedAt: string | null } | null> {
   if (store.sql.dialect === 'mysql') return mysql.runSummary(store, id);
-  const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_SUMMARY, [id]);
+  const [r] = await runStore(store, id).sql.query<Record<string, unknown>>(SELECT_RUN_SUMMARY, [id]);
   return runSummaryOf(r);
 }

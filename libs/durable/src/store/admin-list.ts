@@ -27,7 +27,7 @@
  */
 import * as mysql from './mysql/admin-list.js';
 import { RUN_STATUSES, type RunStatus } from './rows.js';
-import type { Store } from './store.js';
+import { rowsOfEach, type Store } from './store.js';
 export type { RunFilter } from './admin-rows.js';
 import type { RunFilter } from './admin-rows.js';
 export type { RunListItem } from './admin-rows.js';
@@ -177,13 +177,22 @@ export async function listRuns(
   limit: number,
 ): Promise<RunListItem[]> {
   if (store.sql.dialect === 'mysql') return mysql.listRuns(store, f, sort, order, after, limit);
-  const rows = await store.sql.query<Record<string, unknown>>(LIST_RUNS[`${sort}_${order}`], [
+  const rows = await rowsOfEach(store, LIST_RUNS[`${sort}_${order}`], [
     ...filterParams(f, true),
     after ? after.at.toISOString() : null,
     after ? after.id : null,
     limit,
   ]);
-  return rows.map((r) => runListItem(r, (v) => v));
+  const items = rows.map((r) => runListItem(r, (v) => v));
+  // Distributed mode: each partition's page after the same keyset, then the first `limit` of them in the list's order.
+  return store.layout.partitions === null ? items : mergedPage(items, sort, order, limit);
+}
+
+/** The first `limit` items in the order (sort key, then id) of the list. */
+function mergedPage(items: RunListItem[], sort: SortKey, order: SortOrder, limit: number): RunListItem[] {
+  const key = (r: RunListItem) => new Date(sort === 'created' ? r.createdAt : r.updatedAt).getTime();
+  const sign = order === 'asc' ? 1 : -1;
+  return items.sort((a, b) => sign * (key(a) - key(b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))).slice(0, limit);
 }
 
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1. */

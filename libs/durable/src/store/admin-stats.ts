@@ -1,6 +1,9 @@
-/** The admin API's statistics: unfinished runs, finished in a window, and per minute for the last hour. */
+/**
+ * The admin API's statistics: unfinished runs, finished in a window, and per minute for the last hour.
+ * In distributed mode each statement's rows come from every partition; their reader (admin/stats.ts) adds them up.
+ */
 import * as mysql from './mysql/admin-views.js';
-import { iso, type Store } from './store.js';
+import { iso, rowsOfEach, type Store } from './store.js';
 export type { StatsRows } from './admin-rows.js';
 import type { StatsRows } from './admin-rows.js';
 import { activeStatsRow, finishedStatsRow, perMinuteStatsRow } from './admin-rows.js';
@@ -56,9 +59,9 @@ export const SELECT_NOW = `SELECT now() AS db_now, date_trunc('minute', now()) A
 export async function stats(store: Store, windowMinutes: number): Promise<StatsRows> {
   if (store.sql.dialect === 'mysql') return mysql.stats(store, windowMinutes);
   const [active, finished, perMinute, [now]] = await Promise.all([
-    store.sql.query<Record<string, unknown>>(STATS_ACTIVE),
-    store.sql.query<Record<string, unknown>>(STATS_FINISHED, [windowMinutes]),
-    store.sql.query<Record<string, unknown>>(STATS_PER_MINUTE),
+    rowsOfEach(store, STATS_ACTIVE),
+    rowsOfEach(store, STATS_FINISHED, [windowMinutes]),
+    rowsOfEach(store, STATS_PER_MINUTE),
     store.sql.query<Record<string, unknown>>(SELECT_NOW),
   ]);
   return {

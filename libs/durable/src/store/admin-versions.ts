@@ -1,6 +1,6 @@
 /** The admin API's view of app versions: which versions started the runs still in flight. */
 import * as mysql from './mysql/admin-views.js';
-import type { Store } from './store.js';
+import { rowsOfEach, type Store } from './store.js';
 import { versionInFlightRow } from './admin-rows.js';
 export type { VersionInFlightRow } from './admin-rows.js';
 import type { VersionInFlightRow } from './admin-rows.js';
@@ -18,6 +18,18 @@ GROUP BY app_version, workflow_name, status`;
 
 export async function versionsInFlight(store: Store): Promise<VersionInFlightRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.versionsInFlight(store);
-  const rows = await store.sql.query<Record<string, unknown>>(VERSIONS_IN_FLIGHT);
-  return rows.map(versionInFlightRow);
+  const rows = (await rowsOfEach(store, VERSIONS_IN_FLIGHT)).map(versionInFlightRow);
+  if (store.layout.partitions === null) return rows;
+  // Distributed mode: one row per partition for a version, workflow and status; added up into one.
+  const merged = new Map<string, VersionInFlightRow>();
+  for (const r of rows) {
+    const key = JSON.stringify([r.appVersion, r.workflow, r.status]);
+    const m = merged.get(key);
+    if (!m) merged.set(key, { ...r });
+    else {
+      m.n += r.n;
+      if (r.oldest < m.oldest) m.oldest = r.oldest;
+    }
+  }
+  return [...merged.values()];
 }

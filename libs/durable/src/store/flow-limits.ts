@@ -2,7 +2,7 @@
 import * as mysql from './mysql/flow-limits.js';
 import { statement } from './statement.js';
 import { DUE_BY, FLOW_LIMITS_CHANNEL } from './sql-fragments.js';
-import { iso, type Store } from './store.js';
+import { iso, rowsOfEach, runStore, type Store } from './store.js';
 export type { RateLimitView, QueueLimitsView, QueueLimitsUsage, KeyUsage } from './admin-rows.js';
 import { limitValues, toLimits, type KeyUsage, type QueueLimitsUsage, type QueueLimitsView } from './admin-rows.js';
 export { limitValues, toLimits } from './admin-rows.js';
@@ -151,6 +151,13 @@ FROM durable_runs r LEFT JOIN durable_queue_limits l ON l.queue = r.queue
 WHERE r.id = $1`,
 );
 
+/** Runs of queue $1 executing now, and of those with concurrency key $2 (one partition's, in distributed mode). Index: durable_runs_running_idx. */
+const SELECT_RUNNING_COUNTS = statement(
+  'select_running_counts',
+  `SELECT count(*)::int AS queue_running, count(*) FILTER (WHERE concurrency_key = $2)::int AS key_running
+   FROM durable_runs WHERE queue = $1 AND status = 'RUNNING'`,
+);
+
 const dateOrNull = (v: unknown): Date | null => (v == null ? null : new Date(v as string));
 
 export async function setQueueLimits(store: Store, queue: string, limits: LimitValues): Promise<QueueLimitsView> {
@@ -215,8 +222,17 @@ export async function keyUsage(store: Store, queue: string, limit: number): Prom
 
 export async function runBlockers(store: Store, id: string): Promise<RunBlockersRow | null> {
   if (store.sql.dialect === 'mysql') return mysql.runBlockers(store, id);
-  const [r] = await store.sql.query<Record<string, unknown>>(SELECT_RUN_BLOCKERS, [id]);
+  const [r] = await runStore(store, id).sql.query<Record<string, unknown>>(SELECT_RUN_BLOCKERS, [id]);
   if (!r) return null;
+  if (store.layout.partitions !== null) {
+    // Distributed mode: the run was read in its partition; its queue's and key's running runs are counted in every partition.
+    const each = await rowsOfEach<{ queue_running: number; key_running: number }>(store, SELECT_RUNNING_COUNTS, [
+      r.queue,
+      r.concurrency_key,
+    ]);
+    r.queue_running = each.reduce((n, c) => n + Number(c.queue_running), 0);
+    r.key_running = each.reduce((n, c) => n + Number(c.key_running), 0);
+  }
   const { globalConcurrency, keyConcurrency, rateLimit, keyRateLimit } = toLimits(r);
   return {
     status: r.status as string,

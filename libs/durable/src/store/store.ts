@@ -1,6 +1,7 @@
 import { UnsupportedDatabaseError } from '../errors/index.js';
 import { partitionOf, partitionSql } from './partitions.js';
 import { prismaSqlClient, type PrismaLike, type SqlClient } from './sql-client.js';
+import type { Statement } from './statement.js';
 
 /**
  * Where the store's statements go, and the settings every statement needs: created once per
@@ -58,6 +59,15 @@ export async function eachPartition<R>(store: Store, fn: (s: Store) => Promise<R
   const results: R[] = [];
   for (let k = 0; k < count; k++) results.push(await fn(partitionStore(store, k)));
   return results;
+}
+
+/** One statement's rows from every partition (distributed mode: each partition's rows in turn), or from the single server. */
+export async function rowsOfEach<T = Record<string, unknown>>(
+  store: Store,
+  text: Statement | string,
+  params: readonly unknown[] = [],
+): Promise<T[]> {
+  return (await eachPartition(store, (s) => s.sql.query<T>(text, params))).flat();
 }
 
 /**
