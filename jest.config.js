@@ -37,6 +37,7 @@ export const UNIT = [
 export const PROCESS = [
   'test/authoring/compensation-kill.e2e-spec.ts',
   'test/chaos/chaos.e2e-spec.ts',
+  'test/chaos/citus-chaos.e2e-spec.ts',
   'test/chaos/db-outage.e2e-spec.ts',
   'test/citus/distributed-processes.e2e-spec.ts',
   'test/example/crash-restart.e2e-spec.ts',

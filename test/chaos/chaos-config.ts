@@ -23,10 +23,16 @@ export const STARTER_WORKFLOW = 'chaos.starter';
 export const SINGLE_WORKFLOW = 'chaos.single';
 export const BOUNCE_WORKFLOW = 'chaos.bounce';
 export const KEYS_QUEUE = 'chaos.keys';
-
 export interface ChaosSettings {
-  /** The database the run is on: the same workload and judge on both (see chaos-db.ts for MariaDB's). */
-  database: 'postgres' | 'mariadb';
+  /**
+   * The database the run is on: the same workload and judge on each (see chaos-db.ts for MariaDB's).
+   * 'citus': a Citus coordinator's database in distributed mode (`partitions` partitions), without
+   * what distributed mode refuses for now (flow control, rate limits, singleton/debounce starts), and a
+   * shard move as its outage.
+   */
+  database: 'postgres' | 'mariadb' | 'citus';
+  /** Citus: the partitions of the distributed database (schemas durable_p0…). */
+  partitions: number;
   /** Every worker declares the every-second schedule TICK_SCHEDULE, and each slot is checked. */
   schedule: boolean;
   /**
@@ -73,8 +79,10 @@ export interface ChaosSettings {
    * The database outage, once mid-run: "restart" restarts Postgres (pg_ctlcluster restart: every
    * session on the server is cut), "proxy" cuts only the workers' connections for outageMs (a
    * TCP proxy between them and Postgres: safe while other tests share the server), "none".
+   * "shard-move" (Citus): the partition with the most unfinished runs moves to the other worker
+   * node (citus_move_shard_placement) while its runs are in flight.
    */
-  outage: 'restart' | 'proxy' | 'failover' | 'none';
+  outage: 'restart' | 'proxy' | 'failover' | 'shard-move' | 'none';
   /**
    * "failover": the run gets its own primary and streaming standby (test/support/pg-cluster.ts); the
    * outage SIGKILLs the primary's postmaster and promotes the standby promoteAfterMs later.
@@ -111,21 +119,27 @@ export interface ChaosSettings {
 }
 
 export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
-  const leaseMs = o.leaseMs ?? 3_000;
+  // Distributed mode refuses flow control, rate limits, singleton and debounce starts for now.
+  const citus = o.database === 'citus';
+  // On Citus every statement goes through the coordinator to a worker node: with 3 PostgreSQL servers
+  // on one machine, a heartbeat can take seconds; a longer lease keeps live workers' leases.
+  const leaseMs = o.leaseMs ?? (citus ? 5_000 : 3_000);
   const sweepMs = o.sweepMs ?? 500;
   const runs = o.runs ?? 2_000;
+  const flowRuns = o.slotRuns ?? (citus ? 0 : Math.round(runs / 10));
   const s: ChaosSettings = {
     database: 'postgres',
+    partitions: 6,
     schedule: true,
     scheduleMinS: 0,
     workers: 3,
     runs,
-    slotRuns: Math.round(runs / 10),
+    slotRuns: flowRuns,
     slotKeys: 8,
     slotLimits: { globalConcurrency: 6, keyConcurrency: 2 },
-    ratedRuns: o.slotRuns ?? Math.round(runs / 10),
+    ratedRuns: flowRuns,
     rateLimit: { limit: 10, periodMs: 2_000 },
-    starters: Math.ceil((o.slotRuns ?? Math.round(runs / 10)) / 5),
+    starters: Math.ceil(flowRuns / 5),
     starterRounds: 20,
     starterGapMs: [100, 600],
     dedupeKeys: 4,
@@ -136,11 +150,12 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
     killEveryS: 4,
     minKills: 0,
     zombies: 1,
-    outage: 'restart',
+    outage: citus ? 'shard-move' : 'restart',
     outageMs: 3_000,
     replication: 'sync',
     promoteAfterMs: 1_000,
-    concurrency: 10,
+    // On Citus, 10 runs at once per worker starve the heartbeats of CPU (see leaseMs).
+    concurrency: citus ? 5 : 10,
     leaseMs,
     heartbeatMs: Math.round(leaseMs / 5),
     pollMs: 250,
@@ -162,9 +177,19 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   if (!(s.runs >= 1)) bad.push('runs must be ≥ 1');
   if (s.zombieStopMs <= s.leaseMs) bad.push('zombieStopMs must exceed leaseMs (a zombie is frozen past its lease)');
   if (s.heartbeatMs >= s.leaseMs) bad.push('heartbeatMs must be below leaseMs');
-  if (!['restart', 'proxy', 'failover', 'none'].includes(s.outage)) bad.push('outage must be restart, proxy, failover or none');
+  if (!['restart', 'proxy', 'failover', 'shard-move', 'none'].includes(s.outage))
+    bad.push('outage must be restart, proxy, failover, shard-move or none');
   if (!['sync', 'async'].includes(s.replication)) bad.push('replication must be sync or async');
   if (s.database === 'mariadb' && s.outage === 'failover') bad.push('the failover outage needs Postgres');
+  if ((s.database === 'citus') !== (s.outage === 'shard-move') && s.outage !== 'none')
+    bad.push('on Citus the outage is a shard move (shard-move) or none, and a shard move needs Citus');
+  if (s.database === 'citus') {
+    if (s.slotRuns || s.ratedRuns || s.starters)
+      bad.push(
+        'distributed mode refuses flow control, rate limits and singleton/debounce starts: slotRuns, ratedRuns and starters must be 0',
+      );
+    if (!(s.partitions >= 2)) bad.push('a shard move needs at least 2 partitions');
+  }
   if (bad.length) throw new Error(`chaos settings: ${bad.join('; ')}`);
   return s;
 }

@@ -5,6 +5,7 @@ import { createPostgresPool } from 'nestjs-durable';
 import type pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { restartPostgres } from './chaos-driver.js';
+import { durableTables, SINGLE_SERVER_TABLES, type DurableTables } from './chaos-tables.js';
 
 /** Runs by status, lease owner, and whether they are top-level runs of the workload (the sampler's view). */
 export interface SampleRow {
@@ -37,18 +38,24 @@ export interface ChaosDb {
   openRuns(column: 'schedule_id' | 'queue', value: string): Promise<number>;
   /** A Postgres pool over what the judge reads. */
   judge(): Promise<pg.Pool>;
+  /** The durable tables as the judge's pool names them (the partitions' union in distributed mode). */
+  readonly tables: DurableTables;
   close(): Promise<void>;
 }
 
 export const isMariaDbUrl = (url: string) => /^(mysql|mariadb):/.test(url);
 
-export function chaosDb(url: string): ChaosDb {
-  return isMariaDbUrl(url) ? new MariaChaosDb(url) : new PostgresChaosDb(url);
+/** The database at `url`; `partitions`: a Citus coordinator's database in distributed mode with that many partitions. */
+export function chaosDb(url: string, partitions: number | null = null): ChaosDb {
+  return isMariaDbUrl(url) ? new MariaChaosDb(url) : new PostgresChaosDb(url, durableTables(partitions));
 }
 
 class PostgresChaosDb implements ChaosDb {
   readonly pg: pg.Pool;
-  constructor(url: string) {
+  constructor(
+    url: string,
+    readonly tables: DurableTables,
+  ) {
     // Idle connections die when Postgres restarts (the next query reconnects); with several hosts it follows the primary.
     this.pg = createPostgresPool(url, { max: 3, connectionTimeoutMillis: 5_000, logger: { log: () => {}, warn: () => {} } });
   }
@@ -64,7 +71,7 @@ class PostgresChaosDb implements ChaosDb {
 
   async sample(workflows: string[]): Promise<SampleRow[]> {
     const { rows } = await this.pg.query(
-      `SELECT status, lease_owner, workflow_name = ANY($1) AS top, count(*)::int AS n FROM durable_runs GROUP BY 1, 2, 3`,
+      `SELECT status, lease_owner, workflow_name = ANY($1) AS top, count(*)::int AS n FROM ${this.tables.runs} r GROUP BY 1, 2, 3`,
       [workflows],
     );
     return rows as SampleRow[];
@@ -80,7 +87,7 @@ class PostgresChaosDb implements ChaosDb {
 
   async openRuns(column: 'schedule_id' | 'queue', value: string): Promise<number> {
     const { rows } = await this.pg.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM durable_runs WHERE ${column} = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
+      `SELECT count(*)::int AS n FROM ${this.tables.runs} r WHERE ${column} = $1 AND status NOT IN ('SUCCEEDED','FAILED','CANCELLED')`,
       [value],
     );
     return rows[0].n;
@@ -151,6 +158,8 @@ const JUDGED: Record<string, string[]> = {
 
 class MariaChaosDb implements ChaosDb {
   readonly pg = null;
+  /** The judge reads a Postgres copy of the single server's tables. */
+  readonly tables = SINGLE_SERVER_TABLES;
   private readonly pool: MariaPool;
   private copy: { db: TestDatabase; pool: pg.Pool } | null = null;
 

@@ -10,7 +10,7 @@ import type { Fleet, FleetWorker } from './chaos-fleet.js';
 export interface ChaosEvent {
   kind: 'kill' | 'freeze' | 'thaw' | 'pg-restart';
   at: number;
-  /** freeze: when it was continued; pg-restart: when Postgres answered again. */
+  /** freeze: when it was continued; pg-restart (any outage, a shard move too): when the database answered again. */
   end?: number;
   pid?: number;
   workerId?: string;
@@ -155,7 +155,9 @@ export class ChaosDriver {
           : 'restarting Postgres (pg_ctlcluster restart)…'
         : this.s.outage === 'failover'
           ? `failing over: killing the primary, promoting its standby (${this.s.replication} replication)…`
-          : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`,
+          : this.s.outage === 'shard-move'
+            ? 'moving a partition to the other worker node, its runs in flight (Citus)…'
+            : `cutting the workers off the database for ${this.s.outageMs} ms (proxy)…`,
     );
     await this.outage();
     e.end = Date.now();

@@ -1,10 +1,11 @@
 import type pg from 'pg';
 import { BOUNCE_WORKFLOW, RATED_WORKFLOW, SINGLE_WORKFLOW, type ChaosSettings } from './chaos-config.js';
+import { SINGLE_SERVER_TABLES, type DurableTables } from './chaos-tables.js';
 import { byKey, maxOverlap, mostInWindow, type Interval } from '../support/intervals.js';
 
 /**
  * Rate limit, singleton and debounce under the chaos: what the database says of their runs, what the
- * driver saw while they ran (KEY_DUPLICATES, sampled), and the judge.
+ * driver saw while they ran (keyDuplicates, sampled), and the judge.
  */
 
 /** Keys that had two runs at once, as one snapshot of the database saw them (exact at that instant). */
@@ -19,11 +20,11 @@ export interface KeyDuplicate {
  * One snapshot: dedupe keys with two active runs of a workflow, debounce keys with two runs not
  * started yet. The unique partial indexes (durable_runs_dedupe_idx, durable_runs_debounce_idx) serve it.
  */
-export const KEY_DUPLICATES = `
-SELECT 'dedupe' AS kind, dedupe_key AS key, count(*)::int AS runs FROM durable_runs
+export const keyDuplicates = (t: DurableTables = SINGLE_SERVER_TABLES) => `
+SELECT 'dedupe' AS kind, dedupe_key AS key, count(*)::int AS runs FROM ${t.runs} r
 WHERE dedupe_key IS NOT NULL AND status IN ('PENDING','RUNNING','WAITING') GROUP BY workflow_name, dedupe_key HAVING count(*) > 1
 UNION ALL
-SELECT 'debounce', debounce_key, count(*)::int FROM durable_runs
+SELECT 'debounce', debounce_key, count(*)::int FROM ${t.runs} r
 WHERE debounce_key IS NOT NULL AND status = 'PENDING' AND started_at IS NULL GROUP BY workflow_name, debounce_key HAVING count(*) > 1`;
 
 export interface KeyFacts {
@@ -44,37 +45,42 @@ export interface KeyFacts {
 
 const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
 
-export async function loadKeyFacts(pool: pg.Pool, s: ChaosSettings, duplicates: KeyDuplicate[]): Promise<KeyFacts> {
+export async function loadKeyFacts(
+  pool: pg.Pool,
+  s: ChaosSettings,
+  duplicates: KeyDuplicate[],
+  t: DurableTables = SINGLE_SERVER_TABLES,
+): Promise<KeyFacts> {
   const q = async <T>(sql: string, params: unknown[] = []) => (await pool.query(sql, params)).rows as T[];
   const statuses = async (workflow: string) =>
     Object.fromEntries(
       (
         await q<{ status: string; n: number }>(
-          `SELECT status, count(*)::int AS n FROM durable_runs WHERE workflow_name = $1 GROUP BY status`,
+          `SELECT status, count(*)::int AS n FROM ${t.runs} r WHERE workflow_name = $1 GROUP BY status`,
           [workflow],
         )
       ).map((r) => [r.status, r.n]),
     );
   const ratedStarts = (
     await q<{ t: number }>(
-      `SELECT ${ms('started_at')} AS t FROM durable_runs WHERE workflow_name = $1 AND started_at IS NOT NULL ORDER BY started_at`,
+      `SELECT ${ms('started_at')} AS t FROM ${t.runs} r WHERE workflow_name = $1 AND started_at IS NOT NULL ORDER BY started_at`,
       [RATED_WORKFLOW],
     )
   ).map((r) => r.t);
   const singleIntervals = await q<Interval>(
     `SELECT s.run_id AS "runId", r.dedupe_key AS key, s.pid, ${ms('s.at')} AS start, ${ms('e.at')} AS "end"
      FROM test_ledger s JOIN test_ledger e ON e.run_id = s.run_id AND e.step = 'single:end'
-     JOIN durable_runs r ON r.id = s.run_id WHERE s.step = 'single'`,
+     JOIN ${t.runs} r ON r.id = s.run_id WHERE s.step = 'single'`,
   );
   const [{ n: bounceStarts }] = await q<{ n: number }>(
-    `SELECT count(*)::int AS n FROM durable_run_events e JOIN durable_runs r ON r.id = e.run_id
+    `SELECT count(*)::int AS n FROM ${t.runEvents} e JOIN ${t.runs} r ON r.id = e.run_id
      WHERE r.workflow_name = $1 AND e.kind IN ('created', 'debounced')`,
     [BOUNCE_WORKFLOW],
   );
   const earlyBounces = await q<{ id: string; startedAt: string; due: string }>(
-    `SELECT r.id, r.started_at::text AS "startedAt", x.due::text AS due FROM durable_runs r
+    `SELECT r.id, r.started_at::text AS "startedAt", x.due::text AS due FROM ${t.runs} r
      CROSS JOIN LATERAL (SELECT least(max(e.at) + $2::int * interval '1 millisecond', r.debounce_until) AS due
-                         FROM durable_run_events e WHERE e.run_id = r.id AND e.kind IN ('created', 'debounced')) x
+                         FROM ${t.runEvents} e WHERE e.run_id = r.id AND e.kind IN ('created', 'debounced')) x
      WHERE r.workflow_name = $1 AND r.started_at < x.due - interval '1 millisecond' ORDER BY r.id LIMIT 20`,
     [BOUNCE_WORKFLOW, s.debounceMs],
   );

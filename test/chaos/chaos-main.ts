@@ -14,6 +14,14 @@ const HELP = `npm run chaos -- [failover] [flags]
   --promote-after <ms>     failover: time between the kill and the promotion (default 1000)
   --database <db>          postgres (default) or mariadb: the same run and judge on MariaDB; its
                            restart outage shuts the machine's server down and starts it with mariadbd-safe
+  --citus                  distributed mode on a Citus cluster of its own (a coordinator and 2 worker
+                           nodes: the PostgreSQL binaries of this machine with Citus, free ports, removed
+                           afterwards), the workers on the coordinator; the outage is a shard move (the
+                           busiest partition moves to the other worker node, its runs in flight); without
+                           what distributed mode refuses (flow control, rate limits, singleton/debounce
+                           starts); 400 runs, concurrency 5 and
+                           lease 5000 ms unless said otherwise
+  --partitions <k>         --citus: partitions of the distributed database (default 6)
   -P, --workers <n>        worker processes (default 3)
   -M, --runs <n>           runs of 5 steps + a child (default 2000)
   --duration <s>           the driver makes trouble for at most this long (default 60)
@@ -28,8 +36,8 @@ const HELP = `npm run chaos -- [failover] [flags]
                            as many runs in a queue limited to 10 starts per 2 s; and n / 5 runs that
                            each start, from one step, 20 rounds of 3 singleton runs (4 dedupe keys)
                            and 3 debounced runs (4 keys, 400 ms, at most 1.5 s) at once
-  --concurrency <n>        runs at once per worker (default 10)
-  --lease-ms <ms>          lease (default 3000); --sweep-ms <ms> sweeper interval (default 500)
+  --concurrency <n>        runs at once per worker (default 10, --citus 5)
+  --lease-ms <ms>          lease (default 3000, --citus 5000); --sweep-ms <ms> sweeper interval (default 500)
   --undo-every <n>         every n-th run fails on purpose at its end and compensates its steps
                            (default 5; 0 = none)
   --seed <n>               workload and victims (default 42)
@@ -42,6 +50,8 @@ const { values: a, positionals } = parseArgs({
   options: {
     async: { type: 'boolean' },
     database: { type: 'string' },
+    citus: { type: 'boolean' },
+    partitions: { type: 'string' },
     'promote-after': { type: 'string' },
     workers: { type: 'string', short: 'P' },
     runs: { type: 'string', short: 'M' },
@@ -75,11 +85,14 @@ if (positionals.some((p) => p !== 'failover')) throw new Error(`unknown argument
 const failover = positionals[0] === 'failover' || a.outage === 'failover';
 if (a.database !== undefined && !['postgres', 'mariadb'].includes(a.database))
   throw new Error(`--database must be postgres or mariadb (got ${a.database})`);
-const database = (a.database ?? 'postgres') as ChaosSettings['database'];
+if (a.citus && (a.database !== undefined || failover)) throw new Error('--citus goes with neither --database nor failover');
+if (a.partitions !== undefined && !a.citus) throw new Error('--partitions goes with --citus');
+const database = (a.citus ? 'citus' : (a.database ?? 'postgres')) as ChaosSettings['database'];
 const settings: ChaosSettings = chaosSettings({
   database,
+  partitions: num(a.partitions, 'partitions'),
   workers: num(a.workers, 'workers'),
-  runs: num(a.runs, 'runs') ?? (failover ? 1_200 : undefined),
+  runs: num(a.runs, 'runs') ?? (failover ? 1_200 : a.citus ? 400 : undefined),
   replication: a.async ? 'async' : undefined,
   promoteAfterMs: num(a['promote-after'], 'promote-after'),
   durationS: num(a.duration, 'duration'),
@@ -97,6 +110,7 @@ const settings: ChaosSettings = chaosSettings({
 
 const dbName = `durable_chaos_${process.pid}`;
 if (failover) await failoverRun();
+else if (database === 'citus') await citusRun();
 else if (database === 'mariadb') await mariaDbRun();
 else await serverRun();
 
@@ -162,6 +176,32 @@ async function failoverRun(): Promise<never> {
         `servers kept for inspection: psql ${cluster.standby.url(dbName)} (the new primary); ${cluster.dir} holds both; kill ${cluster.standbyPid() ?? '?'} to stop it`,
       );
     } else await cluster.stop();
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+/** On a Citus cluster of its own (a coordinator and 2 worker nodes), removed at the end. */
+async function citusRun(): Promise<never> {
+  // test/support/citus-cluster.ts defines a jest describe() when it loads: outside jest, a stand-in.
+  (globalThis as { describe?: unknown }).describe ??= Object.assign(() => undefined, { skip: () => undefined });
+  const { CitusCluster } = await import('../support/citus-cluster.js');
+  const { ShardMoveOutage } = await import('./chaos-citus.js');
+  let failed = true;
+  const cluster = await CitusCluster.start();
+  try {
+    const db = await cluster.database(dbName, settings.partitions);
+    console.log(
+      `Citus coordinator :${cluster.coordinator.port}, worker nodes ${cluster.workers.map((w) => `:${w.port}`).join(', ')}; ` +
+        `${settings.partitions} partitions; workers use ${db.url}`,
+    );
+    const move = new ShardMoveOutage(cluster, db.url, settings.partitions, console.log);
+    failed = report(await runChaos(settings, db.url, console.log, undefined, settings.outage === 'shard-move' ? move : undefined));
+  } catch (err) {
+    console.error('chaos run aborted:', err);
+  } finally {
+    if (failed) for (const n of [cluster.coordinator, ...cluster.workers]) console.log(`server log :${n.port}:\n${cluster.logTail(n, 20)}`);
+    // The servers die with this process (citus-cluster.ts): nothing can be kept for inspection.
+    await cluster.stop();
   }
   process.exit(failed ? 1 : 0);
 }

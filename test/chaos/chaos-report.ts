@@ -5,6 +5,7 @@ import type { Fleet } from './chaos-fleet.js';
 import { judgeSlots, type SlotFacts } from './chaos-slots.js';
 import { judgeKeys, type KeyFacts } from './chaos-keys.js';
 import { judgeFailover, type FailoverFacts } from './chaos-failover.js';
+import { judgeShardMove, type ShardMoveFacts } from './chaos-citus.js';
 import {
   inFlightBudget,
   judgeDuplicates,
@@ -37,6 +38,8 @@ export interface ChaosOutcome {
   stopFailures: Array<{ pid: number; code: number | string | null }>;
   /** The failover's facts, when the outage was one (chaos-failover.ts). */
   failover?: FailoverFacts;
+  /** The shard move's facts, when the outage was one (Citus, chaos-citus.ts); null if it never happened. */
+  shardMove?: ShardMoveFacts | null;
 }
 
 export interface ChaosFigures {
@@ -85,6 +88,7 @@ const OUTAGE_TEXT: Record<ChaosSettings['outage'], string> = {
   restart: 'the database server restarted',
   proxy: "the workers' connections cut (proxy)",
   failover: 'the primary killed and its standby promoted',
+  'shard-move': 'a partition moved to the other worker node',
   none: 'no outage',
 };
 
@@ -294,6 +298,13 @@ export function buildReport(o: ChaosOutcome): ChaosReport {
     const f = judgeFailover(o.failover, facts, s.leaseMs, s.workers * (s.concurrency + 13));
     lines.push(...f.lines);
     violations.push(...f.violations);
+  }
+
+  // 9b. A shard move (Citus): it happened, with runs of the partition in flight.
+  if (s.outage === 'shard-move') {
+    const m = judgeShardMove(o.shardMove ?? null, facts, s.leaseMs);
+    lines.push(...m.lines);
+    violations.push(...m.violations);
   }
 
   // 10. Database outage: logged once per outage, not per attempt.

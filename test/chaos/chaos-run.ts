@@ -18,7 +18,7 @@ import {
   workloadRuns,
   type ChaosSettings,
 } from './chaos-config.js';
-import { KEY_DUPLICATES, loadKeyFacts, type KeyDuplicate } from './chaos-keys.js';
+import { keyDuplicates, loadKeyFacts, type KeyDuplicate } from './chaos-keys.js';
 import { ChaosDriver, type Progress } from './chaos-driver.js';
 import { chaosDb, type ChaosDb } from './chaos-db.js';
 import { loadFacts } from './chaos-facts.js';
@@ -27,6 +27,7 @@ import { Fleet } from './chaos-fleet.js';
 import { buildReport, type ChaosReport } from './chaos-report.js';
 import { TcpProxy } from './tcp-proxy.js';
 import type { FailoverOutage } from './chaos-failover.js';
+import type { ShardMoveOutage } from './chaos-citus.js';
 
 /**
  * One chaos run against the database at `url` (migrated, with the test tables): starts the
@@ -39,8 +40,11 @@ export async function runChaos(
   log: (line: string) => void = console.log,
   /** With s.outage 'failover': the primary + standby the url names, and what to do to them. */
   failover?: FailoverOutage,
+  /** With s.outage 'shard-move' (Citus): the cluster the url names, and the partition move (chaos-citus.ts). */
+  shardMove?: ShardMoveOutage,
 ): Promise<ChaosReport> {
-  const db = chaosDb(url);
+  if ((s.outage === 'shard-move') !== !!shardMove) throw new Error('a shard-move outage needs its ShardMoveOutage (and only it)');
+  const db = chaosDb(url, s.database === 'citus' ? s.partitions : null);
   const proxy = s.outage === 'proxy' ? await TcpProxy.start(url) : null;
   const pools = poolsFor(s, ...(await db.connections()));
   log(`pools per worker: engine ${pools.engine} + LISTEN 1 + Prisma ${pools.prisma} connections (sized to the server's free connections)`);
@@ -49,7 +53,7 @@ export async function runChaos(
   const stamp = (line: string) => log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)}s] ${line}`);
   let progress: Progress = { finished: 0, leased: new Map() };
   let statuses: Record<string, number> = {};
-  const keyDuplicates: KeyDuplicate[] = [];
+  const duplicatesSeen: KeyDuplicate[] = [];
   let sampling = true;
   let driver = null as ChaosDriver | null;
   try {
@@ -81,7 +85,7 @@ export async function runChaos(
           progress = { finished, leased };
           if (s.starters && db.pg) {
             const at = Date.now();
-            for (const d of (await db.pg.query(KEY_DUPLICATES)).rows as KeyDuplicate[]) keyDuplicates.push({ ...d, at });
+            for (const d of (await db.pg.query(keyDuplicates(db.tables))).rows as KeyDuplicate[]) duplicatesSeen.push({ ...d, at });
           }
         } catch {
           statuses = { ...statuses, '(database unavailable)': 0 };
@@ -106,6 +110,7 @@ export async function runChaos(
     const outage = async () => {
       if (proxy) await proxy.outage(s.outageMs);
       else if (failover) await failover.run();
+      else if (shardMove) await shardMove.run();
       else await db.restart();
       await waitForDatabase(db);
     };
@@ -135,9 +140,9 @@ export async function runChaos(
     stamp(settled ? 'all runs finished; stopping the workers (SIGTERM)' : `NOT all runs finished within ${s.settleTimeoutS} s`);
     const stopFailures = await fleet.stopAll();
     const judge = await db.judge();
-    const facts = await loadFacts(judge);
-    const slots = await loadSlotFacts(judge);
-    const keys = await loadKeyFacts(judge, s, keyDuplicates);
+    const facts = await loadFacts(judge, db.tables);
+    const slots = await loadSlotFacts(judge, db.tables);
+    const keys = await loadKeyFacts(judge, s, duplicatesSeen, db.tables);
     return buildReport({
       settings: s,
       events: driver.events,
@@ -151,6 +156,7 @@ export async function runChaos(
       settledAt,
       stopFailures,
       failover: (await failover?.result()) ?? undefined,
+      shardMove: shardMove?.result(),
     });
   } finally {
     sampling = false;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { SLOT_QUEUE, SLOT_WORKFLOW, type ChaosSettings } from './chaos-config.js';
 import type { ChaosFacts } from './chaos-facts.js';
+import { SINGLE_SERVER_TABLES, type DurableTables } from './chaos-tables.js';
 import { percentile } from './chaos-checks.js';
 import { byKey, maxOverlap, type Interval } from '../support/intervals.js';
 
@@ -15,22 +16,22 @@ export interface SlotFacts {
 
 const ms = (col: string) => `(extract(epoch from ${col}) * 1000)::float8`;
 
-export async function loadSlotFacts(pool: pg.Pool): Promise<SlotFacts> {
+export async function loadSlotFacts(pool: pg.Pool, t: DurableTables = SINGLE_SERVER_TABLES): Promise<SlotFacts> {
   const q = async <T>(sql: string) => (await pool.query(sql)).rows as T[];
   const statuses = Object.fromEntries(
     (
       await q<{ status: string; n: number }>(
-        `SELECT status, count(*)::int AS n FROM durable_runs WHERE workflow_name = '${SLOT_WORKFLOW}' GROUP BY status`,
+        `SELECT status, count(*)::int AS n FROM ${t.runs} r WHERE workflow_name = '${SLOT_WORKFLOW}' GROUP BY status`,
       )
     ).map((r) => [r.status, r.n]),
   );
   const intervals = await q<Interval>(`
     SELECT s.run_id AS "runId", r.concurrency_key AS key, s.pid, ${ms('s.at')} AS start, ${ms('e.at')} AS "end"
     FROM test_ledger s JOIN test_ledger e ON e.run_id = s.run_id AND e.step = 'slot:end'
-    JOIN durable_runs r ON r.id = s.run_id
+    JOIN ${t.runs} r ON r.id = s.run_id
     WHERE s.step = 'slot'`);
   const [{ n: stillRunning }] = await q<{ n: number }>(
-    `SELECT count(*)::int AS n FROM durable_runs WHERE queue = '${SLOT_QUEUE}' AND status = 'RUNNING'`,
+    `SELECT count(*)::int AS n FROM ${t.runs} r WHERE queue = '${SLOT_QUEUE}' AND status = 'RUNNING'`,
   );
   return { statuses, intervals, stillRunning };
 }
