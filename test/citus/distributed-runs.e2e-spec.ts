@@ -145,7 +145,6 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(keyed).toEqual({ n: 0 });
     const done = await engine.startRun('shipment', { n: 1 });
     await done.result({ timeoutMs: 30_000 });
-    await expect(engine.resume(done.id)).rejects.toEqual(refused('resume'));
     await expect(engine.fork(done.id, 0)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
     const limited = await h.engine({ tick: async () => 1 }, { queues: { default: { globalConcurrency: 2 } } }, false);
     await expect(limited.start()).rejects.toEqual(refused('queue limits'));
@@ -170,7 +169,7 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(children).toEqual({ n: 30 });
   }, 90_000);
 
-  it('cancels a run with its descendants (with compensation: not yet, refused)', async () => {
+  it('cancels a run with its descendants, and resumes them (with compensation: not yet, refused)', async () => {
     const parent = await engine.startRun('parentOfSleeper', {});
     const child = `${parent.id}:child:0`;
     const statusOf = async (id: string) => (await engine.getRun(id))?.status;
@@ -183,6 +182,18 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(['RUNNING', 'WAITING']).toContain(await statusOf(parent.id));
     await engine.cancel(parent.id);
     expect({ parent: await statusOf(parent.id), child: await statusOf(child) }).toEqual({ parent: 'CANCELLED', child: 'CANCELLED' });
+    // Resumed with the child cancelled with it: the child sleeps again (its checkpoint kept), the parent waits for it.
+    await engine.resume(parent.id);
+    const both = async () => `${await statusOf(parent.id)} ${await statusOf(child)}`;
+    for (const until = Date.now() + 20_000; (await both()) !== 'WAITING WAITING' && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await both()).toBe('WAITING WAITING'); // the parent, then the child
+    const steps = await h.query(`SELECT name FROM ${partitionSchema(partitionOf(child, PARTITIONS))}.durable_steps WHERE run_id = $1`, [
+      child,
+    ]);
+    expect(steps.filter((r: { name: string }) => r.name === 'before')).toHaveLength(1);
+    await expect(engine.resume(parent.id)).rejects.toMatchObject({ code: 'ILLEGAL_TRANSITION' });
+    await engine.cancel(parent.id);
   }, 60_000);
 
   it('refuses Durable.send to a run in another partition, with a typed error that says what to do', async () => {

@@ -103,7 +103,6 @@ function refusedAtPivot(id: string, runs: CompensatingCancel[]): Array<{ id: str
 
 /** Resumes a CANCELLED or FAILED run from its last checkpoint (a failed final step runs again). */
 export async function resume(e: EngineContext, id: string, opts: ControlOptions = {}): Promise<void> {
-  refuseInDistributedMode(e.store, 'resume', 'Resuming a run');
   const resumed = await resumeRun(e.store, id, e.options.cancelChildren, actorOf('resume', opts)).catch((err: unknown) => {
     const conflict = keyConflictOf(err);
     throw conflict ? new KeyConflictError(id, conflict.index, conflict.detail) : err;

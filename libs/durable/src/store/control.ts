@@ -5,7 +5,7 @@ import { actorDetail, groupEnds, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHA
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import { runStore, type Store } from './store.js';
-import { listedTree, runTree } from './run-trees.js';
+import { listedTree, resumableTree, runTree } from './run-trees.js';
 export type { CompensatingCancel } from './rows.js';
 import type { CompensatingCancel } from './rows.js';
 
@@ -133,6 +133,31 @@ SELECT r.id FROM durable_runs r WHERE r.id IN (SELECT id FROM tree) AND r.status
 ORDER BY r.id FOR NO KEY UPDATE`,
 );
 
+/** RESUME_RUN after its tree of runs (`tree`): `clock`, the time a passed deadline is compared with (Citus wants no clock in a CASE of an UPDATE). */
+const resumeTree = (clock: string) => `u AS (
+  UPDATE durable_runs
+  SET status = 'PENDING', available_at = now(), updated_at = now(), finished_at = NULL, error = NULL,
+      deadline_at = CASE WHEN deadline_at < ${clock} THEN NULL ELSE deadline_at END
+  WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
+  RETURNING id, queue),
+was AS (
+  SELECT parent_id, group_seq, status FROM durable_runs
+  WHERE id IN (SELECT id FROM u) AND group_seq IS NOT NULL),
+ungroup AS (
+  UPDATE durable_child_groups g
+  SET ended = g.ended - x.n, failed = g.failed - x.f, cancelled = g.cancelled - x.c
+  FROM (SELECT parent_id, group_seq, count(*) AS n, count(*) FILTER (WHERE status = 'FAILED') AS f,
+               count(*) FILTER (WHERE status = 'CANCELLED') AS c
+        FROM was GROUP BY parent_id, group_seq) x
+  WHERE g.run_id = x.parent_id AND g.seq = x.group_seq),
+w AS (UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (SELECT id FROM u) AND status = 'CANCELLED'),
+f AS (
+  DELETE FROM durable_steps s
+  WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
+    AND s.seq = (SELECT max(seq) FROM durable_steps m WHERE m.run_id = s.run_id)),
+hist AS (${history('$2', `SELECT id, 'resumed', nullif(${actorDetail('$4')}, '{}'::jsonb) FROM u WHERE true`)})
+SELECT id, pg_notify('${WAKEUP_CHANNEL}', queue) IS NULL AS notified FROM u`;
+
 /**
  * Resume a CANCELLED or FAILED run from its last checkpoint: the final failed step (if the run
  * failed in one, or in a compensation) is forgotten so that it runs again; an expired deadline is
@@ -153,29 +178,15 @@ tree AS (
   UNION
   SELECT c.id FROM durable_runs c JOIN tree t ON c.parent_id = t.id
   WHERE $3::boolean AND c.status = 'CANCELLED' AND c.finished_at >= (SELECT finished_at FROM root)),
-u AS (
-  UPDATE durable_runs
-  SET status = 'PENDING', available_at = now(), updated_at = now(), finished_at = NULL, error = NULL,
-      deadline_at = CASE WHEN deadline_at < now() THEN NULL ELSE deadline_at END
-  WHERE id IN (SELECT id FROM tree) AND status IN ('CANCELLED','FAILED')
-  RETURNING id, queue),
-was AS (
-  SELECT parent_id, group_seq, status FROM durable_runs
-  WHERE id IN (SELECT id FROM u) AND group_seq IS NOT NULL),
-ungroup AS (
-  UPDATE durable_child_groups g
-  SET ended = g.ended - x.n, failed = g.failed - x.f, cancelled = g.cancelled - x.c
-  FROM (SELECT parent_id, group_seq, count(*) AS n, count(*) FILTER (WHERE status = 'FAILED') AS f,
-               count(*) FILTER (WHERE status = 'CANCELLED') AS c
-        FROM was GROUP BY parent_id, group_seq) x
-  WHERE g.run_id = x.parent_id AND g.seq = x.group_seq),
-w AS (UPDATE durable_steps SET status = 'WAITING' WHERE run_id IN (SELECT id FROM u) AND status = 'CANCELLED'),
-f AS (
-  DELETE FROM durable_steps s
-  WHERE s.run_id IN (SELECT id FROM u) AND s.status = 'FAILED'
-    AND s.seq = (SELECT max(seq) FROM durable_steps m WHERE m.run_id = s.run_id)),
-hist AS (${history('$2', `SELECT id, 'resumed', nullif(${actorDetail('$4')}, '{}'::jsonb) FROM u WHERE true`)})
-SELECT id, pg_notify('${WAKEUP_CHANNEL}', queue) IS NULL AS notified FROM u`,
+${resumeTree('now()')}`,
+);
+
+/** RESUME_RUN with its tree read beforehand (distributed mode, see run-trees.ts): $5 the ids, $6 the clock the tree was read at. */
+const RESUME_RUN_LISTED = statement(
+  'resume_run_listed',
+  `
+WITH tree AS (SELECT id FROM unnest($5::text[]) AS t(id) WHERE $1::text IS NOT NULL AND $3::boolean IS NOT NULL),
+${resumeTree('$6::timestamptz')}`,
 );
 
 /**
@@ -266,6 +277,13 @@ export async function cancelTreeCompensating(
 /** true if the run was CANCELLED/FAILED and is now PENDING again (with the descendants cancelled with it, if cascade). */
 export async function resumeRun(store: Store, id: string, cascade: boolean, actor: string | null): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.resumeRun(store, id, cascade, actor);
+  if (store.layout.partitions !== null) {
+    const s = runStore(store, id);
+    const read = await resumableTree(s, id, cascade);
+    if (!read) return false;
+    const rows = await s.sql.query<{ id: string }>(RESUME_RUN_LISTED, [id, s.history, cascade, actor, read.tree, read.clock]);
+    return rows.some((r) => r.id === id);
+  }
   return (await store.sql.query<{ id: string }>(RESUME_RUN, [id, store.history, cascade, actor])).some((r) => r.id === id);
 }
 

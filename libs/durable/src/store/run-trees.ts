@@ -1,5 +1,5 @@
 /**
- * A run and its descendants, for cancel in distributed mode. On a single server the cancel statements
+ * A run and its descendants, for cancel and resume in distributed mode. On a single server the cancel statements
  * find the tree with a recursive CTE; Citus refuses recursive CTEs on a distributed schema's tables.
  * There the tree is read first, level by level (children live in their parent's partition), and the
  * statement takes it as an array instead: its `WITH RECURSIVE tree AS (…)` replaced by the ids.
@@ -21,6 +21,36 @@ export async function runTree(store: Store, id: string, cascade: boolean): Promi
     tree.push(...level);
   }
   return tree;
+}
+
+/** Run $1 if it can be resumed (CANCELLED or FAILED): when it finished, and the database clock. */
+const RESUMABLE_ROOT = statement(
+  'resumable_root',
+  `SELECT finished_at, now() AS clock FROM durable_runs WHERE id = $1 AND status IN ('CANCELLED','FAILED')`,
+);
+
+/** The children of runs $1 cancelled with them: CANCELLED at or after $2, when the resumed run ended (as RESUME_RUN's tree). */
+const CANCELLED_CHILDREN_OF = statement(
+  'cancelled_children_of',
+  `SELECT id FROM durable_runs WHERE parent_id = ANY($1::text[]) AND status = 'CANCELLED' AND finished_at >= $2::timestamptz`,
+);
+
+/**
+ * Run `id` and, with `cascade`, the descendants cancelled with it (in its partition, the store's), as
+ * RESUME_RUN's recursive tree finds them; null if the run cannot be resumed.
+ */
+export async function resumableTree(store: Store, id: string, cascade: boolean): Promise<{ tree: string[]; clock: Date } | null> {
+  const [root] = await store.sql.query<{ finished_at: Date | null; clock: Date }>(RESUMABLE_ROOT, [id]);
+  if (!root) return null;
+  const tree = [id];
+  const seen = new Set(tree);
+  for (let level = [id]; cascade && level.length;) {
+    const rows = await store.sql.query<{ id: string }>(CANCELLED_CHILDREN_OF, [level, root.finished_at]);
+    level = rows.map((r) => r.id).filter((c) => !seen.has(c));
+    for (const c of level) seen.add(c);
+    tree.push(...level);
+  }
+  return { tree, clock: root.clock };
 }
 
 const RECURSIVE_TREE =
