@@ -78,10 +78,10 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
       const ids = rows.map((r) => r.id);
       const epochs = rows.map((r) => r.lease_epoch);
       const all = <T>(v: T) => rows.map(() => v);
-      // FINISH_RUNS: the ends ($1..$5), each with its step's checkpoint ($6..$16), history, the rows to lock.
+      // FINISH_RUNS: the ends ($1..$5), each with its step's checkpoint ($6..$16), history, the rows to lock, deleteOnSuccess ($19).
       const values = [ids, epochs, all('SUCCEEDED'), all('0'), all(null)];
       values.push(ids, epochs, all(0), all('benchStep'), all('SUCCEEDED'), all('0'), all(null), all(1), all(0.1), all(null), all(null));
-      await timed(end, () => c.query({ name: 'end', text: SQL.FINISH_RUNS, values: [...values, true, ids] }));
+      await timed(end, () => c.query({ name: 'end', text: SQL.FINISH_RUNS, values: [...values, true, ids, all(false)] }));
       ended += rows.length;
       // Statistics as a server keeps them (see autoanalyze.ts), outside the timings: a plan made when
       // durable_steps was empty would look each claimed run's steps up with a sequential scan.

@@ -90,6 +90,12 @@ if (process.argv[2] === 'claims') {
   await runClaimsBench(process.argv.slice(3));
   process.exit(0);
 }
+// `npm run bench -- citus …`: 1 node vs a Citus coordinator + worker nodes, started by the bench (see citus/main.ts).
+if (process.argv[2] === 'citus') {
+  const { runCitusBench } = await import('./citus/main.js');
+  await runCitusBench(process.argv.slice(3));
+  process.exit(0);
+}
 // `npm run bench -- telemetry …`: the same workload with OpenTelemetry off and on (see telemetry.ts).
 if (process.argv[2] === 'telemetry') {
   await runTelemetryBench(process.argv.slice(3));
@@ -150,6 +156,7 @@ if (a.help) {
       '       npm run bench -- fanout [--children 100000] [--dbos-children 10000] [--concurrency 50] [--skip-dbos]   (one workflow joining N children)\n' +
       '       npm run bench -- instances [--processes 1,2,4,8] [--workflows 4000] [--steps 3] [--concurrency 10] [--pool 10]\n' +
       '       npm run bench -- telemetry --help   (the same workload with OpenTelemetry off and on, side by side)\n' +
+      '       npm run bench -- citus [--workflows 10000] [--e2e 3000] [--partitions 8] [--nodes 2] [--probe 20000]   (1 node vs a Citus cluster it starts)\n' +
       '       npm run bench -- claims [--backlog 100000] [--keys 10000] [--claimers 3] [--batch 10] [--seconds 10]   (claim cost: plain vs limited)\n',
   );
   process.exit(0);

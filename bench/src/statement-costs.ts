@@ -41,12 +41,12 @@ async function setup(id: string): Promise<void> {
 
 /** INSERT_RUNS_CLAIMED's parameters for one run (arrays of one) leased to worker 'w' for 30 s. */
 function claimedParams(id: string): unknown[] {
-  return [[id], [WORKFLOW], [QUEUE], ['"x"'], [0], 'w', 30000, [null], [null], null, history, [null], [null], ['[]']];
+  return [[id], [WORKFLOW], [QUEUE], ['"x"'], [0], 'w', 30000, [null], [null], null, history, [null], [null], ['[]'], [null]];
 }
 
 /** INSERT_RUN's parameters for one due run (app version `version`). */
 function runParams(id: string, version: string | null = null): unknown[] {
-  return [id, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, version, history, null, null, []];
+  return [id, WORKFLOW, QUEUE, '"x"', 0, null, null, null, null, version, history, null, null, [], null];
 }
 
 interface Case {
@@ -88,7 +88,7 @@ const cases: Case[] = [
   {
     name: 'FINISH_RUNS (1 run)',
     prepare: (i) => setup(`e${i}`),
-    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], ...new Array(11).fill([]), history, [`e${i}`]]],
+    make: (i) => [SQL.FINISH_RUNS, [[`e${i}`], [1], ['SUCCEEDED'], ['0'], [null], ...new Array(11).fill([]), history, [`e${i}`], [false]]],
   },
   {
     // A workflow that returns right after its step: the checkpoint goes with the end (one statement instead of two).
@@ -115,6 +115,7 @@ const cases: Case[] = [
         [null],
         history,
         [`k${i}`],
+        [false],
       ],
     ],
   },
