@@ -109,7 +109,7 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect((await engine.getRun(id))?.output).toEqual({ a: 10, child: 'label-5' });
   }, 30_000);
 
-  it('sends every statement of the hot path to one shard: one task each, never a lock across shards', async () => {
+  it('sends every statement of the hot path to one shard (each part of it), never a lock across shards', async () => {
     const statements = engineStatements();
     const plan = async (name: string, params: unknown[]) => {
       const text = statements.get(`durable_${name}`);
@@ -134,6 +134,10 @@ describeCitus('distributed mode on Citus: runs', () => {
         tasks: 'single-shard',
       });
     }
+    // Not one router task yet (docs/scaling-out.md, "Figures and projection"): a statement whose CTEs insert rows
+    // runs in parts (subplans), each on one shard, with two-phase commit. The list shrinks as statements are reshaped.
+    const inParts = Object.entries(plans).filter(([, text]) => /Distributed Subplan/.test(text));
+    expect(inParts.map(([name]) => name)).toEqual(['insert_run', 'claim', 'insert_steps', 'finish_runs', 'sweep_expired_leases']);
     const logs = [cluster.coordinator, ...cluster.workers].map((n) => cluster.logTail(n, 100_000)).join('\n');
     expect(logs).not.toMatch(/could not run distributed query with FOR UPDATE/);
   });
