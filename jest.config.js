@@ -75,6 +75,7 @@ export const BROWSER = [
   'test/admin/dashboard-layout-browser.e2e-spec.ts',
   'test/admin/dashboard-operations-browser.e2e-spec.ts',
   'test/databases/dashboard-browser.e2e-spec.ts',
+  'test/citus/dashboard-browser.e2e-spec.ts',
   'test/example/approval-browser.e2e-spec.ts',
   'test/example/assistant-stream.e2e-spec.ts',
   'test/example/dashboard-tour.e2e-spec.ts',
