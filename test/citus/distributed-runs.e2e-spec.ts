@@ -1,4 +1,4 @@
-import { Durable, UnsupportedDatabaseError } from 'nestjs-durable';
+import { Durable, UnsupportedDatabaseError, WorkflowCancelledError } from 'nestjs-durable';
 import type { DurableEngine } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
@@ -41,6 +41,22 @@ describeCitus('distributed mode on Citus: runs', () => {
           return 'woke';
         },
         parentOfSleeper: async () => (await Durable.startChild('sleeper', {})).result(),
+        refundable: async () => {
+          await Durable.step(
+            'charge',
+            async () => {
+              await Durable.tx<PrismaClient>().$executeRaw`INSERT INTO test_ledger (run_id, step) VALUES (${Durable.runId()}, 'charge')`;
+              return 1;
+            },
+            {
+              transactional: true,
+              compensate: async () => {
+                await h.prisma.$executeRaw`INSERT INTO test_ledger (run_id, step) VALUES (${Durable.runId()}, 'refund')`;
+              },
+            },
+          );
+          return (await Durable.startChild('sleeper', {})).result();
+        },
         sender: async (input: { to: string }) => {
           await Durable.send(input.to, 'note', 'hello');
           return 'sent';
@@ -173,17 +189,13 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(children).toEqual({ n: 30 });
   }, 90_000);
 
-  it('cancels a run with its descendants, and resumes them (with compensation: not yet, refused)', async () => {
+  it('cancels a run with its descendants, and resumes them', async () => {
     const parent = await engine.startRun('parentOfSleeper', {});
     const child = `${parent.id}:child:0`;
     const statusOf = async (id: string) => (await engine.getRun(id))?.status;
     for (const until = Date.now() + 20_000; (await statusOf(child)) !== 'WAITING' && Date.now() < until;)
       await new Promise((r) => setTimeout(r, 100));
     expect(await statusOf(child)).toBe('WAITING');
-    await expect(engine.cancel(parent.id, { compensate: true })).rejects.toEqual(
-      expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature: 'cancel with compensation' }),
-    );
-    expect(['RUNNING', 'WAITING']).toContain(await statusOf(parent.id));
     await engine.cancel(parent.id);
     expect({ parent: await statusOf(parent.id), child: await statusOf(child) }).toEqual({ parent: 'CANCELLED', child: 'CANCELLED' });
     // Resumed with the child cancelled with it: the child sleeps again (its checkpoint kept), the parent waits for it.
@@ -198,6 +210,18 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(steps.filter((r: { name: string }) => r.name === 'before')).toHaveLength(1);
     await expect(engine.resume(parent.id)).rejects.toMatchObject({ code: 'ILLEGAL_TRANSITION' });
     await engine.cancel(parent.id);
+  }, 60_000);
+
+  it('cancels with compensation: the run undoes its transactional step, its child is cancelled', async () => {
+    const run = await engine.startRun('refundable', {});
+    const child = `${run.id}:child:1`; // its second durable operation
+    const statusOf = async (id: string) => (await engine.getRun(id))?.status;
+    for (const until = Date.now() + 20_000; (await statusOf(child)) !== 'WAITING' && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 100));
+    await engine.cancel(run.id, { compensate: true });
+    await expect(run.result({ timeoutMs: 30_000 })).rejects.toThrow(WorkflowCancelledError);
+    expect(await ledger(run.id)).toEqual([{ step: 'charge' }, { step: 'refund' }]);
+    expect(await statusOf(child)).toBe('CANCELLED');
   }, 60_000);
 
   it('refuses Durable.send to a run in another partition, with a typed error that says what to do', async () => {

@@ -69,7 +69,6 @@ export async function cancel(e: EngineContext, id: string, opts: CancelOptions =
       'afterPivot',
     );
   }
-  if (opts.compensate) refuseInDistributedMode(e.store, 'cancel with compensation', 'Cancelling with compensation');
   const actor = actorOf('cancel', opts);
   const cascade = e.options.cancelChildren;
   const once = opts.compensate

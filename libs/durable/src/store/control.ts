@@ -4,6 +4,7 @@ import { statement } from './statement.js';
 import { actorDetail, groupEnds, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
+import { dbNow } from './schedules.js';
 import { runStore, type Store } from './store.js';
 import { listedTree, resumableTree, runTree } from './run-trees.js';
 export type { CompensatingCancel } from './rows.js';
@@ -57,10 +58,13 @@ SELECT id, pg_notify('${CANCEL_CHANNEL}', id) IS NULL AS notified, (SELECT n FRO
  * 'stop' it is CANCELLED at once, like CANCEL_RUN. The caller locks the tree first (LOCK_RUN_TREE) in
  * the same transaction, so this statement's snapshot, taken after the locks, sees every pivot that
  * committed before (a pivot's checkpoint holds the run row FOR SHARE; see store/pivot.ts).
+ * `clock`: the time a request is stamped with (the transaction's now(); Citus wants no clock in a CASE
+ * or coalesce of an UPDATE, so in distributed mode it is a parameter). `lock`: x locks what it reads,
+ * for descendants that appeared after LOCK_RUN_TREE; in distributed mode the tree is a list read
+ * before and locked by LOCK_RUN_TREE_LISTED, and Citus mis-executes that lock with the LATERAL join
+ * ("missing data for column"), so it is left out there.
  */
-const CANCEL_RUN_COMPENSATING = statement(
-  'cancel_run_compensating',
-  `
+const cancelCompensating = (clock: string, lock = '\n  ORDER BY r.id FOR NO KEY UPDATE OF r') => `
 WITH RECURSIVE tree AS (
   SELECT id FROM durable_runs WHERE id = $1
   UNION
@@ -68,13 +72,15 @@ WITH RECURSIVE tree AS (
 x AS (
   SELECT r.id, r.status, r.cancel_requested_at IS NOT NULL AS already,
          EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND (s.compensation -> 'by') IS NOT NULL) AS undo,
-         p.seq AS pivot_seq, p.name AS pivot_name
+         p.seq AS pivot_seq, p.name AS pivot_name,
+         -- a request's available_at (see signalRuns), computed here: Citus refuses clock arithmetic in an UPDATE
+         CASE WHEN r.status = 'RUNNING' THEN greatest(${clock}, r.available_at + interval '1 millisecond')
+              ELSE least(r.available_at, ${clock}) END AS requested_available_at
   FROM durable_runs r
   LEFT JOIN LATERAL (
     SELECT s.seq, s.name FROM durable_steps s
     WHERE s.run_id = r.id AND s.status = 'SUCCEEDED' AND (s.compensation -> 'pivot') IS NOT NULL ORDER BY s.seq LIMIT 1) p ON true
-  WHERE r.id IN (SELECT id FROM tree) AND r.status IN ('PENDING','RUNNING','WAITING')
-  ORDER BY r.id FOR NO KEY UPDATE OF r),
+  WHERE r.id IN (SELECT id FROM tree) AND r.status IN ('PENDING','RUNNING','WAITING')${lock}),
 refuse AS (SELECT id, pivot_seq, pivot_name FROM x WHERE pivot_seq IS NOT NULL AND $5 = 'refuse'),
 ok AS (SELECT * FROM x WHERE NOT EXISTS (SELECT 1 FROM refuse)),
 done AS (
@@ -85,24 +91,22 @@ done AS (
 ${END_WAITS('w', 'SELECT id FROM done')},
 req AS (
   UPDATE durable_runs r
-  SET cancel_requested_at = coalesce(r.cancel_requested_at, now()), updated_at = now(),
-      available_at = CASE WHEN r.status = 'RUNNING' THEN greatest(now(), r.available_at + interval '1 millisecond')
-                          ELSE least(r.available_at, now()) END
+  SET cancel_requested_at = coalesce(r.cancel_requested_at, ${clock}), updated_at = now(), available_at = x.requested_available_at
   FROM ok x WHERE r.id = x.id AND (x.status = 'RUNNING' OR x.undo) AND x.pivot_seq IS NULL
   RETURNING r.id, r.queue, r.status, x.already),
 hist_done AS (${history(
-    '$2',
-    `SELECT id, 'cancelled', CASE WHEN pivot_seq IS NULL THEN jsonb_build_object('compensate', true, 'compensations', 0)
+  '$2',
+  `SELECT id, 'cancelled', CASE WHEN pivot_seq IS NULL THEN jsonb_build_object('compensate', true, 'compensations', 0)
   ELSE jsonb_build_object('compensate', true, 'afterPivot', 'stop', 'pivot', jsonb_build_object('seq', pivot_seq, 'step', pivot_name)) END
   || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END || ${actorDetail('$4')}
   FROM done WHERE true`,
-  )}),
+)}),
 hist_req AS (${history(
-    '$2',
-    `SELECT id, 'cancel_requested', jsonb_build_object('compensate', true)
+  '$2',
+  `SELECT id, 'cancel_requested', jsonb_build_object('compensate', true)
   || CASE WHEN id <> $1 THEN jsonb_build_object('by', 'ancestor', 'root', $1::text) ELSE '{}'::jsonb END || ${actorDetail('$4')}
   FROM req WHERE NOT already`,
-  )}),
+)}),
 ${groupEnds('ge', 'done')},
 ${signalRuns(
   'par',
@@ -115,13 +119,26 @@ UNION ALL
 SELECT id, 'cancelling', CASE WHEN status = 'RUNNING' THEN pg_notify('${COMPENSATE_CHANNEL}', id)
                               ELSE pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL, NULL, NULL, NULL FROM req
 UNION ALL
-SELECT id, 'refused', NULL, NULL, pivot_seq, pivot_name FROM refuse`,
+SELECT id, 'refused', NULL, NULL, pivot_seq, pivot_name FROM refuse`;
+
+const CANCEL_RUN_COMPENSATING = statement('cancel_run_compensating', cancelCompensating('now()'));
+
+/** The same in distributed mode: its tree read beforehand ($6 the ids, see run-trees.ts), $7 the transaction's clock. */
+const CANCEL_RUN_COMPENSATING_LISTED = listedTree(
+  { name: 'durable_cancel_run_compensating', text: cancelCompensating('$7::timestamptz', '') },
+  6,
 );
 
 /**
  * The unfinished runs of a cancel's tree ($1 and, when $2 is true, its descendants), locked in id
  * order: the first statement of a compensating cancel (see CANCEL_RUN_COMPENSATING).
  */
+/** LOCK_RUN_TREE in distributed mode: the tree read beforehand ($1 the ids, see run-trees.ts). */
+const LOCK_RUN_TREE_LISTED = statement(
+  'lock_run_tree_listed',
+  `SELECT r.id FROM durable_runs r WHERE r.id = ANY($1::text[]) AND r.status IN ('PENDING','RUNNING','WAITING') ORDER BY r.id FOR NO KEY UPDATE`,
+);
+
 const LOCK_RUN_TREE = statement(
   'lock_run_tree',
   `
@@ -260,12 +277,18 @@ export async function cancelTreeCompensating(
   afterPivot: 'refuse' | 'stop' = 'refuse',
 ): Promise<CompensatingCancel[]> {
   if (store.sql.dialect === 'mysql') return mysql.cancelTreeCompensating(store, id, cascade, actor, afterPivot);
-  const rows = await store.sql.transaction(async (sql) => {
-    await sql.query(LOCK_RUN_TREE, [id, cascade]);
-    return sql.query<{ id: string; outcome: CompensatingCancel['outcome']; pivot_seq: number | null; pivot_name: string | null }>(
-      CANCEL_RUN_COMPENSATING,
-      [id, store.history, cascade, actor, afterPivot],
-    );
+  type Row = { id: string; outcome: CompensatingCancel['outcome']; pivot_seq: number | null; pivot_name: string | null };
+  const distributed = store.layout.partitions !== null;
+  const s = runStore(store, id);
+  const tree = distributed ? await runTree(s, id, cascade) : [];
+  const rows = await s.sql.transaction(async (sql) => {
+    if (!distributed) {
+      await sql.query(LOCK_RUN_TREE, [id, cascade]);
+      return sql.query<Row>(CANCEL_RUN_COMPENSATING, [id, store.history, cascade, actor, afterPivot]);
+    }
+    await sql.query(LOCK_RUN_TREE_LISTED, [tree]);
+    const clock = new Date(await dbNow({ ...s, sql }));
+    return sql.query<Row>(CANCEL_RUN_COMPENSATING_LISTED, [id, store.history, cascade, actor, afterPivot, tree, clock]);
   });
   return rows.map((r) => ({
     id: r.id,
