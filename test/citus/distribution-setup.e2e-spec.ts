@@ -96,7 +96,7 @@ describeCitus('distributed mode: set-up on Citus', () => {
     'durable_set_queue_limits',
     'durable_sync_declared_limits',
     'durable_fire_schedules', // a single server's fire; distributed mode fires through store/partitioned-schedules.ts
-    'durable_insert_deduped', // singleton starts (dedupeKey)
+    'durable_insert_deduped', // a single server's text; distributed mode sends durable_insert_deduped_in_partition
     'durable_live_tick', // the admin live feed
   ];
 
@@ -136,10 +136,16 @@ describeCitus('distributed mode: set-up on Citus', () => {
     try {
       const client = await clientEngine(single.url, h.prisma as never, ['move']);
       const handles = await Promise.all(Array.from({ length: 12 }, (_, n) => client.startRun('move', { n })));
+      const keyed = await client.startRun('move', { n: 99 }, { dedupeKey: 'once' });
       await client.stop();
       const out: string[] = [];
       const err: string[] = [];
       const io = { cwd: process.cwd(), out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
+      // An unfinished run of a dedupe key: its id does not give its key's partition, so the move waits for it.
+      expect(await runDistributeCommand(['--partitions', '4'], io, { DATABASE_URL: single.url })).toBe(1);
+      expect(err.at(-1)).toMatch(/dedupeKey or a debounce key are unfinished/);
+      expect(await h.query('SELECT count(*)::int AS n FROM public.durable_runs')).toEqual([{ n: 13 }]);
+      await h.query(`UPDATE public.durable_runs SET status = 'CANCELLED', finished_at = now() WHERE id = $1`, [keyed.id]);
       expect(await runDistributeCommand(['--partitions', '4'], io, { DATABASE_URL: single.url })).toBe(0);
       expect(out.join('\n')).toMatch(/Distributed mode set up: 4 partition\(s\)/);
       expect(err.filter((l) => l.startsWith('moved')).join('\n')).toMatch(/moved \d+ row\(s\) to durable_p\d\.durable_runs/);

@@ -26,8 +26,9 @@ Options:
   --verbose               print the stack of an error
   -h, --help              this text
 
-Exit codes: 0 done; 1 refused (Citus missing, another partition count already set up); 2 bad command
-line; 3 database unreachable or without the nestjs-durable tables.`;
+Exit codes: 0 done; 1 refused (Citus missing, another partition count already set up, unfinished runs
+of a dedupe or debounce key); 2 bad command line; 3 database unreachable or without the nestjs-durable
+tables.`;
 
 /** `npx nestjs-durable distribute …`: returns the exit code. */
 export async function runDistributeCommand(argv: string[], io: CliIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -79,7 +80,7 @@ export async function runDistributeCommand(argv: string[], io: CliIo, env: NodeJ
     return EXIT.ok;
   } catch (e) {
     const message = (e as Error).message ?? '';
-    if (/citus extension is not installed|count cannot change/.test(message)) {
+    if (/citus extension is not installed|count cannot change|debounce key are unfinished/.test(message)) {
       io.err(`nestjs-durable: ${safeText(message)}`);
       return EXIT.refused;
     }

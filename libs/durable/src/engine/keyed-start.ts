@@ -1,19 +1,26 @@
+import { randomUUID } from 'node:crypto';
 import { checkIdentifierCharacters, showIdentifier } from '../config/identifiers.js';
 import { DAY_MS, MAX_ID_LENGTH } from '../config/limits.js';
-import { IdempotencyConflictError, InvalidArgumentError } from '../errors/index.js';
-import { debounceStart, dedupeHolder, insertDeduped } from '../store/keyed-starts.js';
+import { IdempotencyConflictError, InvalidArgumentError, UnsupportedDatabaseError } from '../errors/index.js';
+import { debounceStart, dedupeHolder, insertDeduped, keyPartition } from '../store/keyed-starts.js';
+import { partitionOf } from '../store/partitions.js';
 import type { DebounceStart, NewRun } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 const DEBOUNCE_KEYS = ['key', 'periodMs', 'maxDelayMs', 'input'];
 const show = showIdentifier;
 const isKey = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= MAX_ID_LENGTH;
 const isMs = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= DAY_MS;
 
+/**
+ * Marks a keyed run whose id the engine minted (no id option): in distributed mode startKeyedRun may
+ * mint it again, in its key's partition. A symbol, so it never reaches a statement or JSON.
+ */
+const MINTED_ID: unique symbol = Symbol('durable.keyed-run.minted-id');
+
 /** The start options dedupeKey and debounce, checked (InvalidArgumentError listing every problem). */
-export function keyedStart(opts: StartOptions): { dedupeKey?: string; debounce?: DebounceStart } {
+export function keyedStart(opts: StartOptions): { dedupeKey?: string; debounce?: DebounceStart; [MINTED_ID]?: true } {
   const problems: string[] = [];
   if (opts.dedupeKey !== undefined && !isKey(opts.dedupeKey)) {
     problems.push(`dedupeKey must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${show(opts.dedupeKey)})`);
@@ -55,7 +62,34 @@ export function keyedStart(opts: StartOptions): { dedupeKey?: string; debounce?:
     throw new InvalidArgumentError(`start(): ${problems.join('; ')}.`, opts.debounce !== undefined ? 'debounce' : 'dedupeKey');
   if (opts.dedupeKey !== undefined) checkIdentifierCharacters('start()', 'dedupeKey', opts.dedupeKey);
   if (debounce) checkIdentifierCharacters('start()', 'debounce.key', debounce.key);
-  return { ...(opts.dedupeKey !== undefined && { dedupeKey: opts.dedupeKey }), ...(debounce && { debounce }) };
+  return {
+    ...(opts.dedupeKey !== undefined && { dedupeKey: opts.dedupeKey }),
+    ...(debounce && { debounce }),
+    ...((opts.dedupeKey !== undefined || debounce) && opts.id === undefined && { [MINTED_ID]: true as const }),
+  };
+}
+
+/**
+ * Distributed mode: a keyed run lives in its key's partition (its unique index holds per partition),
+ * and a run's partition is a function of its id, so the engine mints the id of such a run until it
+ * lands there (on average as many tries as there are partitions, of an MD5 each). An id of the
+ * caller's own that lands elsewhere is refused before anything is written.
+ */
+function placeKeyedRun(store: Store, run: NewRun): void {
+  const count = store.layout.partitions;
+  if (count === null) return;
+  const key = run.debounce?.key ?? run.dedupeKey!;
+  const home = keyPartition(run.workflowName, key, count);
+  if (partitionOf(run.id, count) === home) return;
+  if (!(run as { [MINTED_ID]?: true })[MINTED_ID]) {
+    throw new UnsupportedDatabaseError(
+      'dedupeKey',
+      `run id ${run.id} would not be in the partition of its dedupeKey ${key}, where distributed mode (Citus) keeps the runs of a key: ` +
+        'leave the id to the engine (no id option), or run on a single PostgreSQL server to choose ids of your own. See docs/scaling-out.md.',
+    );
+  }
+  do run.id = randomUUID();
+  while (partitionOf(run.id, count) !== home);
 }
 
 /** How many times a start retries after losing a race to a run that then ended (or started) before it could be read. */
@@ -64,10 +98,11 @@ const RACE_RETRIES = 10;
 /**
  * Starts a run that has a dedupe or a debounce key (store/keyed-starts.ts): never through the
  * in-process fast path, the run goes through the claim like a delayed one. Returns the run the
- * caller gets — the new one, or the one its key led to — and how.
+ * caller gets — the new one, or the one its key led to — and how. In distributed mode the run is
+ * placed in its key's partition first (placeKeyedRun: its id may change).
  */
 export async function startKeyedRun(store: Store, run: NewRun): Promise<{ id: string; outcome: StartOutcome }> {
-  refuseInDistributedMode(store, run.debounce ? 'debounce' : 'dedupeKey', `A start with ${run.debounce ? 'debounce' : 'a dedupeKey'}`);
+  placeKeyedRun(store, run);
   for (let attempt = 1; attempt <= RACE_RETRIES; attempt++) {
     if (run.debounce) {
       const r = await debounceStart(store, run, run.debounce);

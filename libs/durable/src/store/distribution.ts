@@ -67,6 +67,14 @@ export function distributionStatements(partitions: number): string[] {
     // single-server tables (from an engine that started before).
     'BEGIN',
     `LOCK TABLE ${PARTITIONED_TABLES.join(', ')} IN EXCLUSIVE MODE`,
+    // The runs of a dedupe or debounce key live in the key's partition, where a run's id must then land;
+    // an unfinished keyed run of the single server has an id chosen without that: the move waits for them.
+    `DO $$ BEGIN
+       IF EXISTS (SELECT 1 FROM durable_runs WHERE (dedupe_key IS NOT NULL OR debounce_key IS NOT NULL)
+                  AND status IN ('PENDING','RUNNING','WAITING')) THEN
+         RAISE EXCEPTION 'runs started with a dedupeKey or a debounce key are unfinished: in distributed mode the runs of a key live in its partition, which their ids do not give. Let them end (or cancel them), then distribute again';
+       END IF;
+     END $$`,
     ...moveStatements(partitions),
     `INSERT INTO durable_distribution (partitions) SELECT ${partitions} WHERE NOT EXISTS (SELECT 1 FROM durable_distribution)`,
     `CREATE OR REPLACE FUNCTION durable_distributed_refusal() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN

@@ -1,8 +1,11 @@
-/** Flow control at start, as the admin API shows it: runs waiting out a debounce, and active singleton runs. */
+/**
+ * Flow control at start, as the admin API shows it: runs waiting out a debounce, and active singleton
+ * runs. Distributed mode: each partition's first `limit` rows, merged in the same order and cut to `limit`.
+ */
 import * as mysql from './mysql/keyed-starts.js';
 import { statement } from './statement.js';
 import { ACTIVE } from './schedule-rows.js';
-import { iso, type Store } from './store.js';
+import { iso, rowsOfEach, toDate, type Store } from './store.js';
 
 /**
  * Debounced runs that have not started, soonest first, at most $1: what later starts with their key
@@ -45,11 +48,16 @@ export interface SingletonRun {
   createdAt: string;
 }
 
+/** The first `limit` rows by time column `by` (1: soonest first, -1: latest first): the merge of several partitions' pages. */
+function firstOf(rows: Record<string, unknown>[], by: string, dir: 1 | -1, limit: number): Record<string, unknown>[] {
+  return rows.sort((a, b) => dir * (toDate(a[by])!.getTime() - toDate(b[by])!.getTime())).slice(0, limit); // stable: one server's order stays
+}
+
 export async function debouncedRuns(store: Store, limit: number): Promise<DebouncedRun[]> {
   const rows =
     store.sql.dialect === 'mysql'
       ? await mysql.debouncedRows(store, limit)
-      : await store.sql.query<Record<string, unknown>>(SELECT_DEBOUNCED, [limit]);
+      : firstOf(await rowsOfEach(store, SELECT_DEBOUNCED, [limit]), 'available_at', 1, limit);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,
     key: r.debounce_key as string,
@@ -63,7 +71,7 @@ export async function singletonRuns(store: Store, limit: number): Promise<Single
   const rows =
     store.sql.dialect === 'mysql'
       ? await mysql.singletonRows(store, limit)
-      : await store.sql.query<Record<string, unknown>>(SELECT_SINGLETONS, [limit]);
+      : firstOf(await rowsOfEach(store, SELECT_SINGLETONS, [limit]), 'created_at', -1, limit);
   return rows.map((r) => ({
     workflow: r.workflow_name as string,
     key: r.dedupe_key as string,

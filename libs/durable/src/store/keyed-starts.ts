@@ -3,14 +3,17 @@
  * unique partial index, so two starts racing from different instances (or inside two users'
  * transactions) can never both create a run: the second INSERT waits for the first to commit and
  * then conflicts (ON CONFLICT DO NOTHING: no row), and the caller reads the winner with a fresh
- * snapshot (a new statement). The plain start statements (runs.ts) are not involved.
+ * snapshot (a new statement). The plain start statements (runs.ts) are not involved. In distributed
+ * mode those indexes hold per partition, so a keyed run lives in its key's partition (keyPartition):
+ * every statement here goes there.
  */
 import * as mysql from './mysql/keyed-starts.js';
 import { statement } from './statement.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import type { DebounceStart, NewRun } from './rows.js';
-import type { Store } from './store.js';
+import { runStore, type Store } from './store.js';
 import { ACTIVE } from './schedule-rows.js';
+import { partitionOf } from './partitions.js';
 
 /** Columns and values shared by both inserts: $1 id … $12 tags (see INSERT_DEDUPED), and the context (INSERT_DEDUPED's $15, DEBOUNCE_START's $18). */
 const COLUMNS = `id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, concurrency_key, traceparent, tags, context`;
@@ -21,18 +24,18 @@ const COLUMNS = `id, workflow_name, queue, status, input, priority, available_at
  * $10 concurrency key, $11 traceparent, $12 tags text[], $13 dedupe key, $14 history, $15 context jsonb (null: none).
  * No row when the id exists or an active run of the workflow holds the key (any unique conflict).
  */
-const INSERT_DEDUPED = statement(
-  'insert_deduped',
-  `
+const insertDedupedText = (distributed: boolean) => `
 WITH ins AS (
   INSERT INTO durable_runs (${COLUMNS}, dedupe_key)
   VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, coalesce($6::timestamptz, now()) + coalesce($7::float8, 0) * interval '1 millisecond',
           now() + $8::float8 * interval '1 millisecond', $9, $10, $11, $12::text[], $15::jsonb, $13)
   ON CONFLICT DO NOTHING
-  RETURNING id, queue, available_at <= ${DUE_BY} AS due),
+  RETURNING id, queue, ${distributed ? 'available_at' : `available_at <= ${DUE_BY} AS due`}),
 hist AS (${history('$14', `SELECT id, 'created', jsonb_build_object('workflow', $2::text, 'queue', queue, 'dedupeKey', $13::text) FROM ins WHERE true`)})
-SELECT id, CASE WHEN due THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`,
-);
+SELECT id, CASE WHEN ${distributed ? `available_at <= ${DUE_BY}` : 'due'} THEN pg_notify('${WAKEUP_CHANNEL}', queue) END IS NULL AS notified FROM ins`;
+const INSERT_DEDUPED = statement('insert_deduped', insertDedupedText(false));
+/** INSERT_DEDUPED for a partition (distributed mode): Citus refuses now() in a RETURNING, so "due" is computed in the final SELECT. */
+const INSERT_DEDUPED_IN_PARTITION = statement('insert_deduped_in_partition', insertDedupedText(true));
 
 /**
  * Who holds what INSERT_DEDUPED conflicted with: run $1 itself (an idempotent start by id), else the
@@ -98,10 +101,29 @@ const common = (r: NewRun) => [
   r.tags,
 ];
 
+/**
+ * Distributed mode: the partition of dedupe or debounce key `key` of workflow `workflowName`, where
+ * its runs live (the unique indexes that make a key singular are per workflow and key, and hold per
+ * partition only). The text hashed ends in `"]`, so no child suffix is ever stripped from it.
+ */
+export function keyPartition(workflowName: string, key: string, count: number): number {
+  return partitionOf(JSON.stringify([workflowName, key]), count);
+}
+
+/** The store of keyed run r: its partition's (distributed mode), which must be its key's (engine/keyed-start.ts mints the id so). */
+function keyedStore(store: Store, r: NewRun, key: string): Store {
+  const count = store.layout.partitions;
+  if (count !== null && store.partition === undefined && partitionOf(r.id, count) !== keyPartition(r.workflowName, key, count))
+    throw new Error(`run ${r.id} is not in the partition of its key ${key}`);
+  return runStore(store, r.id);
+}
+
 /** Inserts a run with a dedupe key; false on a conflict (its id exists, or an active run holds the key). */
 export async function insertDeduped(store: Store, r: NewRun, dedupeKey: string): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.insertDeduped(store, r, dedupeKey);
-  return (await store.sql.query(INSERT_DEDUPED, [...common(r), dedupeKey, store.history, r.context ?? null])).length === 1;
+  const s = keyedStore(store, r, dedupeKey);
+  const text = s.partition === undefined ? INSERT_DEDUPED : INSERT_DEDUPED_IN_PARTITION;
+  return (await s.sql.query(text, [...common(r), dedupeKey, store.history, r.context ?? null])).length === 1;
 }
 
 /** What a dedupe conflict was with: the run with the same id, or the active run holding the key; null if it ended meanwhile. */
@@ -111,11 +133,10 @@ export async function dedupeHolder(
   dedupeKey: string,
 ): Promise<{ id: string; workflowName: string; sameId: boolean } | null> {
   if (store.sql.dialect === 'mysql') return mysql.dedupeHolder(store, r, dedupeKey);
-  const [row] = await store.sql.query<{ id: string; workflow_name: string; same_id: boolean }>(SELECT_DEDUPE_HOLDER, [
-    r.id,
-    r.workflowName,
-    dedupeKey,
-  ]);
+  const [row] = await keyedStore(store, r, dedupeKey).sql.query<{ id: string; workflow_name: string; same_id: boolean }>(
+    SELECT_DEDUPE_HOLDER,
+    [r.id, r.workflowName, dedupeKey],
+  );
   return row ? { id: row.id, workflowName: row.workflow_name, sameId: row.same_id === true } : null;
 }
 
@@ -126,7 +147,7 @@ export async function debounceStart(
   d: DebounceStart,
 ): Promise<{ id: string; created: boolean; startsAt: Date } | null> {
   if (store.sql.dialect === 'mysql') return mysql.debounceStart(store, r, d);
-  const [row] = await store.sql.query<{ id: string; created: boolean; available_at: Date }>(DEBOUNCE_START, [
+  const [row] = await keyedStore(store, r, d.key).sql.query<{ id: string; created: boolean; available_at: Date }>(DEBOUNCE_START, [
     ...common(r),
     d.key,
     store.history,
