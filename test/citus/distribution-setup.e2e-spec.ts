@@ -93,8 +93,6 @@ describeCitus('distributed mode: set-up on Citus', () => {
     'durable_cancel_run_compensating',
     'durable_resume_run',
     'durable_claim_limited', // flow control (queue limits)
-    'durable_set_queue_limits',
-    'durable_sync_declared_limits',
     'durable_fire_schedules', // a single server's fire; distributed mode fires through store/partitioned-schedules.ts
     'durable_insert_deduped', // a single server's text; distributed mode sends durable_insert_deduped_in_partition
     'durable_live_tick', // the admin live feed

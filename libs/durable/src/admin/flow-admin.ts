@@ -1,6 +1,5 @@
 import { keyUsage, listQueueLimits } from '../store/flow-limits.js';
 import type { QueueLimits } from '../engine/flow-control.js';
-import { refuseInDistributedMode } from '../engine/distributed-mode.js';
 import type { AdminContext } from './admin-context.js';
 import { AdminParamError } from './param-error.js';
 
@@ -12,13 +11,11 @@ export class FlowAdmin {
 
   /** Every queue with cluster-wide limits (executing and due runs, rate window), debounced and singleton runs. */
   async overview() {
-    refuseInDistributedMode(this.c.store, 'queue limits', 'Flow control (queue limits)');
     return { queues: await listQueueLimits(this.c.store), ...(await this.c.engine.flowControl.keyedRuns()) };
   }
 
   /** The busiest concurrency keys of a queue: executing and due runs per key. */
   async keys(queue: string, limit: number) {
-    refuseInDistributedMode(this.c.store, 'queue limits', 'Flow control (queue limits)');
     return { queue, keys: await keyUsage(this.c.store, queue, limit) };
   }
 

@@ -3,7 +3,6 @@ import { EngineClock, type StepAttemptHooks } from '../config/clock.js';
 import { InvalidOptionsError } from '../errors/index.js';
 import { resolveEngineOptions, type EngineOptions, type ResolvedEngineOptions } from '../config/options.js';
 import type { WorkflowRegistry } from '../definitions/registry.js';
-import { queueLimitsInUse } from '../store/distribution.js';
 import { checkServer, readSchemaState, schemaStateError } from '../store/schema-version.js';
 import { queueFigures } from '../store/queue-figures.js';
 import type { Store } from '../store/store.js';
@@ -202,13 +201,6 @@ export class EngineRuntime {
     const { partitions } = this.store.layout;
     if (partitions !== null) {
       this.options.logger.log(`distributed mode: runs spread over ${partitions} partitions`);
-      const limits = await queueLimitsInUse(this.store.sql);
-      if (limits)
-        refuseInDistributedMode(
-          this.store,
-          'queue limits',
-          `Queue limits (${limits} row(s) in durable_queue_limits, e.g. left from a single server: delete them to start)`,
-        );
     }
     // A MariaDB test database of the testing kit: the engine's sessions follow its virtual clock from now on.
     if (state.status === 'current' && state.virtualClock)

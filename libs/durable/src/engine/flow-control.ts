@@ -19,7 +19,6 @@ import {
 import type { Store } from '../store/store.js';
 import { debouncedRuns, singletonRuns, type DebouncedRun, type SingletonRun } from '../store/keyed-runs.js';
 import type { EngineContext } from './engine-context.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 /** Cluster-wide limits of a queue (null or absent = no such limit). */
 export interface QueueLimits {
@@ -84,7 +83,6 @@ function limitValues(l: QueueLimits) {
 
 /** Sets a queue's limits at runtime (kept across restarts until reset); every instance follows at once. */
 export async function setLimits(e: EngineContext, queue: string, limits: QueueLimits): Promise<QueueLimitsView> {
-  refuseInDistributedMode(e.store, 'queue limits', 'Flow control (queue limits)');
   checkQueue(API, queue);
   if (!limits || typeof limits !== 'object' || Array.isArray(limits)) {
     throw new InvalidArgumentError(`${API}: the limits must be an object { ${FLOW_LIMIT_KEYS.map((k) => `${k}?`).join(', ')} }.`, 'limits');
@@ -116,7 +114,6 @@ export function syncLimits(e: EngineContext): Promise<string[]> {
     .map(([queue, q]) => ({ queue, ...limitValues(q) }))
     .filter((l) => l.globalConcurrency !== null || l.keyConcurrency !== null || l.rateLimit || l.keyRateLimit);
   if (!queues.length) return Promise.resolve([]);
-  if (declared.length) refuseInDistributedMode(e.store, 'queue limits', `Flow control (the limits of queue "${declared[0].queue}")`);
   return syncDeclaredLimits(
     e.store,
     declared,
@@ -223,7 +220,6 @@ export class FlowControlClient {
       throw new InvalidArgumentError(`keyedRuns: limit must be an integer between 1 and 1000 (got ${JSON.stringify(limit)}).`, 'limit');
     }
     const { store } = this.context();
-    refuseInDistributedMode(store, 'keyed runs', 'keyedRuns()');
     const [debounced, singletons] = await Promise.all([debouncedRuns(store, limit), singletonRuns(store, limit)]);
     return { debounced, singletons };
   }

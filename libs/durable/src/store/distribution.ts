@@ -164,9 +164,3 @@ export async function readWorkerNodes(sql: SqlClient): Promise<WorkerNode[]> {
   );
   return rows.map((r) => ({ host: r.host, port: Number(r.port) }));
 }
-
-/** Rows of durable_queue_limits, which distributed mode cannot serve yet (e.g. left from a single server). */
-export async function queueLimitsInUse(sql: SqlClient): Promise<number> {
-  const [row] = await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM durable_queue_limits');
-  return Number(row.n);
-}

@@ -15,6 +15,7 @@
  * its expired lease on.
  */
 import * as mysql from './mysql/flow-claim.js';
+import { claimLimitedAcross } from './partitioned-flow-claim.js';
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
@@ -203,6 +204,8 @@ type LimitsRow = Record<
  */
 export async function claimLimited(store: Store, request: ClaimRequest): Promise<{ runs: ClaimedRun[]; limited: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.claimLimited(store, request);
+  const count = store.layout.partitions;
+  if (count !== null && store.partition === undefined) return claimLimitedAcross(store, request, count); // distributed mode
   const { queue, limit, owner, leaseMs, workflows, versions = null } = request;
   return store.sql.transaction(async (sql) => {
     const tx: Store = { ...store, sql };

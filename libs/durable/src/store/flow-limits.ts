@@ -40,7 +40,8 @@ const LIMIT_COLUMNS = `global_concurrency, key_concurrency, rate_limit, rate_per
  * Sets a queue's limits at runtime ($1 queue, $2 globalConcurrency, $3 keyConcurrency, $4 rate limit,
  * $5 its period ms, $6 key rate limit, $7 its period ms; null = no such limit): source 'runtime', kept across restarts (the boot sync leaves it alone) until reset. Waits
  * for a claim in progress on the queue (row lock). Notifies every instance (FLOW_LIMITS_CHANNEL) so
- * each switches its claim path at once. Index: durable_queue_limits_pkey.
+ * each switches its claim path at once. Index: durable_queue_limits_pkey. The clock is read in the
+ * VALUES only (excluded.updated_at): Citus refuses a function that is not IMMUTABLE in DO UPDATE SET.
  */
 const SET_QUEUE_LIMITS = statement(
   'set_queue_limits',
@@ -49,7 +50,7 @@ WITH s AS (
   INSERT INTO durable_queue_limits (queue, ${LIMIT_COLUMNS}, source, updated_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, 'runtime', now())
   ON CONFLICT (queue) DO UPDATE SET global_concurrency = $2, key_concurrency = $3, rate_limit = $4, rate_period_ms = $5,
-                                    key_rate_limit = $6, key_rate_period_ms = $7, source = 'runtime', updated_at = now()
+                                    key_rate_limit = $6, key_rate_period_ms = $7, source = 'runtime', updated_at = excluded.updated_at
   RETURNING queue, ${LIMIT_COLUMNS}, source, updated_at)
 SELECT s.*, pg_notify('${FLOW_LIMITS_CHANNEL}', s.queue) IS NULL AS notified FROM s`,
 );
@@ -72,7 +73,7 @@ up AS (
   ON CONFLICT (queue) DO UPDATE SET global_concurrency = excluded.global_concurrency, key_concurrency = excluded.key_concurrency,
                                     rate_limit = excluded.rate_limit, rate_period_ms = excluded.rate_period_ms,
                                     key_rate_limit = excluded.key_rate_limit, key_rate_period_ms = excluded.key_rate_period_ms,
-                                    updated_at = now()
+                                    updated_at = excluded.updated_at
   WHERE l.source = 'declared' AND (l.${LIMIT_COLUMNS.replaceAll(', ', ', l.')}) IS DISTINCT FROM (excluded.${LIMIT_COLUMNS.replaceAll(', ', ', excluded.')})
   RETURNING queue),
 del AS (
@@ -196,9 +197,21 @@ export async function limitedQueues(store: Store): Promise<Set<string>> {
   return new Set((await store.sql.query<{ queue: string }>(SELECT_LIMITED_QUEUES)).map((r) => r.queue));
 }
 
+/** Rows of one statement from every partition, merged by `id`: the `sum` columns added up, the others from the first partition. */
+function mergedRows(rows: Record<string, unknown>[], id: string, sum: string[]): Record<string, unknown>[] {
+  const merged = new Map<unknown, Record<string, unknown>>();
+  for (const r of rows) {
+    const m = merged.get(r[id]);
+    if (!m) merged.set(r[id], { ...r });
+    else for (const c of sum) m[c] = Number(m[c]) + Number(r[c]);
+  }
+  return [...merged.values()];
+}
+
 export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]> {
   if (store.sql.dialect === 'mysql') return mysql.listQueueLimits(store);
-  const rows = await store.sql.query<Record<string, unknown>>(SELECT_QUEUE_LIMITS);
+  // Distributed mode: each partition counts its runs (the limits and windows are shared), added up per queue.
+  const rows = mergedRows(await rowsOfEach<Record<string, unknown>>(store, SELECT_QUEUE_LIMITS), 'queue', ['running', 'due']);
   return rows.map((r) => ({
     ...toLimits(r),
     running: Number(r.running),
@@ -210,7 +223,16 @@ export async function listQueueLimits(store: Store): Promise<QueueLimitsUsage[]>
 
 export async function keyUsage(store: Store, queue: string, limit: number): Promise<KeyUsage[]> {
   if (store.sql.dialect === 'mysql') return mysql.keyUsage(store, queue, limit);
-  const rows = await store.sql.query<Record<string, unknown>>(SELECT_KEY_USAGE, [queue, limit]);
+  const each = await rowsOfEach<Record<string, unknown>>(store, SELECT_KEY_USAGE, [queue, limit]);
+  // Distributed mode: each partition's busiest keys, added up per key (a key's runs in a partition where it is not among the busiest are left out).
+  const rows =
+    store.layout.partitions === null
+      ? each
+      : mergedRows(each, 'key', ['running', 'due'])
+          .sort(
+            (a, b) => Number(b.running) - Number(a.running) || Number(b.due) - Number(a.due) || (String(a.key) < String(b.key) ? -1 : 1),
+          )
+          .slice(0, limit);
   return rows.map((r) => ({
     key: r.key as string,
     running: Number(r.running),
