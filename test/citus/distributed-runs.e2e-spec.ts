@@ -1,4 +1,4 @@
-import { Durable, UnsupportedDatabaseError, WorkflowCancelledError } from 'nestjs-durable';
+import { Durable, WorkflowCancelledError } from 'nestjs-durable';
 import type { DurableEngine } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { partitionOf, partitionSchema, partitionText } from '../../libs/durable/src/store/partitions.js';
@@ -158,18 +158,10 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(logs).not.toMatch(/could not run distributed query with FOR UPDATE/);
   });
 
-  it('refuses what is not available in distributed mode yet with a typed error, nothing written', async () => {
-    const refused = (feature: string) => expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature });
-    const done = await engine.startRun('shipment', { n: 1 });
-    await done.result({ timeoutMs: 30_000 });
-    await expect(engine.fork(done.id, 0)).rejects.toBeInstanceOf(UnsupportedDatabaseError);
-    const limited = await h.engine({ tick: async () => 1 }, { queues: { default: { globalConcurrency: 2 } } }, false);
-    await expect(limited.start()).rejects.toEqual(refused('queue limits'));
-    expect(await h.query('SELECT queue FROM durable_queue_limits')).toEqual([]);
-    // Queue limits left from a single server: refused at start too (the claims could not keep them).
-    await h.query(`INSERT INTO durable_queue_limits (queue, global_concurrency) VALUES ('left', 2)`);
-    await expect((await h.engine({ tick: async () => 1 }, {}, false)).start()).rejects.toEqual(refused('queue limits'));
-    await h.query(`DELETE FROM durable_queue_limits WHERE queue = 'left'`);
+  it('refuses what is not available in distributed mode yet (lifecycle hooks) with a typed error at start', async () => {
+    const hooked = await h.engine({ tick: async () => 1 }, {}, false);
+    hooked.onEvent('run.succeeded', async () => {}, { consumer: 'audit' });
+    await expect(hooked.start()).rejects.toEqual(expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature: 'lifecycle hooks' }));
   });
 
   it('runs a group of children next to its parent, its outcomes as they end, and a stream read live', async () => {
@@ -219,6 +211,16 @@ describeCitus('distributed mode on Citus: runs', () => {
     await expect(run.result({ timeoutMs: 30_000 })).rejects.toThrow(WorkflowCancelledError);
     expect(await ledger(run.id)).toEqual([{ step: 'charge' }, { step: 'refund' }]);
     expect(await statusOf(child)).toBe('CANCELLED');
+  }, 60_000);
+
+  it('forks a run beside its source: the steps before the fork point reused, the rest run again', async () => {
+    const source = await engine.startRun('order', { n: 5 });
+    await source.result({ timeoutMs: 30_000 });
+    const forked = await engine.fork(source.id, 1);
+    expect(partitionOf(forked.id, PARTITIONS)).toBe(partitionOf(source.id, PARTITIONS));
+    expect(forked.copiedSteps).toBe(1);
+    expect(await engine.handle(forked.id).result({ timeoutMs: 30_000 })).toEqual({ a: 10, child: 'label-5' });
+    expect(await ledger(forked.id)).toEqual([{ step: 'charge' }]);
   }, 60_000);
 
   it('refuses Durable.send to a run in another partition, with a typed error that says what to do', async () => {

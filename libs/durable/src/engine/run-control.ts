@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   IllegalTransitionError,
   InvalidArgumentError,
@@ -10,9 +9,9 @@ import {
 } from '../errors/index.js';
 import { cancelTree, cancelTreeCompensating, forkRun, forkSource, resumeRun, type CompensatingCancel } from '../store/control.js';
 import { runStatus } from '../store/runs.js';
+import { idBeside } from '../store/store.js';
 import type { EngineContext } from './engine-context.js';
 import { checkForkPoint } from './fork-plan.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 /** What fork() created. */
 export interface ForkResult {
@@ -127,7 +126,6 @@ export async function fork(
   opts: ControlOptions = {},
   requireRegistered = true,
 ): Promise<ForkResult> {
-  refuseInDistributedMode(e.store, 'fork', 'Forking a run');
   const actor = actorOf('fork', opts);
   const source = await forkSource(e.store, id);
   if (!source) throw new RunNotFoundError(id);
@@ -145,7 +143,7 @@ export async function fork(
     );
   }
   await checkForkPoint(e, id, fromStep);
-  const forked = await forkRun(e.store, id, randomUUID(), fromStep, e.options.appVersion, actor);
+  const forked = await forkRun(e.store, id, idBeside(e.store, id), fromStep, e.options.appVersion, actor);
   if (!forked) {
     await checkForkPoint(e, id, fromStep); // a compensation recorded meanwhile
     throw new RunNotFoundError(id);

@@ -4,8 +4,9 @@ import { statement } from './statement.js';
 import { actorDetail, groupEnds, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
+import { forkInPartition } from './partitioned-fork.js';
 import { dbNow } from './schedules.js';
-import { runStore, type Store } from './store.js';
+import { runStore, sameAsParent, type Store } from './store.js';
 import { listedTree, resumableTree, runTree } from './run-trees.js';
 export type { CompensatingCancel } from './rows.js';
 import type { CompensatingCancel } from './rows.js';
@@ -313,7 +314,7 @@ export async function resumeRun(store: Store, id: string, cascade: boolean, acto
 /** What fork needs about its source run; null if there is none. */
 export async function forkSource(store: Store, id: string): Promise<{ workflowName: string; queue: string; nextSeq: number } | null> {
   if (store.sql.dialect === 'mysql') return mysql.forkSource(store, id);
-  const [r] = await store.sql.query<Record<string, unknown>>(SELECT_FORK_SOURCE, [id]);
+  const [r] = await runStore(store, id).sql.query<Record<string, unknown>>(SELECT_FORK_SOURCE, [id]);
   return r ? { workflowName: r.workflow_name as string, queue: r.queue as string, nextSeq: Number(r.next_seq) } : null;
 }
 
@@ -327,6 +328,11 @@ export async function forkRun(
   actor: string | null,
 ): Promise<{ id: string; copiedSteps: number } | null> {
   if (store.sql.dialect === 'mysql') return mysql.forkRun(store, sourceId, newId, fromStep, appVersion, actor);
+  if (store.layout.partitions !== null) {
+    // Distributed mode: the copy is written beside its source (its id minted there: idBeside).
+    sameAsParent(store, sourceId, [newId]);
+    return forkInPartition(store, sourceId, newId, fromStep, appVersion, actor);
+  }
   const [r] = await store.sql.query<{ id: string; copied: number }>(FORK_RUN, [
     sourceId,
     newId,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { UnsupportedDatabaseError } from '../errors/index.js';
 import { partitionOf, partitionSql } from './partitions.js';
 import { prismaSqlClient, type PrismaLike, type SqlClient } from './sql-client.js';
@@ -104,6 +105,17 @@ export const iso = (v: unknown): string | null =>
   v == null
     ? null
     : new Date(typeof v === 'string' && /^\d{4}-\d\d-\d\d \d[\d:.]*$/.test(v) ? `${v.replace(' ', 'T')}Z` : (v as string)).toISOString();
+
+/**
+ * A new run id (a UUID) in the partition of run `beside` (distributed mode; any UUID on a single
+ * server): minted again until it lands there, on average as many tries as there are partitions.
+ */
+export function idBeside(store: Store, beside: string): string {
+  const count = store.layout.partitions;
+  let id = randomUUID();
+  if (count !== null) while (partitionOf(id, count) !== partitionOf(beside, count)) id = randomUUID();
+  return id;
+}
 
 /**
  * Distributed mode: children are written in their parent's partition, and every later statement finds
