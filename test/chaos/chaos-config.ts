@@ -26,9 +26,8 @@ export const KEYS_QUEUE = 'chaos.keys';
 export interface ChaosSettings {
   /**
    * The database the run is on: the same workload and judge on each (see chaos-db.ts for MariaDB's).
-   * 'citus': a Citus coordinator's database in distributed mode (`partitions` partitions), without
-   * what distributed mode refuses for now (flow control, rate limits, singleton/debounce starts), and a
-   * shard move as its outage.
+   * 'citus': a Citus coordinator's database in distributed mode (`partitions` partitions), with a shard
+   * move as its outage.
    */
   database: 'postgres' | 'mariadb' | 'citus';
   /** Citus: the partitions of the distributed database (schemas durable_p0…). */
@@ -126,7 +125,7 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   const leaseMs = o.leaseMs ?? (citus ? 5_000 : 3_000);
   const sweepMs = o.sweepMs ?? 500;
   const runs = o.runs ?? 2_000;
-  const flowRuns = o.slotRuns ?? (citus ? 0 : Math.round(runs / 10));
+  const flowRuns = o.slotRuns ?? Math.round(runs / 10);
   const s: ChaosSettings = {
     database: 'postgres',
     partitions: 6,
@@ -184,10 +183,6 @@ export function chaosSettings(o: Partial<ChaosSettings> = {}): ChaosSettings {
   if ((s.database === 'citus') !== (s.outage === 'shard-move') && s.outage !== 'none')
     bad.push('on Citus the outage is a shard move (shard-move) or none, and a shard move needs Citus');
   if (s.database === 'citus') {
-    if (s.slotRuns || s.ratedRuns || s.starters)
-      bad.push(
-        'distributed mode refuses flow control, rate limits and singleton/debounce starts: slotRuns, ratedRuns and starters must be 0',
-      );
     if (!(s.partitions >= 2)) bad.push('a shard move needs at least 2 partitions');
   }
   if (bad.length) throw new Error(`chaos settings: ${bad.join('; ')}`);

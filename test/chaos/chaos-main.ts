@@ -17,10 +17,8 @@ const HELP = `npm run chaos -- [failover] [flags]
   --citus                  distributed mode on a Citus cluster of its own (a coordinator and 2 worker
                            nodes: the PostgreSQL binaries of this machine with Citus, free ports, removed
                            afterwards), the workers on the coordinator; the outage is a shard move (the
-                           busiest partition moves to the other worker node, its runs in flight); without
-                           what distributed mode refuses (flow control, rate limits, singleton/debounce
-                           starts); 400 runs, concurrency 5 and
-                           lease 5000 ms unless said otherwise
+                           busiest partition moves to the other worker node, its runs in flight); 400
+                           runs, concurrency 5 and lease 5000 ms unless said otherwise
   --partitions <k>         --citus: partitions of the distributed database (default 6)
   -P, --workers <n>        worker processes (default 3)
   -M, --runs <n>           runs of 5 steps + a child (default 2000)

@@ -5,6 +5,7 @@ import { runChaos } from './chaos-run.js';
 
 const RUNS = 60;
 const PARTITIONS = 6;
+const FLOW_RUNS = 20;
 
 /**
  * The chaos run on Citus (npm run chaos -- --citus), CI-sized: a cluster of its own (a coordinator
@@ -12,8 +13,8 @@ const PARTITIONS = 6;
  * coordinator, 60 runs of 5 steps and a child (every 5th failing on purpose and compensating), an
  * every-second schedule declared by every worker, SIGKILLs (at least 2) with replacements, one zombie
  * frozen past its lease, and, as the outage, the busiest partition moved to the other worker node with
- * its runs in flight. Without what distributed mode refuses for now (flow control, rate limits,
- * singleton/debounce starts).
+ * its runs in flight; runs of a queue with cluster-wide limits, of a rate-limited queue, and singleton
+ * and debounced starts, as in the single-server chaos.
  * Asserted: the judge's invariants (every run terminal as expected, each ledger row exactly once, the
  * children's messages once, no zombie write, each schedule slot once, re-executions within what the
  * kills explain, no crash),
@@ -37,6 +38,7 @@ describeCitus('chaos (CI-sized) on Citus: SIGKILLs, a zombie and a partition mov
       partitions: PARTITIONS,
       workers: 3,
       runs: RUNS,
+      slotRuns: FLOW_RUNS,
       concurrency: 5,
       durationS: 45,
       killEveryS: 5,
@@ -67,6 +69,16 @@ describeCitus('chaos (CI-sized) on Citus: SIGKILLs, a zombie and a partition mov
     expect(report.figures.crashes).toBe(0);
     expect(report.figures.scheduleSlots).toBeGreaterThan(12);
     expect(report.figures.scheduleBadSlots).toBe(0);
+    // flow control across partitions: the queue-wide limit (6) and the per-key one (2) held under the kills
+    expect(report.figures.slotStatuses).toEqual({ SUCCEEDED: FLOW_RUNS });
+    expect(report.figures.slotOverlap).toBeLessThanOrEqual(6);
+    expect(report.figures.slotKeyOverlap).toBeLessThanOrEqual(2);
+    // rate limit (10 starts per 2 s), singleton and debounce, each key in its partition
+    expect(report.figures.ratedStatuses).toEqual({ SUCCEEDED: FLOW_RUNS });
+    expect(report.figures.ratedMostInWindow).toBeLessThanOrEqual(10);
+    expect(report.figures.singleOverlap).toBeLessThanOrEqual(1);
+    expect(report.figures.keyDuplicates).toBe(0);
+    expect(report.figures.earlyBounces).toBe(0);
     // The shard move happened, with runs of its partition in flight, and the partition is on the other node now.
     const moved = move.result();
     expect(moved).not.toBeNull();
