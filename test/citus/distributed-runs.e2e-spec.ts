@@ -57,6 +57,7 @@ describeCitus('distributed mode on Citus: runs', () => {
           );
           return (await Durable.startChild('sleeper', {})).result();
         },
+        receiver: async () => Durable.recv<string>('note', { timeoutMs: 60_000 }),
         sender: async (input: { to: string }) => {
           await Durable.send(input.to, 'note', 'hello');
           return 'sent';
@@ -223,12 +224,25 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(await ledger(forked.id)).toEqual([{ step: 'charge' }]);
   }, 60_000);
 
-  it('refuses Durable.send to a run in another partition, with a typed error that says what to do', async () => {
-    const target = await engine.startRun('sleeper', {});
+  it("sends with Durable.send to a run in another partition: the message once, the sender's step once", async () => {
+    const target = await engine.startRun<string>('receiver', {});
     let sender = '';
     for (let i = 0; !sender || partitionOf(sender, PARTITIONS) === partitionOf(target.id, PARTITIONS); i++) sender = `sender-${i}`;
     const run = await engine.startRun('sender', { to: target.id }, { id: sender });
-    await expect(run.result({ timeoutMs: 30_000 })).rejects.toThrow(/in another partition, is not available in distributed mode/);
-    await engine.cancel(target.id);
+    expect(await run.result({ timeoutMs: 30_000 })).toBe('sent');
+    expect(await target.result({ timeoutMs: 30_000 })).toBe('hello');
+    const messages = await h.query(
+      `SELECT idempotency_key FROM ${partitionSchema(partitionOf(target.id, PARTITIONS))}.durable_messages WHERE run_id = $1`,
+      [target.id],
+    );
+    expect(messages).toEqual([{ idempotency_key: `${sender}#0` }]);
+    const steps = await h.query(
+      `SELECT seq, name FROM ${partitionSchema(partitionOf(sender, PARTITIONS))}.durable_steps WHERE run_id = $1`,
+      [sender],
+    );
+    expect(steps).toEqual([{ seq: 0, name: 'durable.send:note' }]);
+    // To a run that does not exist: RunNotFoundError in the sender, nothing written.
+    const lost = await engine.startRun('sender', { to: 'nobody-here' });
+    await expect(lost.result({ timeoutMs: 30_000 })).rejects.toThrow(/nobody-here/);
   }, 60_000);
 });

@@ -2,7 +2,6 @@
 import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
 import { signalRuns } from './sql-fragments.js';
-import { UnsupportedDatabaseError } from '../errors/index.js';
 import { partitionOf } from './partitions.js';
 import { runStore, type Store } from './store.js';
 
@@ -90,12 +89,7 @@ export async function sendFromRun(
 ): Promise<{ held: boolean; found: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.sendFromRun(store, a);
   const count = store.layout.partitions;
-  if (count !== null && partitionOf(a.target, count) !== partitionOf(a.runId, count))
-    throw new UnsupportedDatabaseError(
-      'Durable.send across partitions',
-      `Durable.send() from run ${a.runId} to run ${a.target}, in another partition, is not available in distributed mode (Citus) yet: ` +
-        'send from outside the workflow (WorkflowClient.send), or to a run in the same partition (its parent or children). See docs/scaling-out.md.',
-    );
+  if (count !== null && partitionOf(a.target, count) !== partitionOf(a.runId, count)) return sendAcrossPartitions(store, a);
   store = runStore(store, a.runId);
   const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
     a.runId,
@@ -109,6 +103,47 @@ export async function sendFromRun(
     a.traceparent,
   ]);
   return { held: Number(row.held) === 1, found: Number(row.found) === 1 };
+}
+
+/** The sender of a Durable.send ($1), if this execution ($2 epoch) still holds it: locked until the send commits. */
+const HELD_SENDER = statement(
+  'held_sender',
+  `SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE`,
+);
+
+/** The sender's step of a Durable.send (as SEND_FROM_RUN's): $1 run, $2 seq, $3 step name. */
+const INSERT_SEND_STEP = statement(
+  'insert_send_step',
+  `INSERT INTO durable_steps (run_id, seq, name, status, output, attempts, started_at, finished_at)
+   VALUES ($1, $2, $3, 'SUCCEEDED', NULL, 1, now(), now())
+   ON CONFLICT (run_id, seq) DO NOTHING`,
+);
+
+/**
+ * Durable.send to a run in another partition (distributed mode): SEND_FROM_RUN's work as one
+ * transaction over the two partitions (two-phase commit when they are on two nodes): the sender held
+ * and locked, the message stored for the target (SEND_MESSAGE, its idempotency key the sender's run
+ * and seq), the sender's step recorded. Nothing is written when the sender lost its lease or the
+ * target does not exist.
+ */
+async function sendAcrossPartitions(store: Store, a: Parameters<typeof sendFromRun>[1]): Promise<{ held: boolean; found: boolean }> {
+  return store.sql.transaction(async (sql) => {
+    const tx: Store = { ...store, sql };
+    const sender = runStore(tx, a.runId);
+    if (!(await sender.sql.query(HELD_SENDER, [a.runId, a.epoch])).length) return { held: false, found: true };
+    const [row] = await runStore(tx, a.target).sql.query<{ found: number }>(SEND_MESSAGE, [
+      a.target,
+      a.topic,
+      a.payload,
+      `${a.runId}#${a.seq}`,
+      a.traceparent,
+      false,
+    ]);
+    // No target: nothing was stored for it, and the step is not recorded (as SEND_FROM_RUN).
+    if (Number(row.found) !== 1) return { held: true, found: false };
+    await sender.sql.query(INSERT_SEND_STEP, [a.runId, a.seq, a.name]);
+    return { held: true, found: true };
+  });
 }
 
 /** The payload of run $1's message with idempotency key $2 (durable_messages_idempotency_key), as stored. */
