@@ -159,12 +159,6 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(logs).not.toMatch(/could not run distributed query with FOR UPDATE/);
   });
 
-  it('refuses what is not available in distributed mode yet (lifecycle hooks) with a typed error at start', async () => {
-    const hooked = await h.engine({ tick: async () => 1 }, {}, false);
-    hooked.onEvent('run.succeeded', async () => {}, { consumer: 'audit' });
-    await expect(hooked.start()).rejects.toEqual(expect.objectContaining({ code: 'UNSUPPORTED_DATABASE', feature: 'lifecycle hooks' }));
-  });
-
   it('runs a group of children next to its parent, its outcomes as they end, and a stream read live', async () => {
     const run = await engine.startRun<number>('batch', { size: 30 });
     const read: string[] = [];

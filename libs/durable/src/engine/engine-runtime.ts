@@ -13,6 +13,7 @@ import { Scheduler } from '../worker/scheduler.js';
 import { Sweeper } from '../worker/sweeper.js';
 import { Worker } from '../worker/worker.js';
 import { HookDispatcher } from '../worker/hook-dispatcher.js';
+import { checkHookConsumerNames } from '../store/partitioned-hooks.js';
 import {
   hookConsumer,
   type DurableEventHandler,
@@ -29,7 +30,7 @@ import { buildNewRun } from './new-run.js';
 import { syncLimits } from './flow-control.js';
 import { syncDeclaredSchedules } from './schedule-sync.js';
 import { startBatcher } from './start-batch.js';
-import { readLayout, refuseInDistributedMode } from './distributed-mode.js';
+import { readLayout } from './distributed-mode.js';
 
 export interface DurableEngineConfig {
   registry: WorkflowRegistry;
@@ -153,8 +154,10 @@ export class EngineRuntime {
   async start(): Promise<void> {
     if (this.started) return;
     await this.checkSchema();
-    if (this.hookConsumers.length)
-      refuseInDistributedMode(this.store, 'lifecycle hooks', `Lifecycle hooks (${this.hookConsumers[0].consumer})`);
+    checkHookConsumerNames(
+      this.store,
+      this.hookConsumers.map((c) => c.consumer),
+    );
     const limits = await syncLimits(this.context);
     if (limits.length) this.options.logger.log(`declared queue limits synced: ${limits.join(', ')}`);
     await this.telemetry.load(

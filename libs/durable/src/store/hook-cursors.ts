@@ -2,8 +2,10 @@
  * Lifecycle hooks: each consumer reads the run history (durable_run_events) from its own cursor
  * (durable_hook_cursors), under a lease so that one instance at a time delivers to it. The cursor
  * moves only after delivery: a crash in between delivers the same events again (at least once).
+ * Distributed mode: one cursor per (consumer, partition), see partitioned-hooks.ts.
  */
 import * as mysql from './mysql/hook-cursors.js';
+import { listPartitionedHookCursors } from './partitioned-hooks.js';
 import { statement } from './statement.js';
 import type { Store } from './store.js';
 export type { HookEventRow } from './rows.js';
@@ -117,6 +119,7 @@ export async function releaseHookCursor(store: Store, consumer: string, owner: s
 
 export async function listHookCursors(store: Store, behindLimit: number): Promise<HookCursorRow[]> {
   if (store.sql.dialect === 'mysql') return mysql.listHookCursors(store, behindLimit);
+  if (store.layout.partitions !== null && store.partition === undefined) return listPartitionedHookCursors(store, behindLimit);
   const rows = await store.sql.query<Record<string, unknown>>(LIST_CURSORS, [behindLimit]);
   return rows.map((r) => ({
     consumer: r.consumer as string,

@@ -2,8 +2,17 @@ import { errorText } from '../errors/error-text.js';
 import type { ResolvedEngineOptions } from '../config/options.js';
 import { EVENT_KINDS, eventTypeOf, type DurableLifecycleEvent, type HookConsumer } from '../definitions/hooks.js';
 import { OutageLog } from '../retry/outage-log.js';
-import { advanceHookCursor, ensureHookCursor, readHookEvents, releaseHookCursor } from '../store/hook-cursors.js';
-import type { Store } from '../store/store.js';
+import { advanceHookCursor, ensureHookCursor, readHookEvents, releaseHookCursor, type HookEventRow } from '../store/hook-cursors.js';
+import {
+  advancePartitionCursors,
+  cursorName,
+  ensurePartitionCursor,
+  nodeGroups,
+  positionsAfter,
+  readPartitionBatch,
+  releasePartitionCursors,
+} from '../store/partitioned-hooks.js';
+import { partitionStore, type Store } from '../store/store.js';
 
 /**
  * Delivers lifecycle events to the registered consumers: each has a loop of its own that reads the
@@ -12,6 +21,9 @@ import type { Store } from '../store/store.js';
  * it: the history rows are written by the engine's own statements, and a slow or failing handler
  * only holds up its own consumer. A handler that throws gets the same event again at the next look
  * (the cursor stays before it); a crash between delivery and the cursor's move delivers again.
+ * Distributed mode: a consumer has a cursor and a lease per partition (store/partitioned-hooks.ts),
+ * looked at in turn, the partition looked at first moving on each round; order holds per partition,
+ * so per run.
  */
 export class HookDispatcher {
   private running = false;
@@ -30,7 +42,13 @@ export class HookDispatcher {
    */
   async start(): Promise<void> {
     if (this.running || !this.consumers.length) return;
-    await Promise.all(this.consumers.map((c) => ensureHookCursor(this.store, c.consumer)));
+    const count = this.store.layout.partitions;
+    if (count === null) await Promise.all(this.consumers.map((c) => ensureHookCursor(this.store, c.consumer)));
+    else {
+      const groups = await nodeGroups(this.store);
+      for (const c of this.consumers)
+        for (let k = 0; k < count; k++) await ensurePartitionCursor(partitionStore(this.store, k), cursorName(c.consumer, k), groups);
+    }
     this.running = true;
     for (const c of this.consumers) this.loops.push(this.loop(c));
   }
@@ -48,17 +66,19 @@ export class HookDispatcher {
     await Promise.race([Promise.all(this.loops.splice(0)), grace]);
     clearTimeout(timer);
     const owner = this.options.workerId;
-    await Promise.all(this.consumers.map((c) => releaseHookCursor(this.store, c.consumer, owner).catch(() => {})));
+    const release = this.store.layout.partitions === null ? releaseHookCursor : releasePartitionCursors;
+    await Promise.all(this.consumers.map((c) => release(this.store, c.consumer, owner).catch(() => {})));
   }
 
   private async loop(c: HookConsumer): Promise<void> {
     const { hooks, workerId, logger } = this.options;
     const outage = new OutageLog(`lifecycle hooks of consumer "${c.consumer}"`, logger);
     const kinds = [...c.types].map((t) => EVENT_KINDS[t]);
-    while (this.running) {
+    for (let turn = 0; this.running; turn++) {
       let full = false;
       try {
-        full = await this.round(c, kinds, workerId);
+        full =
+          this.store.layout.partitions === null ? await this.round(c, kinds, workerId) : await this.partitions(c, kinds, workerId, turn);
         outage.ok();
       } catch (err) {
         outage.failed(err);
@@ -69,7 +89,7 @@ export class HookDispatcher {
 
   /** One look: read, deliver in order, move the cursor. True when the batch was full (look again at once). */
   private async round(c: HookConsumer, kinds: string[], owner: string): Promise<boolean> {
-    const { hooks, logger } = this.options;
+    const { hooks } = this.options;
     const batch = await readHookEvents(this.store, {
       consumer: c.consumer,
       owner,
@@ -79,8 +99,54 @@ export class HookDispatcher {
       kinds,
     });
     if (!batch.held || batch.upto === null) return false;
-    let delivered = batch.upto;
-    for (const row of batch.events) {
+    const n = await this.deliver(c, batch.events);
+    const delivered = n < batch.events.length ? previousId(batch.events[n].id) : batch.upto;
+    if (BigInt(delivered) > 0n) await advanceHookCursor(this.store, c.consumer, owner, delivered);
+    return delivered === batch.upto && batch.read >= hooks.batchSize;
+  }
+
+  /**
+   * Distributed mode: one look at each partition's cursor, starting one further each round (every
+   * partition is looked at first in turn); a partition that fails does not keep the others from being
+   * served (the first error is thrown after). True when a batch was full.
+   */
+  private async partitions(c: HookConsumer, kinds: string[], owner: string, turn: number): Promise<boolean> {
+    const count = this.store.layout.partitions!;
+    const { hooks } = this.options;
+    const groups = await nodeGroups(this.store);
+    let full = false;
+    let failure: { err: unknown } | null = null;
+    for (let i = 0; i < count && this.running; i++) {
+      const k = (turn + i) % count;
+      const name = cursorName(c.consumer, k);
+      try {
+        const batch = await readPartitionBatch(partitionStore(this.store, k), {
+          consumer: name,
+          owner,
+          leaseMs: hooks.leaseMs,
+          settleMs: hooks.settleMs,
+          limit: hooks.batchSize,
+          kinds,
+          groups,
+        });
+        if (!batch.held || !batch.rows.length) continue;
+        const events = batch.rows.flatMap((r) => (r.event ? [r.event] : []));
+        const n = await this.deliver(c, events);
+        const handled = n < events.length ? batch.rows.findIndex((r) => r.event === events[n]) : batch.rows.length;
+        await advancePartitionCursors(this.store, name, owner, positionsAfter(batch.rows, handled));
+        if (handled === batch.rows.length && batch.full) full = true;
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+    if (failure) throw failure.err;
+    return full;
+  }
+
+  /** Calls the handler with each event in order; how many it took (it stops at the first that throws). */
+  private async deliver(c: HookConsumer, events: HookEventRow[]): Promise<number> {
+    const { hooks, logger } = this.options;
+    for (const [n, row] of events.entries()) {
       const type = eventTypeOf(row.kind)!;
       const event: DurableLifecycleEvent = {
         type,
@@ -100,12 +166,10 @@ export class HookDispatcher {
               `${errorText(err)}; it gets the event again in ${hooks.pollIntervalMs} ms`,
           );
         }
-        delivered = previousId(row.id);
-        break;
+        return n;
       }
     }
-    if (BigInt(delivered) > 0n) await advanceHookCursor(this.store, c.consumer, owner, delivered);
-    return delivered === batch.upto && batch.read >= hooks.batchSize;
+    return events.length;
   }
 
   private sleep(ms: number): Promise<void> {
