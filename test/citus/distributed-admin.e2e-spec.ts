@@ -1,4 +1,4 @@
-import { Durable } from 'nestjs-durable';
+import { Durable, type BackfillInput } from 'nestjs-durable';
 import type { DurableEngine } from 'nestjs-durable';
 import { AdminService } from '../../libs/durable/src/admin/admin-service.js';
 import { parseListQuery } from '../../libs/durable/src/admin/params.js';
@@ -33,6 +33,13 @@ describeCitus('distributed mode on Citus: admin API', () => {
         await Durable.step('one', async () => input.n);
         return Durable.step('two', async () => input.n * 2);
       },
+      fill: async (input: BackfillInput) =>
+        Durable.backfill<number, number>(input, {
+          read: async (after, limit) => [1, 2, 3, 4, 5].filter((n) => after === null || n > after).slice(0, limit),
+          key: (n) => n,
+          process: async () => {},
+          batchSize: 2,
+        }),
       fails: async () => {
         await Durable.step(
           'boom',
@@ -126,4 +133,14 @@ describeCitus('distributed mode on Citus: admin API', () => {
     expect(JSON.parse(out).total).toBe(27);
     expect(await admin.flow.overview()).toEqual({ queues: [], debounced: [], singletons: [] });
   });
+
+  // Last: its runs would change the counts above.
+  it('lists the backfills of every partition, newest first', async () => {
+    const ids = ['fill-a', 'fill-b', 'fill-c'];
+    expect(new Set(ids.map((id) => partitionOf(id, PARTITIONS))).size).toBeGreaterThan(1);
+    for (const id of ids) await (await engine.startRun('fill', {}, { id })).result({ timeoutMs: 30_000 });
+    const { backfills } = await admin.backfills.list(10);
+    expect(backfills.map((b) => [b.runId, b.status, b.done])).toEqual([...ids].reverse().map((id) => [id, 'SUCCEEDED', 5]));
+    expect((await admin.backfills.list(2)).backfills.map((b) => b.runId)).toEqual(['fill-c', 'fill-b']);
+  }, 60_000);
 });

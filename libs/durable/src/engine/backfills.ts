@@ -7,7 +7,6 @@ import type { Store } from '../store/store.js';
 import type { BackfillProgress } from '../workflow/backfill.js';
 import type { EngineContext } from './engine-context.js';
 import { send } from './queries.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 /** A backfill as engine.backfills() lists it: its run, progress, rate and time left. */
 export interface BackfillView {
@@ -41,7 +40,6 @@ export async function controlBackfill(e: EngineContext, runId: string, action: '
 
 /** The newest backfills (runs whose workflow called Durable.backfill), newest first. */
 export async function backfills(store: Store, limit = 100): Promise<BackfillView[]> {
-  refuseInDistributedMode(store, 'backfills list', 'The list of backfills');
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
     throw new InvalidArgumentError(`limit must be an integer from 1 to 1000 (got ${JSON.stringify(limit)}).`, 'limit');
   }

@@ -5,7 +5,7 @@
  */
 import * as mysql from './mysql/backfills.js';
 import { statement } from './statement.js';
-import { runStore, parsed, toDate, type Store } from './store.js';
+import { rowsOfEach, runStore, parsed, toDate, type Store } from './store.js';
 
 /** The topic of a backfill's control messages, and the event key of its progress. */
 export const BACKFILL_CONTROL_TOPIC = 'durable.backfill.control';
@@ -55,8 +55,11 @@ export async function listBackfills(store: Store, limit: number): Promise<Backfi
   const rows =
     store.sql.dialect === 'mysql'
       ? await mysql.listBackfills(store, BACKFILL_PROGRESS_KEY, limit)
-      : await store.sql.query<Record<string, unknown>>(LIST_BACKFILLS, [BACKFILL_PROGRESS_KEY, limit]);
-  return rows.map((r) => ({
+      : await rowsOfEach(store, LIST_BACKFILLS, [BACKFILL_PROGRESS_KEY, limit]);
+  // Distributed mode: each partition's newest, then the newest of those (the statement's order: created_at DESC, id).
+  if (store.layout.partitions !== null)
+    rows.sort((a, b) => toDate(b.created_at)!.getTime() - toDate(a.created_at)!.getTime() || (a.id! < b.id! ? -1 : a.id! > b.id! ? 1 : 0));
+  return rows.slice(0, limit).map((r) => ({
     runId: r.id as string,
     workflowName: r.workflow_name as string,
     status: r.status as string,
