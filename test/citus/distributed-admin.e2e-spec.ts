@@ -1,4 +1,4 @@
-import { Durable, type BackfillInput } from 'nestjs-durable';
+import { Durable, verifyRuns, WorkflowRegistry, type BackfillInput } from 'nestjs-durable';
 import type { DurableEngine } from 'nestjs-durable';
 import { AdminService } from '../../libs/durable/src/admin/admin-service.js';
 import { parseListQuery } from '../../libs/durable/src/admin/params.js';
@@ -24,32 +24,34 @@ describeCitus('distributed mode on Citus: admin API', () => {
     return h.query<{ id: string; status: string; created_at: Date }>(`${each.join(' UNION ALL ')} ORDER BY created_at DESC, id DESC`);
   };
 
+  const workflows = {
+    work: async (input: { n: number }) => {
+      await Durable.step('one', async () => input.n);
+      return Durable.step('two', async () => input.n * 2);
+    },
+    fill: async (input: BackfillInput) =>
+      Durable.backfill<number, number>(input, {
+        read: async (after, limit) => [1, 2, 3, 4, 5].filter((n) => after === null || n > after).slice(0, limit),
+        key: (n) => n,
+        process: async () => {},
+        batchSize: 2,
+      }),
+    fails: async () => {
+      await Durable.step(
+        'boom',
+        async () => {
+          throw new Error('declined');
+        },
+        { retries: 0 },
+      );
+    },
+  };
+
   beforeAll(async () => {
     cluster = await CitusCluster.start();
     const db = await cluster.database('durable_citus_admin', PARTITIONS);
     h = EngineHarness.on(db);
-    engine = await h.engine({
-      work: async (input: { n: number }) => {
-        await Durable.step('one', async () => input.n);
-        return Durable.step('two', async () => input.n * 2);
-      },
-      fill: async (input: BackfillInput) =>
-        Durable.backfill<number, number>(input, {
-          read: async (after, limit) => [1, 2, 3, 4, 5].filter((n) => after === null || n > after).slice(0, limit),
-          key: (n) => n,
-          process: async () => {},
-          batchSize: 2,
-        }),
-      fails: async () => {
-        await Durable.step(
-          'boom',
-          async () => {
-            throw new Error('declined');
-          },
-          { retries: 0 },
-        );
-      },
-    });
+    engine = await h.engine(workflows);
     admin = new AdminService(() => engine);
     const runs = [
       ...Array.from({ length: 20 }, (_, n) => engine.startRun('work', { n })),
@@ -132,6 +134,18 @@ describeCitus('distributed mode on Citus: admin API', () => {
     expect(code).toBe(0);
     expect(JSON.parse(out).total).toBe(27);
     expect(await admin.flow.overview()).toEqual({ queues: [], debounced: [], singletons: [] });
+  });
+
+  it('verifies the runs of every partition, page by page (npx nestjs-durable verify)', async () => {
+    const registry = new WorkflowRegistry();
+    for (const [name, run] of Object.entries(workflows))
+      registry.register({ name, queue: 'default', options: {}, run: run as (input: unknown) => Promise<unknown> });
+    const report = await verifyRuns(registry, h.db.url, { pageSize: 4, finishedWithinMs: 3_600_000 });
+    expect(report).toMatchObject({ ok: true, checked: 27, failed: 0 });
+    expect(report.workflows.map((w) => [w.workflow, w.checked])).toEqual([
+      ['fails', 6],
+      ['work', 21],
+    ]);
   });
 
   // Last: its runs would change the counts above.

@@ -4,9 +4,9 @@ import type { Store } from '../store/store.js';
 
 /**
  * Distributed mode (Citus, store/partitions.ts) runs the engine, its admin API and its commands. The
- * features that call this (bulk actions, verify) read or change runs of several partitions in ways
- * not rebuilt for partitions yet: they are refused here with a typed error instead of failing on a
- * Citus message.
+ * feature that calls this (bulk actions) reads and changes runs of several partitions in ways not
+ * rebuilt for partitions yet: it is refused here with a typed error instead of failing on a Citus
+ * message.
  */
 export function refuseInDistributedMode(store: Store, feature: string, what: string): void {
   if (store.layout.partitions === null) return;

@@ -6,7 +6,8 @@ import type { WorkflowRegistry } from '../definitions/registry.js';
 import type { RunStatus } from '../store/rows.js';
 import { verifyRunsPage, withReadOnlyTransaction, type VerifyRunRow } from '../store/verify-reads.js';
 import { replayAgainstRecording, type ReplayMismatch } from '../workflow/replay.js';
-import { readLayout, refuseInDistributedMode } from './distributed-mode.js';
+import { readLayout } from './distributed-mode.js';
+import { eachPartition } from '../store/store.js';
 
 /** Options of verifyRuns() (and of `npx nestjs-durable verify`). */
 export interface VerifyOptions {
@@ -87,33 +88,35 @@ export async function verifyRuns(registry: WorkflowRegistry, connection: string 
     if (!w) byWorkflow.set(name, (w = { workflow: name, checked: 0, failed: 0, stalled: 0, failures: [] }));
     return w;
   };
-  await withReadOnlyTransaction(connection, async (store) => {
-    await readLayout(store);
-    refuseInDistributedMode(store, 'verify', 'verify (replaying the unfinished runs)');
-    let after = '';
-    for (;;) {
-      const page = await verifyRunsPage(store, after, {
-        finishedWithinMs,
-        workflows: opts.workflows ? [...opts.workflows] : null,
-        limit: pageSize,
-      });
-      if (!page.length) break;
-      after = page[page.length - 1].id;
-      const results = await Promise.all(page.map((run) => verifyOne(registry, run)));
-      for (let i = 0; i < page.length; i++) {
-        const w = report(page[i].workflowName);
-        const r = results[i];
-        w.checked++;
-        checked++;
-        if (r === 'stalled') w.stalled++;
-        if (!r || r === 'stalled') continue;
-        w.failed++;
-        failed++;
-        if (w.failures.length < listLimit) w.failures.push(r);
+  await withReadOnlyTransaction(connection, async (tx) => {
+    await readLayout(tx);
+    // Distributed mode: the runs of each partition in turn, paged by id within it.
+    await eachPartition(tx, async (store) => {
+      let after = '';
+      for (;;) {
+        const page = await verifyRunsPage(store, after, {
+          finishedWithinMs,
+          workflows: opts.workflows ? [...opts.workflows] : null,
+          limit: pageSize,
+        });
+        if (!page.length) break;
+        after = page[page.length - 1].id;
+        const results = await Promise.all(page.map((run) => verifyOne(registry, run)));
+        for (let i = 0; i < page.length; i++) {
+          const w = report(page[i].workflowName);
+          const r = results[i];
+          w.checked++;
+          checked++;
+          if (r === 'stalled') w.stalled++;
+          if (!r || r === 'stalled') continue;
+          w.failed++;
+          failed++;
+          if (w.failures.length < listLimit) w.failures.push(r);
+        }
+        opts.onProgress?.({ checked, failed, elapsedMs: performance.now() - started });
+        if (page.length < pageSize) break;
       }
-      opts.onProgress?.({ checked, failed, elapsedMs: performance.now() - started });
-      if (page.length < pageSize) break;
-    }
+    });
   });
   const workflows = [...byWorkflow.values()].sort((a, b) => a.workflow.localeCompare(b.workflow));
   return { ok: failed === 0, checked, failed, elapsedMs: performance.now() - started, workflows };
