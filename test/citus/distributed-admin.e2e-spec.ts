@@ -148,7 +148,7 @@ describeCitus('distributed mode on Citus: admin API', () => {
     ]);
   });
 
-  // Last: its runs would change the counts above.
+  // Last (with the bulk actions): they change the counts above.
   it('lists the backfills of every partition, newest first', async () => {
     const ids = ['fill-a', 'fill-b', 'fill-c'];
     expect(new Set(ids.map((id) => partitionOf(id, PARTITIONS))).size).toBeGreaterThan(1);
@@ -157,4 +157,18 @@ describeCitus('distributed mode on Citus: admin API', () => {
     expect(backfills.map((b) => [b.runId, b.status, b.done])).toEqual([...ids].reverse().map((id) => [id, 'SUCCEEDED', 5]));
     expect((await admin.backfills.list(2)).backfills.map((b) => b.runId)).toEqual(['fill-c', 'fill-b']);
   }, 60_000);
+
+  it('runs bulk actions over every partition: delete the failed runs, cancel a pending one', async () => {
+    const failed = (await allRuns()).filter((r) => r.status === 'FAILED').map((r) => r.id);
+    expect(new Set(failed.map((id) => partitionOf(id, PARTITIONS))).size).toBeGreaterThan(1);
+    expect(await engine.bulk('delete', { statuses: ['FAILED'] }, { batchSize: 2 })).toEqual({
+      action: 'delete',
+      matched: 6,
+      done: 6,
+      skipped: 0,
+    });
+    expect((await allRuns()).filter((r) => failed.includes(r.id))).toEqual([]);
+    expect(await engine.bulk('cancel', { ids: [later] })).toEqual({ action: 'cancel', matched: 1, done: 1, skipped: 0 });
+    expect((await allRuns()).find((r) => r.id === later)?.status).toBe('CANCELLED');
+  });
 });

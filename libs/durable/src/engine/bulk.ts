@@ -5,7 +5,6 @@ import { dbNow } from '../store/schedules.js';
 import { RUN_STATUSES, type RunStatus } from '../store/rows.js';
 import type { EngineContext } from './engine-context.js';
 import { actorOf, cancel, resume } from './run-control.js';
-import { refuseInDistributedMode } from './distributed-mode.js';
 
 /**
  * What a bulk action does to each run its filter selects, with the same semantics as the
@@ -65,7 +64,6 @@ export interface BulkCount {
 
 export async function bulkCount(e: EngineContext, action: BulkAction, filter: RunFilter): Promise<BulkCount> {
   checkAction(action);
-  refuseInDistributedMode(e.store, 'bulk actions', 'Bulk actions');
   const asOf = new Date(await dbNow(e.store));
   const f = bulkFilter(action, filter, asOf);
   if (!f) return { asOf, matched: 0, capped: false, byStatus: {} };
@@ -94,7 +92,6 @@ export async function bulkBatch(
   opts: { limit: number; compensate?: boolean; actor?: string },
 ): Promise<BulkBatchResult> {
   checkAction(action);
-  refuseInDistributedMode(e.store, 'bulk actions', 'Bulk actions');
   actorOf(`bulk ${action}`, opts); // a bad actor is refused once, not as a reason to skip every run
   if (!Number.isInteger(opts.limit) || opts.limit < 1 || opts.limit > MAX_BULK_BATCH) {
     throw new InvalidArgumentError(`bulk batch size must be an integer between 1 and ${MAX_BULK_BATCH} (got ${opts.limit}).`, 'batchSize');

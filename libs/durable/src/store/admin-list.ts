@@ -198,6 +198,10 @@ function mergedPage(items: RunListItem[], sort: SortKey, order: SortOrder, limit
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1. */
 export async function countByStatus(store: Store, f: RunFilter, cap: number): Promise<Record<RunStatus, number>> {
   if (store.sql.dialect === 'mysql') return mysql.countByStatus(store, f, cap);
-  const [row] = await store.sql.query<Record<RunStatus, number>>(COUNT_RUNS_BY_STATUS, [...filterParams(f, false), cap]);
-  return Object.fromEntries(RUN_STATUSES.map((s) => [s, Number(row?.[s] ?? 0)])) as Record<RunStatus, number>;
+  // Distributed mode: every partition's counts added up (each capped at cap + 1, so the sum stays above cap when one is).
+  const rows = await rowsOfEach<Record<RunStatus, number>>(store, COUNT_RUNS_BY_STATUS, [...filterParams(f, false), cap]);
+  return Object.fromEntries(RUN_STATUSES.map((s) => [s, rows.reduce((n, row) => n + Number(row?.[s] ?? 0), 0)])) as Record<
+    RunStatus,
+    number
+  >;
 }

@@ -2,7 +2,7 @@
 import * as mysql from './mysql/maintenance.js';
 import { deleteRunParts } from './sql-fragments.js';
 import { statement } from './statement.js';
-import type { Store } from './store.js';
+import { perPartition, type Store } from './store.js';
 
 /**
  * Deletes the finished runs among $1 (ids, one batch of a bulk delete) with their messages, events
@@ -26,5 +26,11 @@ SELECT id FROM d`,
 /** Deletes the finished runs among `ids`; returns the ids deleted. */
 export async function deleteFinishedRuns(store: Store, ids: string[]): Promise<string[]> {
   if (store.sql.dialect === 'mysql') return mysql.deleteFinishedRuns(store, ids);
-  return (await store.sql.query<{ id: string }>(DELETE_FINISHED_RUNS, [ids])).map((r) => r.id);
+  const rows = await perPartition(
+    store,
+    ids,
+    (id) => id,
+    (s, part) => s.sql.query<{ id: string }>(DELETE_FINISHED_RUNS, [part]),
+  );
+  return rows.map((r) => r.id);
 }
