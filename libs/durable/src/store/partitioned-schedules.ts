@@ -10,7 +10,7 @@
  *   NOTHING (a slot's run id exists once: once per slot), then advance the schedules. The rules are
  *   those of the single-server statement (fateOf).
  */
-import type { RunStatus } from './rows.js';
+import { runIdentities } from './runs.js';
 import { statement } from './statement.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { perPartition, toDate, type Store } from './store.js';
@@ -26,9 +26,6 @@ import {
 } from './schedule-rows.js';
 
 const ACTIVE: ReadonlySet<string> = new Set(['PENDING', 'RUNNING', 'WAITING']);
-
-/** Status of runs by id, one partition's ($1). */
-const RUN_STATUSES = statement('select_run_statuses', `SELECT id, status FROM durable_runs WHERE id = ANY($1::text[])`);
 
 /**
  * Schedules whose buffered slot may start once their last run has ended (the scheduler's first page,
@@ -90,25 +87,14 @@ FROM jsonb_to_recordset($1::jsonb) AS p(id text, next timestamptz, now timestamp
 WHERE sc.id = p.id`,
 );
 
-/** Status of each run of `ids` that exists, each read in its partition. */
-export async function runStatuses(store: Store, ids: readonly string[]): Promise<Map<string, RunStatus>> {
-  const rows = await perPartition(
-    store,
-    [...new Set(ids)],
-    (id) => id,
-    (s, part) => s.sql.query<{ id: string; status: RunStatus }>(RUN_STATUSES, [part]),
-  );
-  return new Map(rows.map((r) => [r.id, r.status]));
-}
-
 /** The rows with the status of their last run, read in its partition (distributed mode; unchanged on a single server). */
 export async function withLastRunStatuses(store: Store, rows: ScheduleRow[]): Promise<ScheduleRow[]> {
   if (store.layout.partitions === null || !rows.length) return rows;
-  const statuses = await runStatuses(
+  const statuses = await runIdentities(
     store,
     rows.flatMap((r) => (r.lastRunId ? [r.lastRunId] : [])),
   );
-  return rows.map((r) => ({ ...r, lastRunStatus: (r.lastRunId && statuses.get(r.lastRunId)) || null }));
+  return rows.map((r) => ({ ...r, lastRunStatus: (r.lastRunId && statuses.get(r.lastRunId)?.status) || null }));
 }
 
 /** Schedules whose buffered slot can start now: their last run is not active any more. */
@@ -118,11 +104,11 @@ export async function bufferedDue(store: Store, workflows: string[], lookaheadMs
     workflows,
     limit,
   ]);
-  const statuses = await runStatuses(
+  const statuses = await runIdentities(
     store,
     rows.flatMap((r) => (r.last_run_id ? [r.last_run_id] : [])),
   );
-  return rows.filter((r) => !r.last_run_id || !ACTIVE.has(statuses.get(r.last_run_id) ?? '')).map(dueScheduleOf);
+  return rows.filter((r) => !r.last_run_id || !ACTIVE.has(statuses.get(r.last_run_id)?.status ?? '')).map(dueScheduleOf);
 }
 
 interface FiredRun {
@@ -147,7 +133,7 @@ export async function fireAcrossPartitions(store: Store, plans: FirePlan[], appV
     const applied = appliedPlans(plans, byId, (l) => toDate(l.due_by)!.getTime());
     if (!applied.length) return out;
     const lastRuns = applied.map((p) => byId.get(p.id)!).filter((l) => l.overlap !== 'allow' && l.last_run_id);
-    const statuses = await runStatuses(
+    const statuses = await runIdentities(
       tx,
       lastRuns.map((l) => l.last_run_id!),
     );
@@ -157,7 +143,7 @@ export async function fireAcrossPartitions(store: Store, plans: FirePlan[], appV
     for (const p of applied) {
       const s = byId.get(p.id)!;
       const now = toDate(s.db_now)!.toISOString();
-      const busy = s.overlap !== 'allow' && !!s.last_run_id && ACTIVE.has(statuses.get(s.last_run_id) ?? '');
+      const busy = s.overlap !== 'allow' && !!s.last_run_id && ACTIVE.has(statuses.get(s.last_run_id)?.status ?? '');
       const { fates, last, bufferedSlot } = fireOutcome(p, s.overlap, busy);
       for (const { c } of fates.filter((f) => f.fate === 'run')) {
         const input = { scheduleId: s.id, scheduledAt: { $durable: 'Date', v: iso(c.slot) }, manual: c.manual };
