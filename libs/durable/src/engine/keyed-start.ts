@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { checkIdentifierCharacters, showIdentifier } from '../config/identifiers.js';
 import { DAY_MS, MAX_ID_LENGTH } from '../config/limits.js';
 import { IdempotencyConflictError, InvalidArgumentError, UnsupportedDatabaseError } from '../errors/index.js';
 import { debounceStart, dedupeHolder, insertDeduped, keyPartition } from '../store/keyed-starts.js';
 import { partitionOf } from '../store/partitions.js';
 import type { DebounceStart, NewRun } from '../store/rows.js';
-import type { Store } from '../store/store.js';
+import { idInPartition, type Store } from '../store/store.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
 
 const DEBOUNCE_KEYS = ['key', 'periodMs', 'maxDelayMs', 'input'];
@@ -88,8 +87,7 @@ function placeKeyedRun(store: Store, run: NewRun): void {
         'leave the id to the engine (no id option), or run on a single PostgreSQL server to choose ids of your own. See docs/scaling-out.md.',
     );
   }
-  do run.id = randomUUID();
-  while (partitionOf(run.id, count) !== home);
+  run.id = idInPartition(home, count);
 }
 
 /** How many times a start retries after losing a race to a run that then ended (or started) before it could be read. */

@@ -106,15 +106,17 @@ export const iso = (v: unknown): string | null =>
     ? null
     : new Date(typeof v === 'string' && /^\d{4}-\d\d-\d\d \d[\d:.]*$/.test(v) ? `${v.replace(' ', 'T')}Z` : (v as string)).toISOString();
 
-/**
- * A new run id (a UUID) in the partition of run `beside` (distributed mode; any UUID on a single
- * server): minted again until it lands there, on average as many tries as there are partitions.
- */
+/** A new run id (a UUID) in partition `k` of `count`: minted again until it lands there, on average `count` tries. */
+export function idInPartition(k: number, count: number): string {
+  let id = randomUUID();
+  while (partitionOf(id, count) !== k) id = randomUUID();
+  return id;
+}
+
+/** A new run id in the partition of run `beside` (distributed mode; any UUID on a single server). */
 export function idBeside(store: Store, beside: string): string {
   const count = store.layout.partitions;
-  let id = randomUUID();
-  if (count !== null) while (partitionOf(id, count) !== partitionOf(beside, count)) id = randomUUID();
-  return id;
+  return count === null ? randomUUID() : idInPartition(partitionOf(beside, count), count);
 }
 
 /**
