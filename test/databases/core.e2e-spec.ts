@@ -371,6 +371,8 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
         { type: 'run.failed', runId: bad.id, workflowName: 'failing' },
       ]),
     );
+    // The cursor moves after the handler returns: wait for that write, then check where it stands.
+    await eventually(async () => (await e.hookCursors())[0]?.behind === 0, 10_000, 'the cursor past the delivered events');
     const [cursor] = await e.hookCursors();
     expect(cursor).toMatchObject({ consumer: 'ends', owner: e.options.workerId, behind: 0 });
   });
