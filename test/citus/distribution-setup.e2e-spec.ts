@@ -87,15 +87,15 @@ describeCitus('distributed mode: set-up on Citus', () => {
     expect(ids).toEqual(['1', '1']);
   });
 
-  /** Statements Citus refuses in a partition as they are written: the features they serve are not available in distributed mode yet. */
-  const NOT_YET = [
-    'durable_cancel_run', // cancel, resume: a recursive CTE over the run's descendants
+  /** Single-server statements Citus refuses in a partition as they are written: distributed mode sends others in their place. */
+  const SINGLE_SERVER_ONLY = [
+    'durable_cancel_run', // cancel, resume: a recursive CTE over the run's descendants (distributed: run-trees.ts)
     'durable_cancel_run_compensating',
     'durable_resume_run',
-    'durable_claim_limited', // flow control (queue limits)
-    'durable_fire_schedules', // a single server's fire; distributed mode fires through store/partitioned-schedules.ts
-    'durable_insert_deduped', // a single server's text; distributed mode sends durable_insert_deduped_in_partition
-    'durable_live_tick', // the admin live feed
+    'durable_claim_limited', // flow control (distributed: partitioned-flow-claim.ts)
+    'durable_fire_schedules', // distributed mode fires through store/partitioned-schedules.ts
+    'durable_insert_deduped', // distributed mode sends durable_insert_deduped_in_partition
+    'durable_live_tick', // the admin live feed: statistics only in distributed mode
   ];
 
   it('plans every other fixed statement of the engine on one shard (with nulls for its parameters)', async () => {
@@ -116,7 +116,7 @@ describeCitus('distributed mode: set-up on Citus', () => {
       }
     }
     expect(multiShard).toEqual([]);
-    expect(refused.map((r) => r.split(':')[0]).sort()).toEqual([...NOT_YET].sort());
+    expect(refused.map((r) => r.split(':')[0]).sort()).toEqual([...SINGLE_SERVER_ONLY].sort());
   });
 
   it('computes the partition of a run id in SQL as the engine does', async () => {

@@ -3,6 +3,7 @@ import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { createStore, type Store } from '../../libs/durable/src/store/store.js';
 import { EngineHarness, sleep } from '../support/engine-harness.js';
 import { mostInWindow } from '../support/intervals.js';
+import { waitingAtBegin } from '../support/waiting-claim.js';
 
 /**
  * Found by the three-process rate-limit test (119 starts in one 10-s window of started_at under a
@@ -25,24 +26,6 @@ describe('rate window: a claim that began before another claimed first', () => {
   });
   afterAll(() => h.close());
 
-  /** A store whose claim transaction begins, says so, then waits for `go` before its first statement. */
-  function slowStore(go: Promise<void>, begun: () => void): Store {
-    const base = store.sql;
-    return {
-      ...store,
-      sql: {
-        ...base,
-        transaction: (fn) =>
-          base.transaction(async (tx) => {
-            await tx.query('SELECT now()');
-            begun();
-            await go;
-            return fn(tx);
-          }),
-      },
-    };
-  }
-
   it('counts every start of any window of the recorded start times, however long a claim waited for its turn', async () => {
     await h.query(`INSERT INTO durable_queue_limits (queue, rate_limit, rate_period_ms) VALUES ('q', $1, $2)`, [LIMIT, PERIOD]);
     // The window is full: LIMIT runs started 9 s ago (recorded as a claim records them).
@@ -62,7 +45,7 @@ describe('rate window: a claim that began before another claimed first', () => {
     let go!: () => void;
     let begun!: () => void;
     const hasBegun = new Promise<void>((r) => (begun = r));
-    const x = claimLimited(slowStore(new Promise<void>((r) => (go = r)), begun), {
+    const x = claimLimited(waitingAtBegin(store, new Promise<void>((r) => (go = r)), begun), {
       queue: 'q',
       limit: 20,
       owner: 'x',

@@ -2,8 +2,9 @@
 import * as mysql from './mysql/checkpoints.js';
 import { statement } from './statement.js';
 import { cancelActorDetail, deleteRunParts, groupEnds, history, signalRuns } from './sql-fragments.js';
-import { END_WAITS } from './end-waits.js';
+import { ENDED_PARENTS, ENDED_RUNS, HELD_ENDS } from './finish-sql.js';
 import { perPartition, type Store } from './store.js';
+import * as partitioned from './partitioned-checkpoints.js';
 import type { RunEnd, StepCheckpoint } from './rows.js';
 export type { EndResult } from './rows.js';
 import type { EndResult } from './rows.js';
@@ -93,29 +94,11 @@ SELECT run_id, seq FROM s`,
 const FINISH_RUNS = statement(
   'finish_runs',
   `
-WITH t AS (
-  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $19::bool[]) AS t(id, epoch, status, output, error, del)),
-lk AS (
-  SELECT r.id, r.lease_epoch, r.status, r.cancel_requested_at FROM durable_runs r
-  WHERE r.id = ANY($18::text[])
-  ORDER BY r.id FOR NO KEY UPDATE OF r),
-lr AS (
-  SELECT lk.id, lk.lease_epoch, t.status, t.output, t.error, t.del, (t.status = 'SUCCEEDED' AND lk.cancel_requested_at IS NOT NULL) AS refused
-  FROM lk JOIN t ON t.id = lk.id AND lk.lease_epoch = t.epoch
-  WHERE lk.status = 'RUNNING' AND (SELECT count(*) FROM lk) >= 0),
-l AS (SELECT lr.*, (lr.del AND lr.status = 'SUCCEEDED' AND NOT lr.refused) AS gone FROM lr),
+WITH ${HELD_ENDS('$19', '$18')},
 ${STEP_ROWS(6)},
 s AS (${INSERT_STEP_ROWS(' AND NOT l.gone')}),
 shist AS (${STEP_FAILED_HISTORY('$17')}),
-u AS (
-  UPDATE durable_runs r
-  SET status = l.status, output = l.output::jsonb, error = l.error::jsonb, finished_at = now(), updated_at = now(),
-      lease_owner = NULL, lease_expires_at = NULL
-  FROM l WHERE r.id = l.id AND NOT l.refused AND NOT l.gone
-  RETURNING r.id, r.parent_id, r.status, r.error, r.group_seq, r.group_index),
-d AS (DELETE FROM durable_runs WHERE id = ANY(ARRAY(SELECT id FROM l WHERE gone)) RETURNING id),
-${deleteRunParts('= ANY(ARRAY(SELECT id FROM l WHERE gone))')},
-${END_WAITS('w', "SELECT id FROM u WHERE status = 'CANCELLED'")},
+${ENDED_RUNS},
 hist AS (${history(
     '$17',
     `SELECT id, CASE status WHEN 'SUCCEEDED' THEN 'completed' WHEN 'CANCELLED' THEN 'cancelled' ELSE 'failed' END,
@@ -123,11 +106,7 @@ hist AS (${history(
               WHEN 'CANCELLED' THEN jsonb_build_object('compensated', true) || ${cancelActorDetail('u.id')} END FROM u WHERE true`,
   )}),
 ${groupEnds('ge', 'u')},
-${signalRuns(
-  'par',
-  `SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND group_seq IS NULL AND parent_id <> ALL($1::text[])
-   UNION ALL SELECT run_id FROM ge WHERE crossed AND run_id <> ALL($1::text[])`,
-)}
+${signalRuns('par', ENDED_PARENTS)}
 SELECT id, true AS ended, (SELECT n FROM par_n) AS signalled, false AS gone FROM u
 UNION ALL
 SELECT id, true, NULL, true FROM d
@@ -154,7 +133,10 @@ export async function insertSteps(store: Store, steps: StepCheckpoint[]): Promis
     store,
     steps,
     (c) => c.runId,
-    (s, group) => s.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [...stepColumns(group), s.history]),
+    (s, group) =>
+      s.partition !== undefined
+        ? partitioned.insertStepsInPartition(s, group)
+        : s.sql.query<{ run_id: string; seq: number }>(INSERT_STEPS, [...stepColumns(group), s.history]),
   );
   return new Set(rows.map((r) => `${r.run_id}:${r.seq}`));
 }
@@ -182,17 +164,20 @@ export async function finishRuns(store: Store, ends: RunEnd[]): Promise<Map<stri
 
 async function finishRunsIn(store: Store, ends: RunEnd[]): Promise<Map<string, EndResult>> {
   const col = <K extends keyof RunEnd>(k: K) => ends.map((e) => e[k]);
-  const rows = await store.sql.query<{ id: string; ended: boolean; gone: boolean }>(FINISH_RUNS, [
-    col('runId'),
-    col('epoch'),
-    col('status'),
-    col('output'),
-    col('error'),
-    ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
-    store.history,
-    lockedIds(ends),
-    col('delete').map((d) => d === true),
-  ]);
+  const rows =
+    store.partition !== undefined
+      ? await partitioned.finishRunsInPartition(store, ends)
+      : await store.sql.query<{ id: string; ended: boolean; gone: boolean }>(FINISH_RUNS, [
+          col('runId'),
+          col('epoch'),
+          col('status'),
+          col('output'),
+          col('error'),
+          ...stepColumns(ends.flatMap((e) => e.steps ?? [])),
+          store.history,
+          lockedIds(ends),
+          col('delete').map((d) => d === true),
+        ]);
   const gone = rows.filter((r) => r.gone).map((r) => r.id);
   // The end is written; leftovers it could not remove now stay only if this fails too (both rare).
   if (gone.length) await store.sql.execute(DELETE_LEFTOVERS, [gone]).catch(() => 0);

@@ -4,6 +4,7 @@
  * outcomes read in pages. See GROUP_ENDS in sql-fragments.ts for the counting side.
  */
 import * as mysql from './mysql/child-groups.js';
+import * as partitioned from './partitioned-children.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { runStore, parsed, sameAsParent, type Store } from './store.js';
@@ -93,11 +94,15 @@ e AS (
 SELECT g.total, g.ended, g.ends, e.* FROM g LEFT JOIN e ON true ORDER BY e.ord`,
 );
 
-/** Writes one chunk of a group's children (see START_GROUP_CHUNK); held = false: the parent is no longer held under its epoch. */
+/**
+ * Writes one chunk of a group's children (see START_GROUP_CHUNK); held = false: the parent is no longer held under its epoch.
+ * Distributed mode: the same in the parent's partition, as statements Citus sends whole to its node (partitioned-children.ts).
+ */
 export async function startGroupChunk(store: Store, c: ChildGroupChunk): Promise<{ held: boolean; inserted: number }> {
   if (store.sql.dialect === 'mysql') return mysql.startGroupChunk(store, c);
   sameAsParent(store, c.runId, c.ids.slice(0, 1));
   store = runStore(store, c.runId);
+  if (store.partition !== undefined) return partitioned.startGroupChunkInPartition(store, c);
   const [row] = await store.sql.query<{ held: number; inserted: number }>(START_GROUP_CHUNK, [
     c.runId,
     c.epoch,

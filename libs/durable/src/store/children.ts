@@ -1,5 +1,6 @@
 /** Child workflows: creating them with the parent's checkpoint, in one fenced statement. */
 import * as mysql from './mysql/children.js';
+import * as partitioned from './partitioned-children.js';
 import { statement } from './statement.js';
 import { DUE_BY, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { runStore, parsed, sameAsParent, type Store } from './store.js';
@@ -57,7 +58,10 @@ SELECT (SELECT count(*) FROM run)::int AS held,
        (SELECT n FROM woken) AS woken`,
 );
 
-/** Creates child runs and records the parent's steps; `conflicts` names children whose id belongs to another workflow. */
+/**
+ * Creates child runs and records the parent's steps; `conflicts` names children whose id belongs to another workflow.
+ * Distributed mode: the same in the parent's partition, as statements Citus sends whole to its node (partitioned-children.ts).
+ */
 export async function startChildren(
   store: Store,
   a: {
@@ -75,6 +79,7 @@ export async function startChildren(
     a.children.map((c) => c.child.id),
   );
   store = runStore(store, a.runId);
+  if (store.partition !== undefined) return partitioned.startChildrenInPartition(store, a);
   const c = a.children;
   const [row] = await store.sql.query<{ held: number; conflicts: unknown }>(START_CHILDREN, [
     a.runId,

@@ -2,6 +2,7 @@
 import * as mysql from './mysql/messages.js';
 import { statement } from './statement.js';
 import { runStore, type Store } from './store.js';
+import * as partitioned from './partitioned-waits.js';
 import type { RunStatus } from './rows.js';
 
 /**
@@ -43,6 +44,7 @@ export async function setEvent(
 ): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.setEvent(store, a);
   store = runStore(store, a.runId);
+  if (store.partition !== undefined) return partitioned.setEventInPartition(store, a);
   const [row] = await store.sql.query<{ held: number }>(SET_EVENT, [a.runId, a.epoch, a.seq, a.name, a.key, a.value]);
   return Number(row.held) === 1;
 }

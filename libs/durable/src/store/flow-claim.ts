@@ -19,7 +19,8 @@ import { claimLimitedAcross } from './partitioned-flow-claim.js';
 import { statement } from './statement.js';
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
-import { claim, claimedRun, claimIdleLimitMs, claimedValues, claimUpdate, QUEUE_ORDER, type ClaimRequest } from './leases.js';
+import { claim, claimIdleLimitMs, type ClaimRequest } from './leases.js';
+import { claimedRun, claimedValues, claimUpdate, QUEUE_ORDER } from './claim-sql.js';
 import type { Store } from './store.js';
 import type { ClaimedRun } from './rows.js';
 

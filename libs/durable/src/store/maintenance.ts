@@ -3,6 +3,8 @@ import * as mysql from './mysql/maintenance.js';
 import { statement } from './statement.js';
 import { deleteRunParts, groupEnds, history, signalRuns, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { eachPartition, type Store } from './store.js';
+import * as partitioned from './partitioned-maintenance.js';
+import { DEADLINE_PARENTS, DEADLINE_RUNS } from './deadline-sql.js';
 
 /**
  * Sweeper: unfinished runs past their deadline, at most $1 per statement, even when no process is
@@ -16,35 +18,13 @@ import { eachPartition, type Store } from './store.js';
  *   its lease ends (a worker still executing it loses its fenced writes; the next claim moves the
  *   epoch on). That execution replays the workflow, throws the error into it, runs the
  *   compensations newest first and ends the run FAILED with it ('deadline_exceeded').
+ * The CTEs d, x and u are in deadline-sql.ts (DEADLINE_RUNS): distributed mode runs them
+ * in a statement of its own, and writes the history and the group end rows after it.
  */
 const SWEEP_DEADLINES = statement(
   'sweep_deadlines',
   `
-WITH d AS (
-  SELECT r.id, r.deadline_at, r.available_at,
-         EXISTS (SELECT 1 FROM durable_steps s WHERE s.run_id = r.id AND (s.compensation -> 'by') IS NOT NULL) AS undo
-  FROM durable_runs r
-  WHERE r.deadline_at IS NOT NULL AND r.status IN ('PENDING','RUNNING','WAITING') AND r.deadline_at < now()
-  ORDER BY r.deadline_at LIMIT $1
-  FOR UPDATE OF r SKIP LOCKED),
--- The new values are computed here, not in the UPDATE: Citus refuses clocks inside CASE, and
--- functions that are not immutable on columns, in an UPDATE.
-x AS (
-  SELECT d.*, CASE WHEN d.undo THEN NULL ELSE now() END AS finished, CASE WHEN d.undo THEN least(d.available_at, now()) ELSE d.available_at END AS due,
-         jsonb_build_object('name', 'DeadlineExceededError', 'code', 'DEADLINE_EXCEEDED',
-           'message', 'The run exceeded its deadline (' || to_char(d.deadline_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') ||
-                      '); raise the workflow option timeoutMs or the start option timeoutMs.') AS failure
-  FROM d),
-u AS (
-UPDATE durable_runs r
-SET status = CASE WHEN x.undo THEN 'PENDING' ELSE 'FAILED' END,
-    finished_at = x.finished,
-    available_at = x.due,
-    deadline_at = CASE WHEN x.undo THEN NULL ELSE r.deadline_at END,
-    updated_at = now(), lease_owner = NULL, lease_expires_at = NULL,
-    error = x.failure
-FROM x WHERE r.id = x.id
-RETURNING r.id, r.parent_id, r.group_seq, r.group_index, r.status, r.error, r.queue, x.undo, x.deadline_at),
+WITH ${DEADLINE_RUNS},
 hist AS (${history(
     '$2',
     `SELECT id, CASE WHEN undo THEN 'deadline_exceeded' ELSE 'failed' END,
@@ -52,11 +32,7 @@ hist AS (${history(
   FROM u WHERE true`,
   )}),
 ${groupEnds('ge', '(SELECT * FROM u WHERE NOT undo)')},
-${signalRuns(
-  'par',
-  `SELECT parent_id FROM u WHERE parent_id IS NOT NULL AND group_seq IS NULL AND NOT undo
-   UNION ALL SELECT run_id FROM ge WHERE crossed AND run_id NOT IN (SELECT id FROM u)`,
-)},
+${signalRuns('par', DEADLINE_PARENTS)},
 woken AS (SELECT count(pg_notify('${WAKEUP_CHANNEL}', q.queue)) AS n FROM (SELECT DISTINCT queue FROM u WHERE undo) q)
 SELECT id, undo, (SELECT n FROM par_n) AS signalled, (SELECT n FROM woken) AS woken FROM u`,
 );
@@ -85,7 +61,13 @@ SELECT count(*)::int AS n FROM d`,
  */
 export async function sweepDeadlines(store: Store, batch: number): Promise<{ failed: string[]; compensating: string[] }> {
   if (store.sql.dialect === 'mysql') return mysql.sweepDeadlines(store, batch);
-  const rows = (await eachPartition(store, (s) => s.sql.query<{ id: string; undo: boolean }>(SWEEP_DEADLINES, [batch, s.history]))).flat();
+  const rows = (
+    await eachPartition(store, (s) =>
+      s.partition !== undefined
+        ? partitioned.sweepDeadlinesInPartition(s, batch)
+        : s.sql.query<{ id: string; undo: boolean }>(SWEEP_DEADLINES, [batch, s.history]),
+    )
+  ).flat();
   return { failed: rows.filter((r) => !r.undo).map((r) => r.id), compensating: rows.filter((r) => r.undo).map((r) => r.id) };
 }
 

@@ -4,6 +4,8 @@ import { statement } from './statement.js';
 import { signalRuns } from './sql-fragments.js';
 import { partitionOf } from './partitions.js';
 import { runStore, type Store } from './store.js';
+import * as partitioned from './partitioned-waits.js';
+import { HELD_SENDER } from './partitioned-waits.js';
 
 /**
  * WorkflowClient.send: store a message for run $1 on topic $2 ($3 payload jsonb, $4 idempotency key
@@ -62,6 +64,7 @@ export async function sendMessage(
 ): Promise<{ found: boolean; sent: boolean }> {
   if (store.sql.dialect === 'mysql') return mysql.sendMessage(store, a);
   store = runStore(store, a.runId);
+  if (store.partition !== undefined) return partitioned.sendMessageInPartition(store, a);
   const [row] = await store.sql.query<{ found: number; sent: number }>(SEND_MESSAGE, [
     a.runId,
     a.topic,
@@ -91,6 +94,7 @@ export async function sendFromRun(
   const count = store.layout.partitions;
   if (count !== null && partitionOf(a.target, count) !== partitionOf(a.runId, count)) return sendAcrossPartitions(store, a);
   store = runStore(store, a.runId);
+  if (store.partition !== undefined) return partitioned.sendFromRunInPartition(store, a);
   const [row] = await store.sql.query<{ held: number; found: number }>(SEND_FROM_RUN, [
     a.runId,
     a.epoch,
@@ -105,12 +109,6 @@ export async function sendFromRun(
   return { held: Number(row.held) === 1, found: Number(row.found) === 1 };
 }
 
-/** The sender of a Durable.send ($1), if this execution ($2 epoch) still holds it: locked until the send commits. */
-const HELD_SENDER = statement(
-  'held_sender',
-  `SELECT id FROM durable_runs WHERE id = $1 AND lease_epoch = $2 AND status = 'RUNNING' FOR SHARE`,
-);
-
 /** The sender's step of a Durable.send (as SEND_FROM_RUN's): $1 run, $2 seq, $3 step name. */
 const INSERT_SEND_STEP = statement(
   'insert_send_step',
@@ -122,7 +120,7 @@ const INSERT_SEND_STEP = statement(
 /**
  * Durable.send to a run in another partition (distributed mode): SEND_FROM_RUN's work as one
  * transaction over the two partitions (two-phase commit when they are on two nodes): the sender held
- * and locked, the message stored for the target (SEND_MESSAGE, its idempotency key the sender's run
+ * and locked, the message stored for the target (sendMessage, its idempotency key the sender's run
  * and seq), the sender's step recorded. Nothing is written when the sender lost its lease or the
  * target does not exist.
  */
@@ -131,16 +129,15 @@ async function sendAcrossPartitions(store: Store, a: Parameters<typeof sendFromR
     const tx: Store = { ...store, sql };
     const sender = runStore(tx, a.runId);
     if (!(await sender.sql.query(HELD_SENDER, [a.runId, a.epoch])).length) return { held: false, found: true };
-    const [row] = await runStore(tx, a.target).sql.query<{ found: number }>(SEND_MESSAGE, [
-      a.target,
-      a.topic,
-      a.payload,
-      `${a.runId}#${a.seq}`,
-      a.traceparent,
-      false,
-    ]);
+    const { found } = await sendMessage(tx, {
+      runId: a.target,
+      topic: a.topic,
+      payload: a.payload,
+      idempotencyKey: `${a.runId}#${a.seq}`,
+      traceparent: a.traceparent,
+    });
     // No target: nothing was stored for it, and the step is not recorded (as SEND_FROM_RUN).
-    if (Number(row.found) !== 1) return { held: true, found: false };
+    if (!found) return { held: true, found: false };
     await sender.sql.query(INSERT_SEND_STEP, [a.runId, a.seq, a.name]);
     return { held: true, found: true };
   });

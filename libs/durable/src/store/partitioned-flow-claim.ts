@@ -9,24 +9,31 @@
  *    runs that claim made RUNNING in a partition are committed on that partition's node when this
  *    claim gets the lock there. (A SELECT … FOR UPDATE locks one copy only, the coordinator's,
  *    which commits first: a count could then miss the previous claim's runs.)
- * 2. CLAIM_CLOCK_AND_RATE: the claim's clock (as CLAIM_CLOCK in flow-claim.ts) and the starts in
- *    the queue's rate window at it.
- * 3. The queue's RUNNING runs per concurrency key, counted over every partition in one statement
+ * 2. The queue's RUNNING runs per concurrency key, counted over every partition in one statement
  *    (UNION ALL of the partitions' tables, no locks), with snapshots taken after the lock: exact.
+ * 3. CLAIM_CLOCK_AND_RATE: the claim's clock (as CLAIM_CLOCK in flow-claim.ts) and the starts in
+ *    the queue's rate window at it. Read after the count (as CLAIM_LIMITED reads its clock after its
+ *    snapshot): a run that ended between the two would otherwise end after the start of the run
+ *    that took its place, by the runs' recorded times.
  * 4. scanKeys: the keys to serve in turn, from the cursor on, over every partition (no locks; no
  *    recursive CTE, which Citus refuses: per partition the first keys after the cursor and, wrapping
  *    around, the first up to it, each a DISTINCT over durable_runs_key_idx that stops at its LIMIT).
  * 5. Per partition, those holding the first keys not at their limit first (then the others in turn,
- *    as in claimAcross), at most MAX_PARTITIONS_PER_CLAIM, while room is left: PARTITION_PICK_LIMITED
+ *    as in claimAcross), at most MAX_PARTITIONS_PER_CLAIM, while room is left, each offered the keys
+ *    up to the room-th one not at its limit, one run per key first, then what the keys' limits allow
+ *    (so no partition asked first takes a key's second turn before another key's first): PARTITION_PICK_LIMITED
  *    picks and locks the runs with the counts and keys as parameters, CLAIM_PICKED claims them, and
  *    APPEND_RATE_STARTS appends their starts to the rate windows (reference tables).
- * 6. SET_RR_KEY moves the round-robin cursor (shared by every partition) to the last key served.
- * Statements 3 and 4 read every partition, so a limited claim costs more than a plain one; a queue
+ * 6. SET_RR_KEY moves the round-robin cursor (shared by every partition) to the last key served, or
+ *    to just before the first key a partition not asked held.
+ * Statements 2 and 4 read every partition, so a limited claim costs more than a plain one; a queue
  * without limits never takes this path.
  */
 import { DUE_BY } from './sql-fragments.js';
 import { startsInWindow } from './flow-limits.js';
-import { claim, claimedRun, claimedValues, claimIdleLimitMs, claimUpdate, QUEUE_ORDER, type ClaimRequest } from './leases.js';
+import { claim, claimIdleLimitMs, type ClaimRequest } from './leases.js';
+import { claimedRun, claimedValues, PARTITION_CLAIM_END, QUEUE_ORDER } from './claim-sql.js';
+import { insertClaimHistory } from './partitioned-leases.js';
 import { partitionSchema } from './partitions.js';
 import { statement } from './statement.js';
 import { partitionStore, type Store } from './store.js';
@@ -63,7 +70,8 @@ const AT = '$8::timestamptz';
  * and its rate window leave; > 0), $3 workflows, $4 the queue's RUNNING runs per concurrency key over
  * every partition (jsonb { key: n }), $5 keyConcurrency, $6 the keys to serve in turn, read over every
  * partition from the cursor on (jsonb [{ k, pos }], see scanKeys), $7 versions, $8 the claim's clock,
- * $9 keyRateLimit, $10 its period ms (null = no such limit). The choice is CLAIM_LIMITED's (heads per
+ * $9 keyRateLimit, $10 its period ms (null = no such limit), $11 the most runs per key (null = as
+ * its limit allows: see claimLimitedAcross' two rounds). The choice is CLAIM_LIMITED's (heads per
  * key in scan order, runs without a key and woken runs from the head of the queue, round by round).
  * One row per run: c of claimUpdate, with its key and its key's place in the scan (pos).
  */
@@ -107,6 +115,7 @@ c AS (
   SELECT ranked.id, ranked.prev, ranked.next_order, ranked.next_started, ranked.concurrency_key, ranked.pos FROM ranked
   LEFT JOIN running ON running.k = ranked.concurrency_key
   WHERE (ranked.concurrency_key IS NULL OR $5::int IS NULL OR ranked.rn <= $5::int - coalesce(running.n, 0))
+    AND (ranked.concurrency_key IS NULL OR $11::int IS NULL OR ranked.rn <= $11::int)
     AND (ranked.concurrency_key IS NULL OR $9::int IS NULL
          OR ranked.rn <= $9::int - ${startsInWindow('$1', 'ranked.concurrency_key', '$10::int', AT)})
   ORDER BY ranked.priority, ranked.rn, ranked.pos
@@ -115,16 +124,17 @@ SELECT id, prev, next_order, next_started, concurrency_key, pos FROM c`,
 );
 
 /**
- * Claims the runs PARTITION_PICK_LIMITED picked and locked, in their partition (claimUpdate): $1 a
- * jsonb array of { id, prev, next_order, next_started }, $2 worker, $3 lease ms, $4 history. A statement
- * of its own: with the picking and the UPDATE in one statement, Citus plans the CTEs apart and the
- * window function over the candidates (ranked) came out empty, so nothing was claimed.
+ * Claims the runs PARTITION_PICK_LIMITED picked and locked, in their partition (PARTITION_CLAIM_END: the
+ * claim's update, routed whole; the history rows follow): $1 a jsonb array of { id, prev, next_order,
+ * next_started }, $2 worker, $3 lease ms. A statement of its own: with the picking and the UPDATE in one
+ * statement, Citus plans the CTEs apart and the window function over the candidates (ranked) came out
+ * empty, so nothing was claimed.
  */
 const CLAIM_PICKED = statement(
   'claim_picked',
   `
 WITH c AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS c(id text, prev text, next_order timestamptz, next_started timestamptz)),
-${claimUpdate().replace(/\$(\d+)/g, (_, n: string) => `$${{ 3: 2, 4: 3, 6: 4 }[n] ?? 'unexpected'}`)}`,
+${PARTITION_CLAIM_END.replace(/\$(\d+)/g, (_, n: string) => `$${{ 3: 2, 4: 3 }[n] ?? 'unexpected'}`)}`,
 );
 
 /**
@@ -207,10 +217,11 @@ export async function claimLimitedAcross(
     ) {
       return { runs: await claim(tx, request), limited: false };
     }
-    const [clock] = await sql.query<{ t: Date | string; used: number }>(CLAIM_CLOCK_AND_RATE, [queue, row.rate_period_ms]);
-    const at = clock.t instanceof Date ? clock.t.toISOString() : clock.t;
     const running = new Map<string | null, number>();
     for (const r of await sql.query<{ k: string | null; n: number }>(runningPerKey(count), [queue])) running.set(r.k, Number(r.n));
+    // The clock after the count: a run the count saw end has its finished_at before the started_at of the runs this claim starts in its place.
+    const [clock] = await sql.query<{ t: Date | string; used: number }>(CLAIM_CLOCK_AND_RATE, [queue, row.rate_period_ms]);
+    const at = clock.t instanceof Date ? clock.t.toISOString() : clock.t;
     let room = limit;
     if (row.global_concurrency !== null) room = Math.min(room, row.global_concurrency - [...running.values()].reduce((a, n) => a + n, 0));
     if (row.rate_limit !== null) room = Math.min(room, row.rate_limit - Number(clock.used));
@@ -222,17 +233,29 @@ export async function claimLimitedAcross(
       (r, i) => ({ k: r.k, pos: i + 1, parts: r.parts.map(Number) }),
     );
     const open = (k: string) => row.key_concurrency === null || (running.get(k) ?? 0) < row.key_concurrency;
+    // The keys this claim offers: those up to the room-th key not at its limit. A partition asked
+    // first would otherwise fill the room with keys further on that it holds, and the cursor would
+    // then pass over a key between them that another partition holds (it would lose its turn).
+    const openKeys = scanned.filter((s) => open(s.k));
+    const offered = openKeys.length > room ? scanned.filter((s) => s.pos <= openKeys[room - 1].pos) : scanned;
     const first = nextPartition++ % count;
     const order = [
       ...new Set([
-        ...scanned.filter((s) => open(s.k)).flatMap((s) => s.parts),
+        ...offered.filter((s) => open(s.k)).flatMap((s) => s.parts),
         ...Array.from({ length: count }, (_, i) => (first + i) % count),
       ]),
     ].slice(0, Math.min(count, MAX_PARTITIONS_PER_CLAIM));
-    const keyScan = JSON.stringify(scanned.map(({ k, pos }) => ({ k, pos })));
+    const keyScan = JSON.stringify(offered.map(({ k, pos }) => ({ k, pos })));
     let lastServed = 0;
-    for (const k of order) {
+    const asked = new Set<number>();
+    const served = new Set<string>();
+    // The partitions are asked for at most one run per key first, so the first one asked cannot fill
+    // the room with its keys' second runs while a key elsewhere waits for its first; then (keys
+    // allowed more than one run at once) those that gave runs are asked again for what room is left.
+    const asks: Array<[partition: number, perKeyCap: number | null]> = order.map((k) => [k, 1]);
+    for (const [k, perKeyCap] of asks) {
       if (room <= 0) break;
+      asked.add(k);
       const part = partitionStore(tx, k);
       const picked = await part.sql.query<Record<string, unknown>>(PARTITION_PICK_LIMITED, [
         queue,
@@ -245,29 +268,38 @@ export async function claimLimitedAcross(
         at,
         row.key_rate_limit,
         row.key_rate_period_ms,
+        perKeyCap,
       ]);
       if (!picked.length) continue;
       const claimed = await part.sql.query<Record<string, unknown>>(CLAIM_PICKED, [
         JSON.stringify(picked.map(({ id, prev, next_order, next_started }) => ({ id, prev, next_order, next_started }))),
         owner,
         leaseMs,
-        store.history,
       ]);
+      await insertClaimHistory(part.sql, store.history, owner, claimed);
       const pickedById = new Map(picked.map((r) => [r.id as string, r]));
       const perKey = new Map<string, number>();
       for (const r of claimed) {
         const p = pickedById.get(r.id as string);
         const key = (p?.concurrency_key as string | null | undefined) ?? null;
         running.set(key, (running.get(key) ?? 0) + 1);
-        if (key !== null) perKey.set(key, (perKey.get(key) ?? 0) + 1);
-        if (key !== null) lastServed = Math.max(lastServed, Number(p?.pos ?? 0));
+        if (key !== null) {
+          perKey.set(key, (perKey.get(key) ?? 0) + 1);
+          served.add(key);
+          lastServed = Math.max(lastServed, Number(p?.pos ?? 0));
+        }
         runs.push(claimedRun(r));
       }
       room -= claimed.length;
       await appendRateStarts(tx, queue, row, claimed.length, perKey, at);
+      if (perKeyCap !== null && row.key_concurrency !== 1) asks.push([k, null]);
     }
-    // As CLAIM_LIMITED: the cursor moves to the last key served, or to the last key read if the room was not filled.
-    const cursor = room > 0 ? (scanned.at(-1)?.k ?? row.rr_key) : (scanned[lastServed - 1]?.k ?? row.rr_key);
+    // As CLAIM_LIMITED: the cursor moves to the last key served, or to the last key offered if the room
+    // was not filled; but never past an open key that got nothing because a partition holding it was
+    // not asked (the room filled first, or more partitions hold the offered keys than a claim asks).
+    const reached = room > 0 ? offered.length : lastServed;
+    const waiting = offered.find((s) => s.pos <= reached && openKeys.includes(s) && !served.has(s.k) && s.parts.some((p) => !asked.has(p)));
+    const cursor = waiting ? (waiting.pos > 1 ? scanned[waiting.pos - 2].k : row.rr_key) : (scanned[reached - 1]?.k ?? row.rr_key);
     if (cursor !== row.rr_key) await sql.query(SET_RR_KEY, [queue, cursor]);
     return { runs, limited: true };
   });

@@ -4,6 +4,7 @@ import { statement } from './statement.js';
 import { HAS_LIMIT } from './flow-limits.js';
 import { DUE_BY, history, WAKEUP_CHANNEL } from './sql-fragments.js';
 import { parsed, perPartition, runStore, toDate, type Store } from './store.js';
+import * as partitioned from './partitioned-starts.js';
 import type { ClaimedRun, NewRun, RunRow, RunStatus } from './rows.js';
 
 /** When a run started with $6 run-at (null = now) and $7 delay ms (null = none) is first due. */
@@ -131,6 +132,7 @@ const SELECT_RUN_STATUS = statement('select_run_status', `SELECT status FROM dur
 export async function insertRun(store: Store, r: NewRun): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.insertRun(store, r);
   store = runStore(store, r.id);
+  if (store.partition !== undefined) return partitioned.insertRunInPartition(store, r);
   const rows = await store.sql.query(INSERT_RUN, [
     r.id,
     r.workflowName,
@@ -177,30 +179,26 @@ async function insertClaimedIn(
   lease: { owner: string; ms: number },
   appVersion: string | null,
 ): Promise<Map<string, ClaimedRun | 'queued'>> {
-  const rows = await store.sql.query<{
-    id: string;
-    claimed: boolean;
-    lease_epoch: number;
-    attempt: number;
-    deadline_at: unknown;
-    available_at: unknown;
-  }>(INSERT_RUNS_CLAIMED, [
-    runs.map((r) => r.id),
-    runs.map((r) => r.workflowName),
-    runs.map((r) => r.queue),
-    runs.map((r) => r.input),
-    runs.map((r) => r.priority),
-    lease.owner,
-    lease.ms,
-    runs.map((r) => r.timeoutMs),
-    runs.map((r) => r.parentId),
-    appVersion,
-    store.history,
-    runs.map((r) => r.concurrencyKey),
-    runs.map((r) => r.traceparent ?? null),
-    runs.map((r) => JSON.stringify(r.tags)),
-    runs.map((r) => r.context ?? null),
-  ]);
+  const rows =
+    store.partition !== undefined
+      ? await partitioned.insertRunsClaimedInPartition(store, runs, lease, appVersion)
+      : await store.sql.query<partitioned.ClaimedInsertRow>(INSERT_RUNS_CLAIMED, [
+          runs.map((r) => r.id),
+          runs.map((r) => r.workflowName),
+          runs.map((r) => r.queue),
+          runs.map((r) => r.input),
+          runs.map((r) => r.priority),
+          lease.owner,
+          lease.ms,
+          runs.map((r) => r.timeoutMs),
+          runs.map((r) => r.parentId),
+          appVersion,
+          store.history,
+          runs.map((r) => r.concurrencyKey),
+          runs.map((r) => r.traceparent ?? null),
+          runs.map((r) => JSON.stringify(r.tags)),
+          runs.map((r) => r.context ?? null),
+        ]);
   const byId = new Map(runs.map((r) => [r.id, r]));
   return new Map(
     rows.map((row): [string, ClaimedRun | 'queued'] => {
@@ -238,6 +236,7 @@ export async function insertRuns(store: Store, runs: NewRun[], appVersion: strin
 }
 
 async function insertRunsIn(store: Store, runs: NewRun[], appVersion: string | null): Promise<Set<string>> {
+  if (store.partition !== undefined) return partitioned.insertRunsInPartition(store, runs, appVersion);
   const rows = await store.sql.query<{ id: string }>(INSERT_RUNS, [
     runs.map((r) => r.id),
     runs.map((r) => r.workflowName),

@@ -31,9 +31,10 @@ export interface SqlClient {
 /**
  * A pg Pool (or one pg client: checked out of a pool, or a dedicated one). With `prepared`, fixed
  * statements are sent as named prepared statements; leave it off behind a pooler that cannot keep
- * prepared statements (PgBouncer in transaction mode before 1.21).
+ * prepared statements (PgBouncer in transaction mode before 1.21). `within`: the connection is in a
+ * transaction already (the client transaction() hands its callback), so a transaction asked of it runs inside that one.
  */
-export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: boolean }): SqlClient {
+export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: boolean; within?: boolean }): SqlClient {
   const send = (s: Statement | string, params: readonly unknown[]) => {
     const values = params as unknown[];
     return typeof s === 'string'
@@ -42,9 +43,10 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
         ? pool.query({ name: s.name, text: s.text, values })
         : pool.query(s.text, values);
   };
-  return {
+  const sql: SqlClient = {
     dialect: 'postgres',
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
+      if (opts.within) return fn(sql);
       const isPool = 'totalCount' in pool;
       const client = isPool ? await (pool as Pool).connect() : (pool as PoolClient | Client);
       let broken: Error | undefined;
@@ -55,7 +57,7 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
       if (isPool) client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn(pgSqlClient(client, opts));
+        const result = await fn(pgSqlClient(client, { ...opts, within: true }));
         await client.query('COMMIT');
         return result;
       } catch (err) {
@@ -76,6 +78,7 @@ export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: 
       return (await send(s, params)).rowCount ?? 0;
     },
   };
+  return sql;
 }
 
 /** The subset of a Prisma client (or interactive-transaction client) the store uses. */
@@ -97,18 +100,20 @@ export function prismaSqlClient(
   prisma: PrismaLike,
   dialect: Dialect = dialectOfPrisma(prisma),
   notify?: (channel: string, payload: string) => void,
+  within = false,
 ): SqlClient {
   return {
     dialect,
     notify,
     async transaction<T>(fn: (sql: SqlClient) => Promise<T>): Promise<T> {
       const p = prisma as Partial<PrismaWithTransactions>;
-      // A transaction client (a caller's tx) is one transaction already: run inside it.
-      if (typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma, dialect, notify));
+      // A transaction client (`within`: a caller's tx, or one opened here) is one transaction already: run inside it.
+      // Prisma's own nested $transaction would add a savepoint and its release, two round trips, to every statement group.
+      if (within || typeof p.$transaction !== 'function') return fn(prismaSqlClient(prisma, dialect, notify, true));
       // Hints wait for the commit (a claim they trigger must see the rows).
       const notices: Array<[string, string]> = [];
       const result = await (prisma as PrismaWithTransactions).$transaction((tx) =>
-        fn(prismaSqlClient(tx, dialect, notify && ((channel, payload) => void notices.push([channel, payload])))),
+        fn(prismaSqlClient(tx, dialect, notify && ((channel, payload) => void notices.push([channel, payload])), true)),
       );
       for (const [channel, payload] of notices) notify?.(channel, payload);
       return result;

@@ -58,7 +58,12 @@ export const STREAM_CHANNEL = 'durable_stream';
  * ending with no parent). The new available_at is computed by the locking read, not in the UPDATE:
  * Citus refuses a clock inside CASE, and clock arithmetic on a column, in an UPDATE.
  */
-export const signalRuns = (name: string, ids: string) => `${name}_at AS (
+export const signalRuns = (name: string, ids: string) => `${signalledRuns(name, ids)},
+${name}_n AS (
+  ${notifySignalled(name)})`;
+
+/** signalRuns without its notifications (CTEs `<name>_at` and `<name>`): Citus routes no CTE that calls pg_notify. */
+export const signalledRuns = (name: string, ids: string) => `${name}_at AS (
   SELECT p.id, CASE WHEN p.status = 'WAITING' THEN least(p.available_at, now())
                     ELSE greatest(now(), p.available_at + interval '1 millisecond') END AS at
   FROM durable_runs p
@@ -67,11 +72,12 @@ export const signalRuns = (name: string, ids: string) => `${name}_at AS (
 ${name} AS (
   -- by primary key from the array as well: joined to the CTE alone, a plan may hash the whole table (see claimUpdate)
   UPDATE durable_runs p SET available_at = a.at FROM ${name}_at a WHERE p.id = a.id AND p.id = ANY(ARRAY(SELECT id FROM ${name}_at))
-  RETURNING p.id, p.queue, p.status),
-${name}_n AS (
-  SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)
+  RETURNING p.id, p.queue, p.status)`;
+
+/** A SELECT sending the notifications of the runs CTE `name` (signalledRuns) signalled: one row, n = how many. */
+export const notifySignalled = (name: string) => `SELECT count(CASE WHEN status = 'WAITING' THEN pg_notify('${WAKEUP_CHANNEL}', queue)
                     ELSE pg_notify('${SIGNAL_CHANNEL}', id) END) AS n
-  FROM ${name})`;
+  FROM ${name}`;
 
 /**
  * CTEs `<name>_c`, `<name>` and `<name>_o` that count the ends of children started by
@@ -85,15 +91,7 @@ ${name}_n AS (
  * before it (ChildGroup.completions()). An end row left by a deleted run of the same id (a delete
  * that read before this end committed) is overwritten, and readers stop at the group's `ends`.
  */
-export const groupEnds = (name: string, ended: string) => `${name}_c AS (
-  SELECT e.parent_id, e.group_seq, count(*) AS n, count(*) FILTER (WHERE e.status = 'SUCCEEDED') AS s,
-         count(*) FILTER (WHERE e.status = 'FAILED') AS f, count(*) FILTER (WHERE e.status = 'CANCELLED') AS c
-  FROM ${ended} e WHERE e.group_seq IS NOT NULL GROUP BY e.parent_id, e.group_seq),
-${name} AS (
-  UPDATE durable_child_groups g
-  SET ended = g.ended + x.n, succeeded = g.succeeded + x.s, failed = g.failed + x.f, cancelled = g.cancelled + x.c, ends = g.ends + x.n
-  FROM ${name}_c x WHERE g.run_id = x.parent_id AND g.seq = x.group_seq
-  RETURNING g.run_id, g.seq, g.ends - x.n AS before, (g.wake_at > 0 AND g.ended >= g.wake_at AND g.ended - x.n < g.wake_at) AS crossed),
+export const groupEnds = (name: string, ended: string) => `${groupEndCounts(name, ended)},
 ${name}_o AS (
   INSERT INTO durable_group_ends AS o (run_id, seq, ord, child_index, status, error)
   SELECT e.parent_id, e.group_seq, b.before + row_number() OVER (PARTITION BY e.parent_id, e.group_seq ORDER BY e.group_index),
@@ -101,13 +99,34 @@ ${name}_o AS (
   FROM ${ended} e JOIN ${name} b ON b.run_id = e.parent_id AND b.seq = e.group_seq
   ON CONFLICT (run_id, seq, ord) DO UPDATE SET child_index = excluded.child_index, status = excluded.status, error = excluded.error)`;
 
+/** groupEnds without its end rows (CTEs `<name>_c` and `<name>`): Citus routes no CTE that inserts; see partitioned-checkpoints.ts. */
+export const groupEndCounts = (name: string, ended: string) => `${name}_c AS (
+  SELECT e.parent_id, e.group_seq, count(*) AS n, count(*) FILTER (WHERE e.status = 'SUCCEEDED') AS s,
+         count(*) FILTER (WHERE e.status = 'FAILED') AS f, count(*) FILTER (WHERE e.status = 'CANCELLED') AS c
+  FROM ${ended} e WHERE e.group_seq IS NOT NULL GROUP BY e.parent_id, e.group_seq),
+${name} AS (
+  UPDATE durable_child_groups g
+  SET ended = g.ended + x.n, succeeded = g.succeeded + x.s, failed = g.failed + x.f, cancelled = g.cancelled + x.c, ends = g.ends + x.n
+  FROM ${name}_c x WHERE g.run_id = x.parent_id AND g.seq = x.group_seq
+  RETURNING g.run_id, g.seq, g.ends - x.n AS before, (g.wake_at > 0 AND g.ended >= g.wake_at AND g.ended - x.n < g.wake_at) AS crossed)`;
+
 /**
  * Run history (durable_run_events): statements that change a run's state write its history row
  * in the same statement (a CTE), when their last parameter (the engine option `history`) is true.
+ * A row's time is the column's default, the transaction's start, unless `timed`: then the select
+ * gives it as a fourth column (a claim: see CLAIM_HISTORY_AT).
  */
-export const history = (param: string, select: string) => `
-INSERT INTO durable_run_events (run_id, kind, detail)
+export const history = (param: string, select: string, timed = false) => `
+INSERT INTO durable_run_events (run_id, kind, detail${timed ? ', at' : ''})
 ${select} AND ${param}::boolean`;
+
+/**
+ * The time a claim's history rows record: the clock when the claim took the run, not now() (its
+ * transaction's start). A limited claim's transaction may wait for the queue's lock (behind a
+ * worker frozen while holding it, up to the idle limit) while the run's previous holder still
+ * works; with now(), its 'claimed' row would come before that holder's last writes.
+ */
+export const CLAIM_HISTORY_AT = 'clock_timestamp()';
 
 /**
  * A run is due when available_at <= DUE_BY. Timestamps are stored with millisecond precision
@@ -149,3 +168,20 @@ export const actorDetail = (param: string) =>
 export const cancelActorDetail = (runId: string) =>
   `coalesce((SELECT jsonb_build_object('actor', e.detail -> 'actor') FROM durable_run_events e
   WHERE e.run_id = ${runId} AND e.kind = 'cancel_requested' AND e.detail ? 'actor' ORDER BY e.id DESC LIMIT 1), '{}'::jsonb)`;
+
+/**
+ * The sweep of expired leases' CTEs x and u (SWEEP_EXPIRED_LEASES in leases.ts, which documents them,
+ * and its distributed form in partitioned-leases.ts): up to $1 RUNNING runs whose lease expired, locked
+ * (SKIP LOCKED), made claimable again; u returns each with its queue and the lease it had.
+ */
+export const EXPIRED_LEASES = `x AS (
+  SELECT id, lease_owner, lease_epoch FROM durable_runs
+  WHERE status = 'RUNNING' AND lease_expires_at < now()
+  ORDER BY lease_expires_at LIMIT $1
+  FOR UPDATE SKIP LOCKED),
+u AS (
+  UPDATE durable_runs r
+  -- Claimable at once, in its old place in the queue: a recovered run is not sent behind the backlog.
+  SET status = 'PENDING', lease_owner = NULL, lease_expires_at = NULL, available_at = least(r.available_at, now()), updated_at = now()
+  FROM x WHERE r.id = x.id
+  RETURNING r.id, r.queue, x.lease_owner, x.lease_epoch)`;

@@ -35,7 +35,7 @@ export function createStore(sql: SqlClient, opts: { history: boolean; layout?: L
 
 /** The same store, sending its statements through a caller's Prisma transaction (so they commit with it). */
 export function storeWithin(store: Store, tx: PrismaLike): Store {
-  const sql = prismaSqlClient(tx, store.sql.dialect, store.sql.notify);
+  const sql = prismaSqlClient(tx, store.sql.dialect, store.sql.notify, true);
   return { ...store, sql: store.partition === undefined ? sql : partitionSql(sql, store.partition) };
 }
 

@@ -5,6 +5,7 @@ import { STREAM_CHANNEL } from './sql-fragments.js';
 import type { ChunkWrite, RunStatus, StoredChunk, StreamPage, StreamSummary } from './rows.js';
 export type { ChunkWrite, StoredChunk, StreamPage, StreamSummary } from './rows.js';
 import { runStore, type Store } from './store.js';
+import * as partitioned from './partitioned-waits.js';
 
 /**
  * Appends a chunk to a run's stream, fenced by the writer's epoch: its position is the stream's
@@ -63,6 +64,7 @@ FROM durable_stream_chunks WHERE run_id = $1 GROUP BY stream ORDER BY stream LIM
 export async function writeChunk(store: Store, c: ChunkWrite): Promise<boolean> {
   if (store.sql.dialect === 'mysql') return mysql.writeChunk(store, c);
   store = runStore(store, c.runId);
+  if (store.partition !== undefined) return partitioned.writeChunkInPartition(store, c);
   const [row] = await store.sql.query<{ held: number }>(WRITE_CHUNK, [
     c.runId,
     c.epoch,

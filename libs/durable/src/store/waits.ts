@@ -11,8 +11,10 @@
  */
 import * as mysql from './mysql/waits.js';
 import { statement } from './statement.js';
-import { dateJson, DUE_BY, HELD_RUN, plusMs } from './sql-fragments.js';
+import { HELD_RUN } from './sql-fragments.js';
 import { runStore, parsed, toDate, type Store } from './store.js';
+import * as partitioned from './partitioned-waits.js';
+import { nextWake, waitResults } from './wait-sql.js';
 export type { WaitSpec } from './rows.js';
 import type { WaitSpec } from './rows.js';
 export type { ResolveResult } from './rows.js';
@@ -41,62 +43,14 @@ import type { ResolveResult } from './rows.js';
  *     re-check for waits without a timer), lease released, attempt reset (a suspension is not a crash).
  * $6: write the history row ('suspended'). Returns held (0 = lease lost), the current token, the steps
  * written, and the suspension (until, queue) if any. Index: durable_messages_pending_idx.
+ * The CTEs w … res and nxt are in wait-sql.ts (waitResults, nextWake): distributed mode
+ * runs them in a statement of its own, and writes what `res` holds after it.
  */
 const RESOLVE_WAITS = statement(
   'resolve_waits',
   `
 WITH ${HELD_RUN},
-w AS (
-  SELECT * FROM unnest($7::int[], $8::text[], $9::text[], $10::text[], $11::float8[], $12::timestamptz[], $13::int[], $14::text[])
-    AS w(seq, kind, name, key, ms, due, cnt, owner)
-  WHERE EXISTS (SELECT 1 FROM run)),
-gx AS (
-  SELECT coalesce(owner, $1) AS owner, key::int AS gseq, min(cnt) AS cnt FROM w WHERE kind = 'group' GROUP BY 1, 2),
-gu AS (
-  UPDATE durable_child_groups g SET wake_at = gx.cnt
-  FROM gx WHERE g.run_id = gx.owner AND g.seq = gx.gseq
-  RETURNING g.run_id, g.seq, g.total, g.ended, g.succeeded, g.failed, g.cancelled),
-gw AS (
-  SELECT w.seq, w.name, w.cnt, gu.total, gu.ended, gu.succeeded, gu.failed, gu.cancelled, gu.run_id IS NULL AS missing
-  FROM w LEFT JOIN gu ON gu.run_id = coalesce(w.owner, $1) AND gu.seq = w.key::int
-  WHERE w.kind = 'group'),
-rw AS (SELECT w.*, row_number() OVER (PARTITION BY w.key ORDER BY w.seq) AS rk FROM w WHERE w.kind = 'recv'),
-tp AS (SELECT key AS topic, count(*) AS n FROM rw GROUP BY key),
-msg AS (
-  SELECT m.id, m.topic, m.payload, m.traceparent, row_number() OVER (PARTITION BY m.topic ORDER BY m.id) AS rk
-  FROM tp CROSS JOIN LATERAL (
-    SELECT id, topic, payload, traceparent FROM durable_messages
-    WHERE run_id = $1 AND topic = tp.topic AND consumed_at IS NULL
-    ORDER BY id LIMIT tp.n) m),
-got AS (SELECT rw.seq, rw.name, msg.id AS msg_id, msg.payload, msg.traceparent FROM rw JOIN msg ON msg.topic = rw.key AND msg.rk = rw.rk),
-rdl AS (
-  SELECT rw.seq, rw.name, rw.due IS NULL AS fresh, coalesce(rw.due, ${plusMs('rw.ms')}) AS deadline
-  FROM rw WHERE (rw.due IS NOT NULL OR rw.ms IS NOT NULL) AND rw.seq NOT IN (SELECT seq FROM got)),
-cd AS (
-  SELECT w.seq, w.name, c.id IS NULL AS missing, c.status, c.output, c.error
-  FROM w LEFT JOIN durable_runs c ON c.id = w.key
-  WHERE w.kind = 'child' AND (c.id IS NULL OR c.status IN ('SUCCEEDED','FAILED','CANCELLED'))),
-sl AS (SELECT seq, name, ${plusMs('ms')} AS wake FROM w WHERE kind = 'sleep' AND due IS NULL),
-res AS (
-  SELECT seq, name, 'SUCCEEDED' AS status, payload AS output, true AS resolves FROM got
-  UNION ALL
-  SELECT seq, name, CASE WHEN deadline <= ${DUE_BY} THEN 'SUCCEEDED' ELSE 'WAITING' END,
-         CASE WHEN deadline <= ${DUE_BY} THEN 'null'::jsonb ELSE jsonb_build_object('deadline', ${dateJson('deadline')}) END,
-         deadline <= ${DUE_BY}
-  FROM rdl WHERE fresh OR deadline <= ${DUE_BY}
-  UNION ALL
-  SELECT seq, name, 'SUCCEEDED',
-         CASE WHEN missing THEN jsonb_build_object('status', 'MISSING')
-              ELSE jsonb_build_object('status', status, 'output', output, 'error', error) END,
-         true
-  FROM cd
-  UNION ALL
-  SELECT seq, name, 'SUCCEEDED',
-         CASE WHEN missing THEN jsonb_build_object('missing', true)
-              ELSE jsonb_build_object('total', total, 'ended', ended, 'succeeded', succeeded, 'failed', failed, 'cancelled', cancelled) END, true
-  FROM gw WHERE missing OR ended >= cnt
-  UNION ALL
-  SELECT seq, name, 'SUCCEEDED', ${dateJson('wake')}, false FROM sl),
+${waitResults(7)},
 ins AS (
   INSERT INTO durable_steps AS s (run_id, seq, name, status, output, attempts, started_at, finished_at)
   SELECT $1, seq, name, status, output, 1, now(), now() FROM res
@@ -108,11 +62,7 @@ used AS (
   FROM got WHERE m.id = got.msg_id AND got.seq IN (SELECT seq FROM ins)
   RETURNING m.id),
 progress AS (SELECT count(*) AS n FROM ins JOIN res USING (seq) WHERE res.resolves),
-nxt AS (
-  SELECT least(min(t), now() + $5::float8 * interval '1 millisecond') AS at FROM (
-    SELECT wake AS t FROM sl
-    UNION ALL SELECT due FROM w WHERE kind = 'sleep' AND due IS NOT NULL
-    UNION ALL SELECT deadline FROM rdl) x),
+${nextWake('$5')},
 sus AS (
   UPDATE durable_runs r
   SET status = 'WAITING', available_at = (SELECT at FROM nxt), lease_owner = NULL, lease_expires_at = NULL,
@@ -141,13 +91,7 @@ export async function resolveWaits(
   if (store.sql.dialect === 'mysql') return mysql.resolveWaits(store, a);
   store = runStore(store, a.runId);
   const w = a.waits;
-  const [row] = await store.sql.query<Record<string, unknown>>(RESOLVE_WAITS, [
-    a.runId,
-    a.epoch,
-    a.token,
-    a.maySuspend && a.token !== null,
-    a.recheckMs,
-    store.history,
+  const waits = [
     w.map((x) => x.seq),
     w.map((x) => x.kind),
     w.map((x) => x.name),
@@ -156,6 +100,16 @@ export async function resolveWaits(
     w.map((x) => (x.due ? x.due.toISOString() : null)),
     w.map((x) => x.count ?? null),
     w.map((x) => x.owner ?? null),
+  ];
+  if (store.partition !== undefined) return partitioned.resolveWaitsInPartition(store, a, waits);
+  const [row] = await store.sql.query<Record<string, unknown>>(RESOLVE_WAITS, [
+    a.runId,
+    a.epoch,
+    a.token,
+    a.maySuspend && a.token !== null,
+    a.recheckMs,
+    store.history,
+    ...waits,
   ]);
   const until = toDate(row.suspended_until);
   return {

@@ -158,9 +158,10 @@ async function finish(
   ctx.slot?.ending();
   try {
     await ctx.checkpoints.flush();
+    // A history row still on its way (a retried step's) is written before the end's: the run's history ends with
+    // its end, in the order hooks deliver it, and a row written after an end that deletes the run would outlive it.
+    await ctx.historySettled();
     if (notKept) {
-      // A history row still on its way would outlive the run its end deletes.
-      await ctx.historySettled();
       // This process's handles find the output before the row is gone (the end commits before its answer arrives).
       services.runDeleted?.(run.id, output!);
     }

@@ -106,19 +106,26 @@ export class RunContext {
 
   /** Step executions this execution started, awaited by the workflow or not (see track). */
   private readonly started = new Set<Promise<unknown>>();
-  /** History rows this execution writes without waiting for them (a retried step), until each is written; made on first use. */
-  private historyWrites: Set<Promise<void>> | null = null;
+  /** The last history row this execution writes without waiting for it (a retried step): the next one is written after it. */
+  private lastHistoryWrite: Promise<void> | null = null;
 
-  /** A history row on its way (recordRunEvent): an end that deletes the run waits for it (historySettled). */
-  historyWritten(write: Promise<void>): void {
-    const writes = (this.historyWrites ??= new Set());
-    writes.add(write);
-    void write.then(() => writes.delete(write));
+  /**
+   * Writes a history row without holding the execution up (`write` never rejects: recordRunEvent), after
+   * the ones this execution wrote before it, so a run's rows are numbered in the order they happened
+   * (lifecycle hooks deliver them in that order) even when two are on their way at once (a step
+   * retried at once, on two connections). An end that deletes the run waits for them (historySettled).
+   */
+  historyWritten(write: () => Promise<void>): void {
+    const previous = this.lastHistoryWrite ?? Promise.resolve();
+    const next: Promise<void> = previous.then(write).finally(() => {
+      if (this.lastHistoryWrite === next) this.lastHistoryWrite = null;
+    });
+    this.lastHistoryWrite = next;
   }
 
   /** Resolves when the history rows on their way are written (or given up). */
   async historySettled(): Promise<void> {
-    if (this.historyWrites?.size) await Promise.all(this.historyWrites);
+    await this.lastHistoryWrite;
   }
 
   /**

@@ -174,7 +174,7 @@ async function executeStep(
       if (!final) {
         metrics.stepRetried(ctx.workflowName, def.name);
         options.logger.warn(`${where} failed (attempt ${attempt}/${policy.maxAttempts}), retrying: ${errorText(err)}`);
-        ctx.historyWritten(
+        ctx.historyWritten(() =>
           recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) }),
         );
         const signal = forward ? ctx.forward.signal : ctx.abort.signal;
