@@ -1,5 +1,5 @@
 import { chaosSettings } from './chaos-config.js';
-import { judgeDuplicates, LEASE_LOST_LIVE } from './chaos-checks.js';
+import { judgeDuplicates, LEASE_LOST_LIVE, unrecovered } from './chaos-checks.js';
 import type { ChaosFacts } from './chaos-facts.js';
 
 /**
@@ -68,5 +68,30 @@ describe('chaos checks: re-executed steps', () => {
     // Long after a kill, a process of that pid cannot have run it.
     const late = judgeDuplicates(facts(history), [{ kind: 'kill', pid: 101, at: -1_000 } as never], s, 3);
     expect(late.byCause.get(LEASE_LOST_LIVE)).toBe(1);
+  });
+});
+
+/** Which activities a worker logged as failing in an outage and never as working again (from its stdout and stderr lines). */
+describe('chaos checks: activities that never recovered', () => {
+  const failed = (at: number, what: string) => ({
+    at,
+    text: `ERROR [Durable] ${what} failed: connection refused; retrying with back-off (logged once per outage)`,
+  });
+  const back = (at: number, what: string) => ({ at, text: `LOG [Durable] ${what} works again after 40 ms and 2 failed attempts` });
+
+  it('a failure followed by its recovery is recovered; one without is not', () => {
+    expect(unrecovered([failed(10, 'writing checkpoints'), back(60, 'writing checkpoints'), failed(70, 'claiming')], 0)).toEqual([
+      'claiming',
+    ]);
+  });
+
+  it('a recovery read before its failure (the two streams arrived out of order) still counts', () => {
+    expect(unrecovered([back(50, 'writing checkpoints'), failed(51, 'writing checkpoints')], 0)).toEqual([]);
+  });
+
+  it('a second outage without its recovery is unrecovered', () => {
+    const lines = [failed(10, 'heartbeat'), back(20, 'heartbeat'), failed(30, 'heartbeat')];
+    expect(unrecovered(lines, 0)).toEqual(['heartbeat']);
+    expect(unrecovered(lines, 25)).toEqual(['heartbeat']);
   });
 });

@@ -255,17 +255,20 @@ export function outageLogLines(lines: Array<{ at: number; text: string }>, from:
  * Activities a worker logged as failing from `from` on ("<what> failed: …; retrying with back-off")
  * that it never logged as working again ("<what> works again after …"): the claim loop, the
  * heartbeat, the sweeper, the LISTEN connection, checkpoint writes must all reconnect.
+ * Counted, not ordered: an activity logs its failure (once per outage, on stderr) and its recovery
+ * (on stdout) in turn, and the two streams' lines can arrive out of order, so a recovery right after
+ * a failure may be read before it. Recovered means logged as working again as often as failing.
  */
 export function unrecovered(lines: Array<{ at: number; text: string }>, from: number): string[] {
-  const failing = new Set<string>();
+  const open = new Map<string, number>();
   for (const l of lines) {
     if (l.at < from) continue;
     const failed = /\[Durable\] (.+?) failed: .*retrying with back-off/.exec(l.text);
-    if (failed) failing.add(failed[1]);
+    if (failed) open.set(failed[1], (open.get(failed[1]) ?? 0) + 1);
     const back = /\[Durable\] (.+?) works again after/.exec(l.text);
-    if (back) failing.delete(back[1]);
+    if (back) open.set(back[1], (open.get(back[1]) ?? 0) - 1);
   }
-  return [...failing];
+  return [...open].filter(([, n]) => n > 0).map(([what]) => what);
 }
 
 export function percentile(values: number[], p: number): number {

@@ -70,7 +70,7 @@ export interface ChaosSettings {
   durationS: number;
   /** Mean seconds between two SIGKILLs (each followed by a replacement); 0 = no kills. */
   killEveryS: number;
-  /** At least this many SIGKILLs, spread over the workload's progress (on a fast machine the time-based ones may be too few). */
+  /** At least this many SIGKILLs, spread over the first 35 % of the chaos and made before its outage (on a fast machine the time-based ones may be too few). */
   minKills: number;
   /** Workers frozen (SIGSTOP) past their lease, then continued (SIGCONT). */
   zombies: number;

@@ -31,11 +31,14 @@ export async function restartPostgres(): Promise<void> {
   await promisify(execFile)('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart'], { timeout: 120_000 });
 }
 
+/** How far the chaos is (by runs finished or by time) when the kills settings.minKills asks for are all done. */
+const FORCED_KILLS_BY = 0.35;
+
 /**
  * For settings.durationS at most (or until the workload is done): SIGKILLs a random worker every
  * ~killEveryS seconds and starts a replacement; freezes `zombies` workers past their lease and
- * continues them later; restarts Postgres once when about 40 % of the runs are done. One action
- * at a time (a zombie's SIGCONT comes from a timer).
+ * continues them later; restarts Postgres once when about 40 % of the runs are done (after the
+ * kills minKills asks for, all made by FORCED_KILLS_BY). One action at a time (a zombie's SIGCONT comes from a timer).
  */
 export class ChaosDriver {
   readonly events: ChaosEvent[] = [];
@@ -69,17 +72,23 @@ export class ChaosDriver {
     let nextKill = this.s.killEveryS > 0 ? t0 + nextGap() : Infinity;
     let zombiesDone = 0;
     let restarted = this.s.outage === 'none';
-    while (!this.stopped && Date.now() < end && this.progress().finished < workloadRuns(this.s)) {
+    // Until the workload is done and every action the settings ask for was made (a workload that
+    // finished first still has its schedule's runs in flight), or the time is up.
+    const owed = () => this.count('kill') < this.s.minKills || !restarted || zombiesDone < this.s.zombies;
+    while (!this.stopped && Date.now() < end && (this.progress().finished < workloadRuns(this.s) || owed())) {
       const done = this.progress().finished / workloadRuns(this.s);
       // How far the chaos is: by finished runs, or by time when runs finish late (children queue behind the backlog).
       const stage = Math.max(done, (Date.now() - t0) / (end - t0));
-      if (!restarted && (done >= 0.4 || Date.now() >= t0 + (end - t0) / 2)) {
+      // The kills minKills asks for, due by 35 % and before the outage: a workload that finishes
+      // while the outage or a replacement's start is awaited would otherwise end with too few.
+      const killsDue = Math.min(this.s.minKills, Math.floor((stage / FORCED_KILLS_BY) * this.s.minKills));
+      if (!restarted && this.count('kill') >= killsDue && (done >= 0.4 || Date.now() >= t0 + (end - t0) / 2)) {
         restarted = true;
         await this.restart();
         nextKill = Math.max(nextKill, Date.now() + 1_000);
       } else if (zombiesDone < this.s.zombies && stage >= 0.1 + (0.6 * zombiesDone) / this.s.zombies) {
         if (this.freeze()) zombiesDone++;
-      } else if (Date.now() >= nextKill || this.count('kill') < Math.min(this.s.minKills, Math.floor(done * (this.s.minKills + 1)))) {
+      } else if (Date.now() >= nextKill || this.count('kill') < killsDue) {
         await this.killOne();
         nextKill = Date.now() + nextGap();
       }

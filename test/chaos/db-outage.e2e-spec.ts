@@ -166,7 +166,7 @@ describe('database outages', () => {
         started = Date.now();
         const signal = Durable.signal();
         await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, 8_000);
+          const t = setTimeout(resolve, 20_000);
           signal.addEventListener('abort', () => ((abortedAt = Date.now()), clearTimeout(t), resolve()), { once: true });
         });
         return 'done';
@@ -177,9 +177,11 @@ describe('database outages', () => {
     await e.startRun('partitioned', null);
     await eventually(async () => started > 0, 10_000, 'the step to start');
     const stallAt = Date.now();
-    await proxy.stall(4_000); // statements hang, nothing fails: only the clock says the lease is gone
+    await proxy.stall(8_000); // statements hang, nothing fails: only the clock says the lease is gone
     expect(abortedAt).toBeGreaterThan(0);
-    expect(abortedAt - stallAt).toBeLessThan(3_000); // within the lease (1.5 s) of the last heartbeat, not when the partition healed
+    // Within the lease (1.5 s) of the last heartbeat, not when the partition healed: expected after
+    // about lease + heartbeat (1.8 s); the bound leaves a loaded machine's event loop 4 s more.
+    expect(abortedAt - stallAt).toBeLessThan(6_000);
   });
 
   it('logs the loss of its idle connections once per outage, not once per connection', async () => {
