@@ -1,5 +1,5 @@
 /**
- * npm run drain-costs [-- --runs 20000 --batch 200 --pg-url URL --db-prefix P]
+ * npm run drain-costs [-- --runs 20000 --batch 200 --without-indexes NAME,… --pg-url URL --db-prefix P]
  * What a drain of 1-step workflows costs Postgres per run, statement by statement, with nothing else
  * on the machine's cores: `runs` runs are started (startMany, history on) and analyzed, then one
  * connection claims them in batches of `batch` (CLAIM) and ends each batch with its step checkpoint
@@ -10,6 +10,9 @@
  * on a fresh table with every plan generic (plan_cache_mode = force_generic_plan, what a prepared
  * statement settles on after five calls when it costs no more than the custom plans): a statement
  * whose plan grows with the square of the batch shows there. Uses the database <prefix>_drain_costs.
+ * --without-indexes drops those indexes of the schema before the drain: what each index the admin
+ * views read costs the hot path (every claim and end writes an entry in every index whose
+ * predicate the new row version meets).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -24,11 +27,17 @@ const { values: a } = parseArgs({
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
     runs: { type: 'string', default: '20000' },
     batch: { type: 'string', default: '200' },
+    'without-indexes': { type: 'string', default: '' },
   },
 });
 const url = benchDbUrl(a['pg-url']!, 'drain_costs');
 const runs = Number(a.runs);
 const batch = Number(a.batch);
+const dropped = a['without-indexes']!.split(',').filter(Boolean);
+for (const name of dropped) {
+  if (!/^durable_[a-z_]+_idx$/.test(name))
+    throw new Error(`--without-indexes: "${name}" is not one of the schema's index names (durable_…_idx)`);
+}
 for (const [name, n] of [
   ['runs', runs],
   ['batch', batch],
@@ -51,6 +60,7 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
+    for (const name of dropped) await c.query(`DROP INDEX ${name}`);
     await c.query('ANALYZE');
     if (plans === 'generic') await c.query('SET plan_cache_mode = force_generic_plan');
     const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
@@ -109,7 +119,8 @@ for (const plans of ['auto', 'generic'] as const) {
 await dropDatabase(url);
 process.stdout.write(
   [
-    `Drain of ${runs} 1-step runs on one connection, batches of ${batch}: µs per run (wall; CPU of the backend)`,
+    `Drain of ${runs} 1-step runs on one connection, batches of ${batch}: µs per run (wall; CPU of the backend)` +
+      (dropped.length ? `, without the indexes ${dropped.join(', ')}` : ''),
     row(['plans', 'CLAIM', 'its CPU', 'FINISH_RUNS', 'its CPU', 'total']),
     ...lines,
   ].join('\n') + '\n',

@@ -23,7 +23,7 @@ import pg from 'pg';
 import { databaseName, readDbStats, recreateDatabase, withClient } from '../db.js';
 import { peerPoolSize, writePoolSize, type PeerFigures, type RunOpts } from '../figures.js';
 import { pgCpuDelta, snapshotPgCpu } from '../pg-cpu.js';
-import { oneByOne } from '../callers.js';
+import { oneByOne, WARM_ONE_BY_ONE } from '../callers.js';
 import { guardStall, statusSummary, type StatusSource } from '../stall.js';
 import { p50p90p99, percentiles } from '../stats.js';
 
@@ -199,15 +199,15 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
     return { done };
   };
   /** Enqueue N one by one from `callers` concurrent loops (each awaits its enqueue). */
-  const enqueueAll = async (prefix: string, callers = 1): Promise<{ ms: number; done: Promise<void[]> }> => {
+  const enqueueAll = async (prefix: string, callers = 1, count = N): Promise<{ ms: number; done: Promise<void[]> }> => {
     const t0 = performance.now();
     const done: Promise<void>[] = [];
-    const every = Math.max(1, Math.floor(N / 4));
+    const every = Math.max(1, Math.floor(count / 4));
     await oneByOne(
-      N,
+      count,
       callers,
       async (i) => done.push((await enqueue(`${prefix}${i}`)).done),
-      (k) => k % every === 0 && log(`  enqueued ${k}/${N} (${finishOrder.length} done)`),
+      (k) => k % every === 0 && log(`  enqueued ${k}/${count} (${finishOrder.length} done)`),
     );
     return { ms: performance.now() - t0, done: Promise.all(done) };
   };
@@ -244,6 +244,14 @@ async function runDbosPhases(opts: DbosOpts): Promise<PeerFigures> {
   await guardStall(
     'DBOS warm-up',
     Promise.all(warmDone),
+    () => finishOrder.length,
+    () => statusSummary(url, DBOS_STATUS),
+  );
+
+  log(`warm-up, one by one: ${WARM_ONE_BY_ONE} workflows from ${opts.callers} callers`);
+  await guardStall(
+    'DBOS warm-up, one by one',
+    (await enqueueAll('warm-1b1-', opts.callers, WARM_ONE_BY_ONE)).done,
     () => finishOrder.length,
     () => statusSummary(url, DBOS_STATUS),
   );

@@ -30,7 +30,7 @@ import type { Snap } from './ours-child.js';
 import { OursHost, QUEUE, UNSERVED_QUEUE, WORKFLOW, createSchema, SQL, type HostConfig } from './ours-lib.js';
 import { Child, startWorkers, type WorkerSet } from './ours-workers.js';
 import { checkTimings, dbDelta, readTimings, Window } from './ours-measure.js';
-import { oneByOne } from '../callers.js';
+import { oneByOne, WARM_ONE_BY_ONE } from '../callers.js';
 
 export interface OursOpts extends RunOpts {
   /** Flow control: a durable_queue_limits row on the bench queue, so every claim takes the limited path. */
@@ -176,6 +176,10 @@ export async function runOurs(opts: OursOpts): Promise<OursResult> {
   await client.engine.startMany(items('warm-', 0, warm / 2, payload));
   for (let i = warm / 2; i < warm; i++) await client.engine.startRun(WORKFLOW, payload, { id: `warm-${i}` });
   await untilDone(ws, warm, url);
+  log(`warm-up, one by one: ${WARM_ONE_BY_ONE} workflows from ${opts.callers} callers`);
+  const warming = client;
+  await oneByOne(WARM_ONE_BY_ONE, opts.callers, (i) => warming.engine.startRun(WORKFLOW, payload, { id: `warm-1b1-${i}` }));
+  await untilDone(ws, warm + WARM_ONE_BY_ONE, url);
   log(`idle probe: ${idleRuns} sequential runs started from another process`);
   const enq = new Child(
     () => {},
