@@ -125,7 +125,9 @@ describeCitus('distributed mode on Citus: singleton starts and debounce', () => 
   });
 
   it('debounce: starts from two engines within the period make one run in its key partition, with the last input, after the period', async () => {
-    const d = { key: 'doc-7', periodMs: 1_500 };
+    // A period long enough that the burst, the read of the debounced runs and the last start all fall
+    // inside it on a loaded machine (each a few Citus round trips).
+    const d = { key: 'doc-7', periodMs: 5_000 };
     const burst = await Promise.all(Array.from({ length: 8 }, (_, n) => engines[n % 2].startRun('reindex', { v: n }, { debounce: d })));
     const first = burst.find((r) => r.outcome === 'started')!;
     expect(burst.filter((r) => r.outcome === 'started')).toHaveLength(1);

@@ -39,13 +39,18 @@ describeCitus('distributed mode on Citus: kills, a frozen worker, a partition mo
   it('every run ends SUCCEEDED with its ledger row written once, and no statement was refused for locking rows on several shards', async () => {
     const [a, b] = [await spawn(), await spawn()];
     const ids: string[] = [];
-    await h.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`INSERT INTO test_ledger (run_id, step) VALUES ('business', 'order')`;
-      for (let i = 0; i < RUNS; i++) {
-        const input = { steps: 3, ledger: true, slowStep: i % 3, slowMs: 150 };
-        ids.push((await client.startRun('counted', input, { tx: tx as never })).id);
-      }
-    });
+    await h.prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`INSERT INTO test_ledger (run_id, step) VALUES ('business', 'order')`;
+        for (let i = 0; i < RUNS; i++) {
+          const input = { steps: 3, ledger: true, slowStep: i % 3, slowMs: 150 };
+          ids.push((await client.startRun('counted', input, { tx: tx as never })).id);
+        }
+        // Each start is a few statements through the caller's transaction, to several nodes: more than
+        // Prisma's 5-s default on a loaded machine.
+      },
+      { timeout: 60_000 },
+    );
     const parts = new Set(ids.map((id) => partitionOf(id, PARTITIONS)));
     expect(parts.size).toBeGreaterThan(4);
 

@@ -69,13 +69,16 @@ describe('following the primary through a failover', () => {
     const prisma = new PrismaClient({ adapter: new PrismaPg(postgresPoolConfig(url, { max: 2, logger: quiet })) });
     const registry = new WorkflowRegistry();
     let slowCalls = 0;
+    // The slow step's first execution ends only once the primary is dead (its checkpoint cannot commit there first).
+    let primaryKilled = () => {};
+    const killed = new Promise<void>((r) => (primaryKilled = r));
     class Steps {
       @Step() async add(n: number) {
         return n + 1;
       }
       @Step() async slow() {
         slowCalls++;
-        await new Promise((r) => setTimeout(r, 1_500));
+        if (slowCalls === 1) await killed;
         return slowCalls;
       }
     }
@@ -101,6 +104,7 @@ describe('following the primary through a failover', () => {
       const inTx = await pool.connect();
       await inTx.query('BEGIN');
       await cluster.killPrimary();
+      primaryKilled();
       const lost = await inTx.query('SELECT 1').catch((e: unknown) => e);
       inTx.release(lost as Error);
       expect(isConnectionError(lost)).toBe(true);
@@ -137,7 +141,7 @@ describe('following the primary through a failover', () => {
       const history = (
         await pool.query<{ kind: string }>(`SELECT kind FROM durable_run_events WHERE run_id = 'across' ORDER BY id`)
       ).rows.map((r) => r.kind);
-      expect(history.filter((k) => k === 'claimed').length).toBe(2);
+      expect(history.filter((k) => k === 'claimed').length).toBeGreaterThanOrEqual(2); // 3 if a lease also ran out on a loaded machine
       expect(history).toContain('released'); // handed back at the failover, fenced by its epoch
       // The run started before the failover is still there: synchronous replication lost nothing.
       expect((await pool.query(`SELECT status FROM durable_runs WHERE id = 'before'`)).rows).toEqual([{ status: 'SUCCEEDED' }]);

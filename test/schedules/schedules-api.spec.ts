@@ -93,11 +93,17 @@ describe.each(DATABASES)('schedules on %s: API and policies in one process', (ki
   });
 
   it('a runtime schedule every second starts one run per slot, id and input derived from the slot', async () => {
-    const created = await engine.schedules.create({ id: 'tenant-a', workflow: 'tick', cron: '* * * * * *', input: { tenant: 'a' } });
+    const created = await engine.schedules.create({
+      id: 'tenant-a',
+      workflow: 'tick',
+      cron: '* * * * * *',
+      overlap: 'allow',
+      input: { tenant: 'a' },
+    });
     expect(created).toMatchObject({ id: 'tenant-a', source: 'runtime', paused: false, input: { tenant: 'a' } });
     // idempotent create with the same definition; another definition is a conflict
     await expect(
-      engine.schedules.create({ id: 'tenant-a', workflow: 'tick', cron: '* * * * * *', input: { tenant: 'a' } }),
+      engine.schedules.create({ id: 'tenant-a', workflow: 'tick', cron: '* * * * * *', overlap: 'allow', input: { tenant: 'a' } }),
     ).resolves.toMatchObject({ id: 'tenant-a' });
     await expect(engine.schedules.create({ id: 'tenant-a', workflow: 'tick', cron: '*/2 * * * * *' })).rejects.toBeInstanceOf(
       ScheduleConflictError,
@@ -111,12 +117,12 @@ describe.each(DATABASES)('schedules on %s: API and policies in one process', (ki
       expect(r.id).toBe(`sched:tenant-a:${slot}`);
       expect(slot.endsWith('.000Z')).toBe(true);
       expect(r.input).toMatchObject({ scheduleId: 'tenant-a', manual: false, input: { tenant: 'a' } });
-      // fired on its slot: inserted within a second after it (a slot counts as due within the
-      // millisecond before it, the resolution of the JS timers that wait for it), and never
-      // claimable before it
+      // fired on its slot: inserted after it (a slot counts as due within the millisecond before it,
+      // the resolution of the JS timers that wait for it), well within the misfire tolerance (5 s;
+      // a loaded machine delays the insert by a second or more), and never claimable before it
       const lag = r.created_at.getTime() - Date.parse(slot);
       expect(lag).toBeGreaterThanOrEqual(-1);
-      expect(lag).toBeLessThan(1_000);
+      expect(lag).toBeLessThan(3_000);
       expect(r.available_at.getTime()).toBeGreaterThanOrEqual(Date.parse(slot));
     }
     const slots = runs.map((r) => Date.parse(r.input.scheduledAt.v));
@@ -200,7 +206,10 @@ describe.each(DATABASES)('schedules on %s: API and policies in one process', (ki
     for (let i = 1; i < buf.length; i++) {
       const gap = buf[i].started_at!.getTime() - buf[i - 1].finished_at!.getTime();
       expect(gap).toBeGreaterThanOrEqual(0);
-      expect(gap).toBeLessThan(1_500);
+      // The slot it ran (in its id) came due while the previous run was active: kept, where skip drops
+      // it. It starts at the scheduler's next round (each second here), not a run's length later.
+      expect(Date.parse(buf[i].id.slice(`sched:${ids.bufferOne}:`.length))).toBeLessThan(buf[i - 1].finished_at!.getTime());
+      expect(gap).toBeLessThan(2_500);
     }
   });
 

@@ -28,11 +28,13 @@ describe.each(DATABASES)('schedules on %s: three worker processes, SIGKILL, rest
       )),
     );
   };
+  /** A scheduled run's slot (ISO text), read from its input on this database. */
+  const SLOT = pg ? "input->'scheduledAt'->>'v'" : "JSON_UNQUOTE(JSON_EXTRACT(input, '$.scheduledAt.v'))";
   /** The schedule's runs: slot (ms), insert time (ms), id; oldest slot first. */
   const runs = async (id: string) =>
     (
       await q<{ id: string; slot: string; created: Date }>(
-        `SELECT id, ${pg ? "input->'scheduledAt'->>'v'" : "JSON_UNQUOTE(JSON_EXTRACT(input, '$.scheduledAt.v'))"} AS slot, created_at AS created
+        `SELECT id, ${SLOT} AS slot, created_at AS created
          FROM durable_runs WHERE schedule_id = ? ORDER BY 2`,
         [id],
       )
@@ -66,14 +68,17 @@ describe.each(DATABASES)('schedules on %s: three worker processes, SIGKILL, rest
       });
     }
     const t0 = await dbNow();
-    await sleep(SECONDS * 1_000 + 500);
+    // Until the last slot counted is at most 2×MISFIRE old (the lateness the bound below allows).
+    await sleep(SECONDS * 1_000 + 2 * MISFIRE + 500);
     for (const catchUp of ['skip', 'latest', 'all']) {
       const r = (await runs(`every-${catchUp}`)).filter((x) => x.slot > t0 + 1_000 && x.slot <= t0 + SECONDS * 1_000);
       expect(r.length).toBe(SECONDS - 1);
       for (let i = 1; i < r.length; i++) expect(r[i].slot - r[i - 1].slot).toBe(1_000);
       for (const x of r) expect(x.id).toBe(`sched:every-${catchUp}:${new Date(x.slot).toISOString()}`);
-      // on its slot: none was late enough to count as missed
-      for (const x of r) expect(x.created - x.slot).toBeLessThan(MISFIRE);
+      // On its slot. A slot planned late enough to count as missed would be absent for skip (the count
+      // above) and inserted late for latest and all (this bound). The insert follows the planning,
+      // which a loaded machine can delay by a few hundred ms: the bound is twice the tolerance.
+      for (const x of r) expect(x.created - x.slot).toBeLessThan(2 * MISFIRE);
     }
     // every run that finished wrote exactly one ledger row; the processes shared the runs
     const ledger = await q<{ run_id: string; n: number }>(
@@ -136,10 +141,21 @@ describe.each(DATABASES)('schedules on %s: three worker processes, SIGKILL, rest
     }
     // every finished run wrote its ledger row once, also those interrupted by the kill (the schedules keep
     // firing, so runs inserted after the wait below are not finished yet: only SUCCEEDED runs are checked)
+    // The runs unfinished now must finish (a moment with nothing in flight may never come while they fire).
+    const unfinished = (await q<{ id: string }>(`SELECT id FROM durable_runs WHERE status <> 'SUCCEEDED'`)).map((r) => r.id);
     await eventually(
-      async () => Number((await q<{ n: number }>(`SELECT count(*) AS n FROM durable_runs WHERE status <> 'SUCCEEDED'`))[0].n) === 0,
+      async () =>
+        !unfinished.length ||
+        Number(
+          (
+            await q<{ n: number }>(
+              `SELECT count(*) AS n FROM durable_runs WHERE status <> 'SUCCEEDED' AND id IN (${unfinished.map(() => '?').join(', ')})`,
+              unfinished,
+            )
+          )[0].n,
+        ) === 0,
       20_000,
-      'all runs to finish',
+      'the runs unfinished after the restart to finish',
     );
     const twice = await q(`SELECT run_id FROM test_ledger GROUP BY run_id HAVING count(*) > 1`);
     expect(twice).toEqual([]);
@@ -172,19 +188,28 @@ describe.each(DATABASES)('schedules on %s: three worker processes, SIGKILL, rest
     await client.schedules.pause('slow-buffer');
     const intervals = async (id: string) =>
       (
-        await q<{ s: Date; f: Date | null; pid: unknown }>(
-          `SELECT r.started_at AS s, r.finished_at AS f, r.output AS pid FROM durable_runs r
-           WHERE r.schedule_id = ? AND r.started_at IS NOT NULL ORDER BY r.started_at`,
+        await q<{ s: Date; f: Date | null; pid: unknown; slot: string }>(
+          `SELECT started_at AS s, finished_at AS f, output AS pid, ${SLOT} AS slot
+           FROM durable_runs WHERE schedule_id = ? AND started_at IS NOT NULL ORDER BY started_at`,
           [id],
         )
-      ).map((r) => ({ s: r.s.getTime(), f: r.f?.getTime() ?? Infinity, pid: r.pid == null ? null : Number(r.pid) }));
+      ).map((r) => ({
+        s: r.s.getTime(),
+        f: r.f?.getTime() ?? Infinity,
+        pid: r.pid == null ? null : Number(r.pid),
+        slot: Date.parse(r.slot),
+      }));
     for (const id of ['slow-skip', 'slow-buffer']) {
       const iv = await intervals(id);
       expect(iv.length).toBeGreaterThanOrEqual(2);
       for (let i = 1; i < iv.length; i++) expect(iv[i].s).toBeGreaterThanOrEqual(iv[i - 1].f); // never two at once
       if (id === 'slow-buffer') {
-        // the buffered slot starts as soon as the active run ends (the next poll of any process)
-        for (let i = 1; i < iv.length; i++) expect(iv[i].s - iv[i - 1].f).toBeLessThan(1_500);
+        // The slot it ran came due while the previous run was active (kept, where skip drops it), and it
+        // started once that run ended: at a process's next round (each second here), not a run's length later.
+        for (let i = 1; i < iv.length; i++) {
+          expect(iv[i].slot).toBeLessThan(iv[i - 1].f);
+          expect(iv[i].s - iv[i - 1].f).toBeLessThan(2_500);
+        }
       }
     }
   }, 30_000);

@@ -7,6 +7,12 @@ export type WorkflowFn = (input: any) => Promise<unknown>;
 
 /** Fast settings for tests: short leases and polls so recovery happens in seconds. */
 export const FAST: EngineOptions = { leaseMs: 1_500, heartbeatMs: 300, pollIntervalMs: 100, sweepIntervalMs: 200, shutdownGraceMs: 500 };
+/**
+ * FAST on a Citus cluster: a 6-s run lease. The lease is also the engine's sessions'
+ * idle-in-transaction limit, and in distributed mode every hot statement is a transaction of a few
+ * statements: a loaded machine pausing 1.5 s between two of them ended the session in CI.
+ */
+const FAST_ON_CITUS: EngineOptions = { ...FAST, leaseMs: 6_000, heartbeatMs: 1_000 };
 
 /**
  * Engines without Nest, on their own database. An engine made inside a test is stopped when a later
@@ -21,7 +27,10 @@ export class EngineHarness {
   readonly prisma;
   readonly pool: pg.Pool;
 
-  private constructor(readonly db: TestDatabase) {
+  private constructor(
+    readonly db: TestDatabase,
+    private readonly defaults: EngineOptions = FAST,
+  ) {
     this.prisma = prismaFor(db.url);
     this.pool = new pg.Pool({ connectionString: db.url, max: 4 });
     // The database is dropped WITH (FORCE) at the end: its idle connections die then.
@@ -32,9 +41,9 @@ export class EngineHarness {
     return new EngineHarness(await createTestDatabase(label));
   }
 
-  /** On a database made elsewhere (a Citus cluster's): close() calls its drop(). */
+  /** On a database made elsewhere (a Citus cluster's): close() calls its drop(). Engines get FAST_ON_CITUS. */
   static on(db: TestDatabase): EngineHarness {
-    return new EngineHarness(db);
+    return new EngineHarness(db, FAST_ON_CITUS);
   }
 
   async engine(
@@ -49,7 +58,12 @@ export class EngineHarness {
       const [fn, opts] = Array.isArray(w) ? w : [w, {}];
       registry.register({ name, queue: opts.queue ?? 'default', options: opts, run: fn });
     }
-    const engine = new DurableEngine({ registry, connection: this.db.url, prisma: this.prisma as never, options: { ...FAST, ...options } });
+    const engine = new DurableEngine({
+      registry,
+      connection: this.db.url,
+      prisma: this.prisma as never,
+      options: { ...this.defaults, ...options },
+    });
     this.engines.push(engine);
     if (test && this.engines.length > 1) this.madeIn.set(engine, test);
     if (start) await engine.start();
@@ -90,12 +104,12 @@ export class EngineHarness {
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls until fn returns a truthy value (or throws after timeoutMs). */
-export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   let last: T;
   for (;;) {
     last = await fn();
-    if (last) return last;
+    if (last) return last as NonNullable<T>;
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(50);
   }
