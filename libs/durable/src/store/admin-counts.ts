@@ -30,8 +30,7 @@ function isStatementTimeout(err: unknown): boolean {
 /** Runs per status for the filter (its status part ignored), each capped at `cap` + 1; estimates past `budgetMs`. */
 export async function countByStatusWithin(store: Store, f: RunFilter, cap: number, budgetMs = COUNT_BUDGET_MS): Promise<StatusCounts> {
   if (store.sql.dialect === 'mysql') return mysql.countByStatusWithin(store, f, cap, budgetMs);
-  if (store.layout.partitions !== null && store.partition === undefined)
-    return countAcross(store, f, cap, budgetMs / store.layout.partitions);
+  if (store.layout.partitions !== null && store.partition === undefined) return countAcross(store, f, cap, budgetMs);
   const params = filterParams(f, false);
   try {
     const row = await store.sql.transaction(async (tx) => {
@@ -53,9 +52,18 @@ export async function countByStatusWithin(store: Store, f: RunFilter, cap: numbe
   return { counts, estimated: true };
 }
 
-/** Distributed mode: each partition counted within its share of the budget, the counts added up (estimated if any one is). */
+/**
+ * Distributed mode: the partitions counted in turn, each within an even share of the budget still
+ * left (what a quick partition leaves goes to the next ones), the counts added up (estimated if any one is).
+ */
 async function countAcross(store: Store, f: RunFilter, cap: number, budgetMs: number): Promise<StatusCounts> {
-  const each = await eachPartition(store, (s) => countByStatusWithin(s, f, cap, budgetMs));
+  const deadline = Date.now() + budgetMs;
+  let uncounted = store.layout.partitions!;
+  const each = await eachPartition(store, (s) => {
+    const share = Math.max(1, (deadline - Date.now()) / uncounted);
+    uncounted -= 1;
+    return countByStatusWithin(s, f, cap, share);
+  });
   const counts = Object.fromEntries(RUN_STATUSES.map((st) => [st, each.reduce((n, c) => n + c.counts[st], 0)])) as Record<
     RunStatus,
     number
