@@ -1,5 +1,5 @@
 import { CompensationFailedError, Durable, NonRetryableError, Step, WorkflowCancelledError, WorkflowFailedError } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /**
  * Compensation (sagas): a step declares what undoes it; the compensation is recorded with the step's
@@ -9,7 +9,7 @@ import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 describe('authoring: compensation', () => {
   let h: EngineHarness;
   beforeAll(async () => {
-    h = await EngineHarness.create('compensation');
+    h = await EngineHarness.create('compensation', STEADY);
   });
   afterAll(() => h.close());
 

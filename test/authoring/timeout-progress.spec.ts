@@ -1,11 +1,11 @@
 import { Durable, Step, StepTimeoutError, WorkflowFailedError } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /** @Step({ timeoutMs }) for plain steps, and Durable.progress() from long steps. */
 describe('authoring: step timeouts and progress', () => {
   let h: EngineHarness;
   beforeAll(async () => {
-    h = await EngineHarness.create('timeout_progress');
+    h = await EngineHarness.create('timeout_progress', STEADY);
   });
   afterAll(() => h.close());
 

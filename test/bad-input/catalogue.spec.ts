@@ -15,7 +15,7 @@ import {
   UnknownWorkflowError,
   WorkflowFailedError,
 } from 'nestjs-durable';
-import { EngineHarness } from '../support/engine-harness.js';
+import { EngineHarness, STEADY } from '../support/engine-harness.js';
 import { runVerifyCommand } from '../../libs/durable/src/cli/verify-command.js';
 
 /**
@@ -55,7 +55,7 @@ describe('bad input: the catalogue', () => {
   const steps = new Steps();
 
   beforeAll(async () => {
-    h = await EngineHarness.create('catalogue');
+    h = await EngineHarness.create('catalogue', STEADY);
     h.pool.on('error', () => {}); // see dangling-step.spec.ts
     await h.engine(
       {

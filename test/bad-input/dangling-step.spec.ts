@@ -1,5 +1,5 @@
 import { Step } from 'nestjs-durable';
-import { EngineHarness, sleep } from '../support/engine-harness.js';
+import { EngineHarness, sleep, STEADY } from '../support/engine-harness.js';
 
 /**
  * A workflow that never awaits its step. Decided behaviour: the run's end waits for every step
@@ -29,29 +29,23 @@ describe('bad input: a workflow that does not await its step', () => {
 
   beforeAll(async () => {
     process.on('unhandledRejection', onUnhandled);
-    h = await EngineHarness.create('dangling');
+    h = await EngineHarness.create('dangling', STEADY);
     // The harness pool has no error listener: an idle connection cut by the final DROP DATABASE … (FORCE) would be an unhandled error.
     h.pool.on('error', () => {});
-    // A lease longer than FAST's: the tests count the step's calls, and a loaded machine pausing
-    // past a 1.5-s lease would hand the run to a second execution that calls the step again.
-    const options = { leaseMs: 10_000, heartbeatMs: 1_000 };
-    await h.engine(
-      {
-        forgetful: async () => {
-          void steps.slow(400); // no await
-          return 'returned at once';
-        },
-        forgetfulThrows: async () => {
-          void steps.slow(400);
-          throw new Error('workflow failed while its step ran');
-        },
-        forgetfulFailing: async () => {
-          void steps.boom();
-          return 'returned at once';
-        },
+    await h.engine({
+      forgetful: async () => {
+        void steps.slow(400); // no await
+        return 'returned at once';
       },
-      options,
-    );
+      forgetfulThrows: async () => {
+        void steps.slow(400);
+        throw new Error('workflow failed while its step ran');
+      },
+      forgetfulFailing: async () => {
+        void steps.boom();
+        return 'returned at once';
+      },
+    });
   });
   afterAll(async () => {
     process.off('unhandledRejection', onUnhandled);

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Durable, DurableEngine, InvalidArgumentError, WorkflowRegistry, type EngineOptions } from 'nestjs-durable';
 import { AdminService } from '../../libs/durable/src/admin/admin-service.js';
 import { formatRun } from '../../libs/durable/src/cli/runs-format.js';
-import { eventually, FAST } from '../support/engine-harness.js';
+import { eventually, FAST, STEADY } from '../support/engine-harness.js';
 import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 
 /**
@@ -69,7 +69,7 @@ describe.each(DATABASES)('the run context on %s', (kind) => {
       registry: registry(),
       connection: db.url,
       prisma: db.prisma,
-      options: { ...FAST, context, ...options },
+      options: { ...STEADY, context, ...options },
     });
     await engine.start();
     engines.push(engine);

@@ -1,5 +1,5 @@
 import { Durable, DurableEngine, Step, WorkflowRegistry, type EngineOptions, type WorkflowOptions } from 'nestjs-durable';
-import { eventually, FAST, sleep } from '../support/engine-harness.js';
+import { eventually, FAST, sleep, STEADY } from '../support/engine-harness.js';
 import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 
 type Fn = (input: any) => Promise<unknown>;
@@ -117,7 +117,7 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
       registry,
       connection: db.url,
       prisma: db.prisma,
-      options: { ...FAST, inMemoryWaitMaxMs: 500, ...options },
+      options: { ...STEADY, inMemoryWaitMaxMs: 500, ...options },
     });
     engines.push(e);
     if (start) await e.start();

@@ -1,6 +1,6 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable';
-import { FAST } from '../support/engine-harness.js';
+import { STEADY } from '../support/engine-harness.js';
 import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 import { OtelTestSdk, type Point } from '../support/otel.js';
 
@@ -46,7 +46,7 @@ describe.each(DATABASES)('telemetry on %s', (kind) => {
         return reserved;
       },
     });
-    engine = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { ...FAST } });
+    engine = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { ...STEADY } });
     await engine.start();
   });
   afterAll(async () => {

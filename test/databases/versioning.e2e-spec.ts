@@ -1,5 +1,5 @@
 import { Durable, DurableEngine, WorkflowRegistry, type EngineOptions } from 'nestjs-durable';
-import { eventually, FAST, sleep } from '../support/engine-harness.js';
+import { eventually, sleep, STEADY } from '../support/engine-harness.js';
 import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 
 type Fn = (input: any) => Promise<unknown>;
@@ -18,7 +18,7 @@ describe.each(DATABASES)('versioning on %s', (kind) => {
   async function engine(workflows: Record<string, Fn>, options: EngineOptions): Promise<DurableEngine> {
     const registry = new WorkflowRegistry();
     for (const [name, run] of Object.entries(workflows)) registry.register({ name, queue: 'default', options: {}, run });
-    const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { ...FAST, ...options } });
+    const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: { ...STEADY, ...options } });
     engines.push(e);
     await e.start();
     return e;

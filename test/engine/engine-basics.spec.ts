@@ -8,7 +8,7 @@ import {
   NonRetryableError,
   Durable,
 } from 'nestjs-durable';
-import { EngineHarness } from '../support/engine-harness.js';
+import { EngineHarness, STEADY } from '../support/engine-harness.js';
 
 class Steps {
   calls: string[] = [];
@@ -25,7 +25,7 @@ describe('engine basics (no Nest)', () => {
   let h: EngineHarness;
   const steps = new Steps();
   beforeAll(async () => {
-    h = await EngineHarness.create('basics');
+    h = await EngineHarness.create('basics', STEADY);
     await h.engine({
       sum: async (input: { n: number }) => {
         let total = 0;

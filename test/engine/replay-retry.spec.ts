@@ -1,11 +1,11 @@
 import { Step, WorkflowFailedError } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /** Replay from checkpoints, determinism, retries with back-off, graceful hand-over. */
 describe('engine: replay, determinism, retries, shutdown', () => {
   let h: EngineHarness;
   beforeAll(async () => {
-    h = await EngineHarness.create('replay');
+    h = await EngineHarness.create('replay', STEADY);
   });
   afterAll(() => h.close());
 

@@ -1,5 +1,5 @@
 import { IdempotencyConflictError, Step } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /**
  * Concurrent starts made outside a caller's transaction are group-committed: one INSERT (one
@@ -9,7 +9,7 @@ import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
 describe('start batching (group commit of concurrent starts)', () => {
   let h: EngineHarness;
   beforeAll(async () => {
-    h = await EngineHarness.create('startbatch');
+    h = await EngineHarness.create('startbatch', STEADY);
   });
   afterAll(() => h.close());
   const transactions = async (prefix: string) =>

@@ -1,5 +1,5 @@
 import { DurableEngine, KeyConflictError, WorkflowRegistry, type WorkflowOptions } from 'nestjs-durable';
-import { eventually, FAST, sleep } from '../support/engine-harness.js';
+import { eventually, sleep, STEADY } from '../support/engine-harness.js';
 import { DATABASES, openDatabase, type KindDatabase } from '../support/databases.js';
 
 /**
@@ -35,7 +35,7 @@ describe.each(DATABASES)('flow control: rate limits, singleton runs, debounce on
   async function engine(defs: Record<string, readonly [(input: any) => Promise<unknown>, WorkflowOptions]>): Promise<DurableEngine> {
     const registry = new WorkflowRegistry();
     for (const [name, [run, options]] of Object.entries(defs)) registry.register({ name, queue: options.queue ?? 'default', options, run });
-    const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: FAST });
+    const e = new DurableEngine({ registry, connection: db.url, prisma: db.prisma, options: STEADY });
     engines.push(e);
     await e.start();
     return e;

@@ -1,5 +1,5 @@
 import { DurableEngine, WorkflowRegistry } from 'nestjs-durable';
-import { EngineHarness, eventually, FAST, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, FAST, sleep, STEADY } from '../support/engine-harness.js';
 
 /**
  * Flow control inside one process: limits declared in the queues option are synced at boot and
@@ -26,7 +26,7 @@ describe('flow control: limits, keys, and why a run has not started', () => {
     (await h.query(`SELECT global_concurrency, key_concurrency, source FROM durable_queue_limits WHERE queue = 'jobs'`))[0];
 
   beforeAll(async () => {
-    h = await EngineHarness.create('flow_limits');
+    h = await EngineHarness.create('flow_limits', STEADY);
   });
   afterAll(async () => {
     for (const r of release.values()) r();

@@ -39,8 +39,10 @@ await serveEngine(
     registry,
     options: engineOptions({
       concurrency: 10,
-      leaseMs: 2_000,
-      heartbeatMs: 400,
+      // Long enough that a loaded machine's pause does not end a lease (a second execution of a
+      // run would add an interval to the overlap checks); the kill test waits for it once.
+      leaseMs: 5_000,
+      heartbeatMs: 1_000,
       pollIntervalMs: 200,
       sweepIntervalMs: 300,
       shutdownGraceMs: 1_000,

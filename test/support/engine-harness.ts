@@ -8,6 +8,12 @@ export type WorkflowFn = (input: any) => Promise<unknown>;
 /** Fast settings for tests: short leases and polls so recovery happens in seconds. */
 export const FAST: EngineOptions = { leaseMs: 1_500, heartbeatMs: 300, pollIntervalMs: 100, sweepIntervalMs: 200, shutdownGraceMs: 500 };
 /**
+ * FAST with a 10-s lease, for tests that count executions (a step's calls, 'claimed' rows, lease
+ * epochs) and never wait for a lease to expire: a loaded machine pausing past FAST's 1.5 s hands a
+ * run to a second execution, as it should, and such a count then fails.
+ */
+export const STEADY: EngineOptions = { ...FAST, leaseMs: 10_000, heartbeatMs: 1_000 };
+/**
  * FAST on a Citus cluster: a 6-s run lease. The lease is also the engine's sessions'
  * idle-in-transaction limit, and in distributed mode every hot statement is a transaction of a few
  * statements: a loaded machine pausing 1.5 s between two of them ended the session in CI.
@@ -37,8 +43,9 @@ export class EngineHarness {
     this.pool.on('error', () => {});
   }
 
-  static async create(label: string): Promise<EngineHarness> {
-    return new EngineHarness(await createTestDatabase(label));
+  /** On a new database; engines get `defaults` (FAST, or STEADY for tests that count executions) under their own options. */
+  static async create(label: string, defaults: EngineOptions = FAST): Promise<EngineHarness> {
+    return new EngineHarness(await createTestDatabase(label), defaults);
   }
 
   /** On a database made elsewhere (a Citus cluster's): close() calls its drop(). Engines get FAST_ON_CITUS. */

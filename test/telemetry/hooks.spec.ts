@@ -1,7 +1,7 @@
 import { Durable, type DurableEngine, type DurableLifecycleEvent } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
-const HOOKS = { pollIntervalMs: 50, settleMs: 50, leaseMs: 2_000 };
+const HOOKS = { pollIntervalMs: 50, settleMs: 50, leaseMs: 15_000 };
 
 /** Lifecycle hooks of the engine (no Nest): read from the run history after commit, per consumer. */
 describe('lifecycle hooks', () => {
@@ -23,7 +23,7 @@ describe('lifecycle hooks', () => {
   };
 
   beforeAll(async () => {
-    h = await EngineHarness.create('hooks');
+    h = await EngineHarness.create('hooks', STEADY);
     engine = await h.engine(workflows, { hooks: HOOKS }, false);
     engine.onEvent(['run.succeeded', 'run.failed', 'run.cancelled'], (e) => void got.push(e), { consumer: 'ends' });
     engine.onEvent(

@@ -1,7 +1,7 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Durable, type DurableEngine } from 'nestjs-durable';
-import { EngineHarness } from '../support/engine-harness.js';
+import { EngineHarness, STEADY } from '../support/engine-harness.js';
 import { OtelTestSdk, type Point } from '../support/otel.js';
 
 /**
@@ -17,7 +17,7 @@ describe('telemetry: traces and metrics', () => {
 
   beforeAll(async () => {
     sdk = OtelTestSdk.register();
-    h = await EngineHarness.create('telemetry');
+    h = await EngineHarness.create('telemetry', STEADY);
     const keep = (level: string) => (m: string) => void logged.push(`${level} ${m}`);
     const logger = { log: keep('log'), warn: keep('warn'), error: keep('error'), debug: keep('debug') };
     engine = await h.engine(

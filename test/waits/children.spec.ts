@@ -1,5 +1,5 @@
 import { Durable, Step, WorkflowFailedError } from 'nestjs-durable';
-import { EngineHarness, eventually } from '../support/engine-harness.js';
+import { EngineHarness, eventually, STEADY } from '../support/engine-harness.js';
 
 /** Durable.startChild: fan-out / fan-in, results and errors, cascading cancel and resume. */
 describe('waits: child workflows', () => {
@@ -14,7 +14,7 @@ describe('waits: child workflows', () => {
   const steps = new Steps();
 
   beforeAll(async () => {
-    h = await EngineHarness.create('children');
+    h = await EngineHarness.create('children', STEADY);
   });
   afterAll(() => h.close());
 

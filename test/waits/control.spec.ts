@@ -1,11 +1,11 @@
 import { Durable, NonRetryableError, Step, WorkflowCancelledError, WorkflowFailedError } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /** Cancel / resume, deadlines, recorded now/random/uuid, events, run history. */
 describe('waits: cancel, resume, deadlines, events, history', () => {
   let h: EngineHarness;
   beforeAll(async () => {
-    h = await EngineHarness.create('control');
+    h = await EngineHarness.create('control', STEADY);
   });
   afterAll(() => h.close());
 

@@ -1,11 +1,11 @@
 import { Durable, RunNotFoundError } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /** Durable.recv / WorkflowClient.send: exactly once, in order, atomic with a Prisma transaction. */
 describe('waits: messages (send / recv)', () => {
   let h: EngineHarness;
   beforeAll(async () => {
-    h = await EngineHarness.create('messages');
+    h = await EngineHarness.create('messages', STEADY);
   });
   afterAll(() => h.close());
 

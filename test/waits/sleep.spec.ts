@@ -1,5 +1,5 @@
 import { Durable, Step } from 'nestjs-durable';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 /** Durable.sleep: in memory below the threshold, suspended above it; replay sleeps only the remainder. */
 describe('waits: Durable.sleep', () => {
@@ -14,7 +14,7 @@ describe('waits: Durable.sleep', () => {
   const steps = new Steps();
 
   beforeAll(async () => {
-    h = await EngineHarness.create('sleep');
+    h = await EngineHarness.create('sleep', STEADY);
   });
   afterAll(() => h.close());
   beforeEach(() => (executed.length = 0));
