@@ -1,15 +1,19 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { Transform } from 'node:stream';
 
 /**
- * A TCP proxy in front of Postgres that can simulate a database outage for the processes that
- * connect through it — every connection dropped, new ones refused — without touching the server
- * other tests share. (A real restart additionally answers "the database system is shutting down"
+ * A TCP proxy in front of a database server that can simulate an outage for the processes that
+ * connect through it — every connection dropped, new ones refused — or one connection lost at a
+ * chosen statement, without touching the server other tests share. (A real restart additionally answers "the database system is shutting down"
  * / "terminating connection due to administrator command"; the chaos script does that one.)
  */
 export class TcpProxy {
   private server: Server;
   private readonly sockets = new Set<Socket>();
-  private readonly pairs = new Set<[Socket, Socket]>();
+  /** Each connection's two directions: [from, to] as piped (the proxy's filters between). */
+  private readonly pipes = new Set<Array<[NodeJS.ReadableStream, NodeJS.WritableStream]>>();
+  /** One-shot cuts: the connection that next sends `marker` is dropped, before or after the server answers. */
+  private readonly cuts: Array<{ marker: string; when: 'before-server' | 'before-reply' }> = [];
   private down = false;
   /** While set, nothing is forwarded and new connections wait: a network partition. */
   private stalled: Promise<void> | null = null;
@@ -54,19 +58,46 @@ export class TcpProxy {
       return;
     }
     const upstream = connect(this.targetPort, this.targetHost);
-    const pair: [Socket, Socket] = [client, upstream];
-    this.pairs.add(pair);
-    client.on('close', () => this.pairs.delete(pair));
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    let dropOnReply = false;
+    const toServer = new Transform({
+      transform: (chunk: Buffer, _enc, done) => {
+        const cut = this.cuts.findIndex((c) => chunk.includes(c.marker));
+        if (cut < 0) return done(null, chunk);
+        const [{ when }] = this.cuts.splice(cut, 1);
+        if (when === 'before-server') return drop();
+        dropOnReply = true;
+        done(null, chunk);
+      },
+    });
+    const toClient = new Transform({ transform: (chunk: Buffer, _enc, done) => (dropOnReply ? drop() : done(null, chunk)) });
+    const pipes: Array<[NodeJS.ReadableStream, NodeJS.WritableStream]> = [
+      [client, toServer],
+      [upstream, toClient],
+    ];
+    this.pipes.add(pipes);
+    client.on('close', () => this.pipes.delete(pipes));
     for (const s of [client, upstream]) {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
-      s.on('error', () => {
-        client.destroy();
-        upstream.destroy();
-      });
+      s.on('error', drop);
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
+    for (const [from, to] of pipes) from.pipe(to);
+    toServer.pipe(upstream);
+    toClient.pipe(client);
+  }
+
+  /**
+   * Drops the connection that next sends `marker` (a run's id, say: statements go as prepared ones,
+   * so their text is not always sent, their parameters are): 'before-server' drops it unsent (the
+   * statement never runs), 'before-reply' once the server answers (it ran, and committed on its
+   * own; the client never hears so).
+   */
+  cutOnce(marker: string, when: 'before-server' | 'before-reply'): void {
+    this.cuts.push({ marker, when });
   }
 
   /** Drops every connection and refuses new ones for `ms` (the listener closes, so connects get ECONNREFUSED). */
@@ -89,18 +120,14 @@ export class TcpProxy {
   async stall(ms: number): Promise<void> {
     let end!: () => void;
     this.stalled = new Promise<void>((r) => (end = r));
-    for (const [a, b] of this.pairs) {
-      a.unpipe(b);
-      b.unpipe(a);
-      a.pause();
-      b.pause();
-    }
+    for (const pipes of this.pipes)
+      for (const [from, to] of pipes) {
+        from.unpipe(to);
+        from.pause();
+      }
     await new Promise((r) => setTimeout(r, ms));
     this.stalled = null;
-    for (const [a, b] of this.pairs) {
-      a.pipe(b);
-      b.pipe(a);
-    }
+    for (const pipes of this.pipes) for (const [from, to] of pipes) from.pipe(to);
     end();
   }
 

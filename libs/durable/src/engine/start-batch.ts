@@ -3,6 +3,7 @@ import { insertRuns, insertRunsClaimed } from '../store/runs.js';
 import type { ClaimedRun, NewRun } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { WriteBatcher } from '../worker/write-batcher.js';
+import { onceMoreAfterConnectionLoss } from './start-retry.js';
 
 /**
  * Group commit for starts made outside a caller's transaction: concurrent start() calls of this
@@ -24,13 +25,15 @@ export interface StartBatcher {
 export function startBatcher(store: Store, lease: { owner: string; ms: number }, appVersion: string | null): StartBatcher {
   const pending = new WriteBatcher<NewRun, Settled<boolean>>(
     isolated(async (runs) => {
-      const inserted = await insertRuns(store, runs, appVersion);
+      const inserted = await onceMoreAfterConnectionLoss(() => insertRuns(store, runs, appVersion));
       return runs.map((r) => inserted.has(r.id));
     }, false),
   );
+  // A second try after a first that committed finds its runs leased to this worker already: the
+  // start returns them as 'existing', and they run once their lease expires (a lost reply is rare).
   const claimed = new WriteBatcher<NewRun, Settled<ClaimedRun | 'queued' | null>>(
     isolated(async (runs) => {
-      const inserted = await insertRunsClaimed(store, runs, lease, appVersion);
+      const inserted = await onceMoreAfterConnectionLoss(() => insertRunsClaimed(store, runs, lease, appVersion));
       return runs.map((r) => inserted.get(r.id) ?? null);
     }, null),
   );
@@ -48,8 +51,8 @@ const settle = <R>(s: Settled<R>): R => {
  * A batch's flush with each caller's fate its own:
  *  - an id given twice in one batch is inserted once; the later starts get `existing` (the id
  *    exists once the statement commits, as if they had come a moment later);
- *  - a statement refused because of one run's data (not a lost connection: that fails them all,
- *    and none is durable) is retried one run at a time, in order, so only the start at fault fails.
+ *  - a statement refused because of one run's data (not a lost connection: that is tried once more
+ *    whole, then fails them all) is retried one run at a time, in order, so only the start at fault fails.
  */
 function isolated<R>(write: (runs: NewRun[]) => Promise<R[]>, existing: R): (runs: NewRun[]) => Promise<Settled<R>[]> {
   return async (runs) => {

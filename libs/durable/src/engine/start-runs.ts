@@ -8,6 +8,7 @@ import { buildNewRun } from './new-run.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
 import { startKeyedRun } from './keyed-start.js';
 import { startContext } from './start-context.js';
+import { onceMoreAfterConnectionLoss } from './start-retry.js';
 
 /** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */
 export type StartManyItem =
@@ -61,7 +62,9 @@ export async function startRun(e: EngineContext, workflowName: string, input: un
     }
   } else {
     const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
-    if (!(await insertRun(store, run))) {
+    const insert = () => insertRun(store, run);
+    // In the caller's transaction a lost connection is the caller's to handle (its whole transaction failed).
+    if (!(await (opts.tx ? insert() : onceMoreAfterConnectionLoss(insert)))) {
       await checkExisting(store, [run]);
       outcome = 'existing';
     }
@@ -94,7 +97,8 @@ export async function startMany(e: EngineContext, items: StartManyItem[], opts: 
   const traceparent = e.telemetry.tracing.activeTraceparent();
   if (traceparent) for (const r of runs) r.traceparent = traceparent;
   const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
-  const inserted = await insertRuns(store, runs, e.options.appVersion);
+  const insert = () => insertRuns(store, runs, e.options.appVersion);
+  const inserted = opts.tx ? await insert() : await onceMoreAfterConnectionLoss(insert);
   if (e.telemetry.metrics.enabled) for (const r of runs) if (inserted.has(r.id)) e.telemetry.metrics.runsStarted(r.workflowName, r.queue);
   const existing = runs.filter((r) => !inserted.has(r.id));
   if (existing.length) await checkExisting(store, existing);
