@@ -73,7 +73,8 @@ describeCitus('distributed mode on Citus: schedules', () => {
     });
     await engine.schedules.create({ id: 'buffered', workflow: 'slow', cron: '* * * * * *', overlap: 'bufferOne', input: { ms: 2_500 } });
     await engine.schedules.create({ id: 'skipping', workflow: 'slow', cron: '* * * * * *', overlap: 'skip', input: { ms: 2_500 } });
-    await sleep(6_000);
+    // Two or three runs of 2.5 s each: a first run that starts late on a loaded machine still leaves room for the second.
+    await sleep(7_000);
     const view = (await engine.schedules.get('buffered'))!;
     await engine.schedules.pause('buffered');
     await engine.schedules.pause('skipping');
