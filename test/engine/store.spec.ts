@@ -184,7 +184,7 @@ describe('store: claim, fencing, sweeper', () => {
 
   it('heartbeat extends only the leases still held, in one statement', async () => {
     await insert(3);
-    const runs = await claim(sql, { queue: 'q', limit: 3, owner: 'A', leaseMs: 1_000, workflows: ['wf'] });
+    const runs = await claim(sql, { queue: 'q', limit: 3, owner: 'A', leaseMs: 10_000, workflows: ['wf'] });
     await cancelTree(sql, runs[0].id, true, null);
     const kept = await leaseHeartbeat(
       sql,

@@ -61,7 +61,9 @@ describe('example shop over HTTP (AppModule on a real Postgres)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase('example_flow');
-    app = await startExampleApp(db.url, { gateway: FlakyGateway });
+    // A 10-s lease: the tests count the gateway's attempts, which a second execution after a
+    // loaded machine's pause past the 2-s test lease would add to; none of them waits for a lease.
+    app = await startExampleApp(db.url, { gateway: FlakyGateway, env: { DURABLE_LEASE_MS: '10000', DURABLE_HEARTBEAT_MS: '1000' } });
     prisma = app.get(PrismaService);
     gateway = app.get(PaymentGateway);
   });
