@@ -7,13 +7,18 @@ import { Transform } from 'node:stream';
  * chosen statement, without touching the server other tests share. (A real restart additionally answers "the database system is shutting down"
  * / "terminating connection due to administrator command"; the chaos script does that one.)
  */
+/** A one-shot cut of TcpProxy.cutOnce: `fired` once a connection was dropped for it. */
+export interface Cut {
+  fired: boolean;
+}
+
 export class TcpProxy {
   private server: Server;
   private readonly sockets = new Set<Socket>();
   /** Each connection's two directions: [from, to] as piped (the proxy's filters between). */
   private readonly pipes = new Set<Array<[NodeJS.ReadableStream, NodeJS.WritableStream]>>();
   /** One-shot cuts: the connection that next sends `marker` is dropped, before or after the server answers. */
-  private readonly cuts: Array<{ marker: string; when: 'before-server' | 'before-reply' }> = [];
+  private readonly cuts: Array<{ marker: string; when: 'before-server' | 'before-reply'; cut: Cut }> = [];
   private down = false;
   /** While set, nothing is forwarded and new connections wait: a network partition. */
   private stalled: Promise<void> | null = null;
@@ -67,7 +72,8 @@ export class TcpProxy {
       transform: (chunk: Buffer, _enc, done) => {
         const cut = this.cuts.findIndex((c) => chunk.includes(c.marker));
         if (cut < 0) return done(null, chunk);
-        const [{ when }] = this.cuts.splice(cut, 1);
+        const [{ when, cut: made }] = this.cuts.splice(cut, 1);
+        made.fired = true;
         if (when === 'before-server') return drop();
         dropOnReply = true;
         done(null, chunk);
@@ -93,11 +99,18 @@ export class TcpProxy {
   /**
    * Drops the connection that next sends `marker` (a run's id, say: statements go as prepared ones,
    * so their text is not always sent, their parameters are): 'before-server' drops it unsent (the
-   * statement never runs), 'before-reply' once the server answers (it ran, and committed on its
-   * own; the client never hears so).
+   * statement never runs), 'before-reply' once the server answers (a statement outside a transaction
+   * has committed by then; the client never hears so). The cut says whether it was made.
    */
-  cutOnce(marker: string, when: 'before-server' | 'before-reply'): void {
-    this.cuts.push({ marker, when });
+  cutOnce(marker: string, when: 'before-server' | 'before-reply'): Cut {
+    const cut = { fired: false };
+    this.cuts.push({ marker, when, cut });
+    return cut;
+  }
+
+  /** Forgets the cuts not made yet. */
+  clearCuts(): void {
+    this.cuts.length = 0;
   }
 
   /** Drops every connection and refuses new ones for `ms` (the listener closes, so connects get ECONNREFUSED). */

@@ -51,6 +51,7 @@ describe.each(DATABASES)('a start that loses its connection, on %s', (kind) => {
     client = await engine(false);
     worker = await engine(true);
   }, 60_000);
+  afterEach(() => proxy.clearCuts());
   afterAll(async () => {
     await client?.stop();
     await worker?.stop();
@@ -59,32 +60,37 @@ describe.each(DATABASES)('a start that loses its connection, on %s', (kind) => {
   });
 
   it('start(): the statement never reached the server; sent again, the run starts once', async () => {
-    proxy.cutOnce('lost-before', 'before-server');
+    const cut = proxy.cutOnce('lost-before', 'before-server');
     const h = await client.startRun('counted', null, { id: 'lost-before' });
+    expect(cut.fired).toBe(true);
     expect(h.outcome).toBe('started');
     await doneOnce([h]);
   });
 
   it('start(): the statement committed and its answer was lost; the second try finds the run', async () => {
-    proxy.cutOnce('lost-reply', 'before-reply');
+    const cut = proxy.cutOnce('lost-reply', 'before-reply');
     const h = await client.startRun('counted', null, { id: 'lost-reply' });
-    // Postgres commits the one statement before answering; MariaDB's start is a transaction of its
-    // own, whose answer to the INSERT comes before its commit (then the second try inserts).
+    expect(cut.fired).toBe(true);
+    // Postgres commits the one statement before answering. MariaDB's start is a transaction (a look-up
+    // of the ids, then the insert): the cut comes after the look-up's answer, before any commit, so the
+    // second try inserts.
     expect(h.outcome).toBe(kind === 'postgres' ? 'existing' : 'started');
     await doneOnce([h]);
   });
 
   it('start() with a delay, and startMany(): sent again the same way', async () => {
-    proxy.cutOnce('lost-delayed', 'before-server');
+    const cuts = [proxy.cutOnce('lost-delayed', 'before-server')];
     const delayed = await client.startRun('counted', null, { id: 'lost-delayed', delayMs: 100 });
-    proxy.cutOnce('lost-many-2', 'before-server');
+    cuts.push(proxy.cutOnce('lost-many-2', 'before-server'));
     const many = await client.startMany([0, 1, 2].map((i) => ({ workflow: 'counted', input: null, options: { id: `lost-many-${i}` } })));
+    expect(cuts.map((c) => c.fired)).toEqual([true, true]);
     await doneOnce([delayed, ...many]);
   });
 
   it("start() in a worker's process (the run inserted already claimed): sent again, it runs at once", async () => {
-    proxy.cutOnce('lost-claimed', 'before-server');
+    const cut = proxy.cutOnce('lost-claimed', 'before-server');
     const h = await worker.startRun('counted', null, { id: 'lost-claimed' });
+    expect(cut.fired).toBe(true);
     expect(h.outcome).toBe('started');
     await doneOnce([h]);
   });

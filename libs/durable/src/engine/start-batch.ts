@@ -3,7 +3,7 @@ import { insertRuns, insertRunsClaimed } from '../store/runs.js';
 import type { ClaimedRun, NewRun } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { WriteBatcher } from '../worker/write-batcher.js';
-import { onceMoreAfterConnectionLoss } from './start-retry.js';
+import { insertEachPartition } from './start-retry.js';
 
 /**
  * Group commit for starts made outside a caller's transaction: concurrent start() calls of this
@@ -25,15 +25,15 @@ export interface StartBatcher {
 export function startBatcher(store: Store, lease: { owner: string; ms: number }, appVersion: string | null): StartBatcher {
   const pending = new WriteBatcher<NewRun, Settled<boolean>>(
     isolated(async (runs) => {
-      const inserted = await onceMoreAfterConnectionLoss(() => insertRuns(store, runs, appVersion));
+      const inserted = new Set(await insertEachPartition(store, runs, (s, group) => insertRuns(s, group, appVersion)));
       return runs.map((r) => inserted.has(r.id));
     }, false),
   );
-  // A second try after a first that committed finds its runs leased to this worker already: the
-  // start returns them as 'existing', and they run once their lease expires (a lost reply is rare).
+  // A second try after a first that committed (only its answer lost) finds its runs leased to this
+  // worker already: the start returns them as 'existing', and they run once their lease expires.
   const claimed = new WriteBatcher<NewRun, Settled<ClaimedRun | 'queued' | null>>(
     isolated(async (runs) => {
-      const inserted = await onceMoreAfterConnectionLoss(() => insertRunsClaimed(store, runs, lease, appVersion));
+      const inserted = new Map(await insertEachPartition(store, runs, (s, group) => insertRunsClaimed(s, group, lease, appVersion)));
       return runs.map((r) => inserted.get(r.id) ?? null);
     }, null),
   );

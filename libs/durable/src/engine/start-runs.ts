@@ -8,7 +8,7 @@ import { buildNewRun } from './new-run.js';
 import type { StartOptions, StartOutcome } from './start-options.js';
 import { startKeyedRun } from './keyed-start.js';
 import { startContext } from './start-context.js';
-import { onceMoreAfterConnectionLoss } from './start-retry.js';
+import { insertEachPartition, onceMoreAfterConnectionLoss } from './start-retry.js';
 
 /** One run of startMany(): `{ workflow, input, options? }` (`{ name, input, opts? }` is accepted too). */
 export type StartManyItem =
@@ -97,8 +97,9 @@ export async function startMany(e: EngineContext, items: StartManyItem[], opts: 
   const traceparent = e.telemetry.tracing.activeTraceparent();
   if (traceparent) for (const r of runs) r.traceparent = traceparent;
   const store = opts.tx ? storeWithin(e.store, opts.tx) : e.store;
-  const insert = () => insertRuns(store, runs, e.options.appVersion);
-  const inserted = opts.tx ? await insert() : await onceMoreAfterConnectionLoss(insert);
+  const inserted = opts.tx
+    ? await insertRuns(store, runs, e.options.appVersion)
+    : new Set(await insertEachPartition(store, runs, (s, group) => insertRuns(s, group, e.options.appVersion)));
   if (e.telemetry.metrics.enabled) for (const r of runs) if (inserted.has(r.id)) e.telemetry.metrics.runsStarted(r.workflowName, r.queue);
   const existing = runs.filter((r) => !inserted.has(r.id));
   if (existing.length) await checkExisting(store, existing);

@@ -20,6 +20,8 @@ export function backoffMs(b: Backoff, attempt: number): number {
 
 /** Named back-offs of the library's loops (one place to read and tune them). */
 export const BACKOFF = {
+  /** A start outside the caller's transaction whose connection failed: tried once more, after this. */
+  startRetry: { initialMs: 200, maxMs: 200 },
   /** A checkpoint or other fenced write whose connection failed (retried while the lease may be valid). */
   write: { initialMs: 100, maxMs: 2_000 },
   /** A database operation failing for a whole component (claims, sweeper, listener): logged once per outage. */
