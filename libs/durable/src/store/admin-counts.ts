@@ -8,7 +8,7 @@
 import * as mysql from './mysql/admin-list.js';
 import { COUNT_RUNS_BY_STATUS, filterParams, runFilter, type RunFilter } from './admin-list.js';
 import { RUN_STATUSES, type RunStatus } from './rows.js';
-import { eachPartition, type Store } from './store.js';
+import { eachPartition, partitionStore, type Store } from './store.js';
 export type { StatusCounts } from './admin-rows.js';
 import type { StatusCounts } from './admin-rows.js';
 
@@ -54,16 +54,21 @@ export async function countByStatusWithin(store: Store, f: RunFilter, cap: numbe
 
 /**
  * Distributed mode: the partitions counted in turn, each within an even share of the budget still
- * left (what a quick partition leaves goes to the next ones), the counts added up (estimated if any one is).
+ * left (what a quick partition leaves goes to the next ones); then the partitions that ran out of
+ * time are counted again with what is left, if anything. The counts are added up (estimated if any
+ * partition's still is).
  */
 async function countAcross(store: Store, f: RunFilter, cap: number, budgetMs: number): Promise<StatusCounts> {
   const deadline = Date.now() + budgetMs;
+  const shareOf = (uncounted: number) => Math.max(1, (deadline - Date.now()) / uncounted);
   let uncounted = store.layout.partitions!;
-  const each = await eachPartition(store, (s) => {
-    const share = Math.max(1, (deadline - Date.now()) / uncounted);
-    uncounted -= 1;
-    return countByStatusWithin(s, f, cap, share);
-  });
+  const each = await eachPartition(store, (s) => countByStatusWithin(s, f, cap, shareOf(uncounted--)));
+  const estimated = each.flatMap((c, k) => (c.estimated ? [k] : []));
+  uncounted = estimated.length;
+  for (const k of estimated) {
+    if (deadline - Date.now() < 1) break;
+    each[k] = await countByStatusWithin(partitionStore(store, k), f, cap, shareOf(uncounted--));
+  }
   const counts = Object.fromEntries(RUN_STATUSES.map((st) => [st, each.reduce((n, c) => n + c.counts[st], 0)])) as Record<
     RunStatus,
     number
