@@ -51,8 +51,9 @@ const settle = <R>(s: Settled<R>): R => {
  * A batch's flush with each caller's fate its own:
  *  - an id given twice in one batch is inserted once; the later starts get `existing` (the id
  *    exists once the statement commits, as if they had come a moment later);
- *  - a statement refused because of one run's data (not a lost connection: that is tried once more
- *    whole, then fails them all) is retried one run at a time, in order, so only the start at fault fails.
+ *  - a statement refused because of one run's data (not a lost connection: that is tried once more,
+ *    partition by partition, then fails them all) is retried one run at a time, in order, so only the
+ *    start at fault fails.
  */
 function isolated<R>(write: (runs: NewRun[]) => Promise<R[]>, existing: R): (runs: NewRun[]) => Promise<Settled<R>[]> {
   return async (runs) => {
