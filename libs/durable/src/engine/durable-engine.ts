@@ -297,7 +297,7 @@ export class DurableEngine implements HandleBackend {
     return output === undefined ? null : { status: 'SUCCEEDED' as const, output: JSON.parse(output) as unknown, error: null };
   }
 
-  waitLocal(id: string, ms: number): Promise<LocalRunEnd | undefined> {
-    return this.runtime.local.wait(id, ms);
+  waitLocal(id: string, ms: number, signal?: AbortSignal): Promise<LocalRunEnd | undefined> {
+    return this.runtime.local.wait(id, ms, signal);
   }
 }

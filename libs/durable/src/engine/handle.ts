@@ -15,8 +15,11 @@ import type { LocalRunEnd } from './local-results.js';
 /** What a handle needs from the engine. */
 export interface HandleBackend {
   fetchResult(id: string): Promise<{ status: RunStatus; output: unknown; error: unknown } | null>;
-  /** Resolves when the run finishes in this process (with its end as written here), or after `ms` — whichever is first. */
-  waitLocal(id: string, ms: number): Promise<LocalRunEnd | undefined | void>;
+  /**
+   * Resolves when the run finishes in this process (with its end as written here), after `ms`, or
+   * when `signal` aborts — whichever is first.
+   */
+  waitLocal(id: string, ms: number, signal?: AbortSignal): Promise<LocalRunEnd | undefined | void>;
   /** The chunks of one of the run's streams (see DurableEngine.readStream). */
   readStream?<T>(id: string, stream: string, opts: ReadStreamOptions): AsyncGenerator<StreamChunk<T>, RunStatus | null, undefined>;
 }
@@ -62,20 +65,28 @@ export class WorkflowHandle<TOutput = unknown> {
       );
     }
     const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
-    for (let attempt = 1; ; attempt++) {
-      const r = await this.backend.fetchResult(this.id);
-      if (!r) throw new RunNotFoundError(this.id);
-      if (FINISHED_STATUSES.has(r.status)) return this.settle(r.status, r.output, r.error);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);
-      // A run that ends in this process hands its end over: no read back.
-      const end = await this.backend.waitLocal(this.id, Math.min(backoffMs(BACKOFF.resultPoll, attempt), left));
-      if (end)
-        return this.settle(
-          end.status,
-          end.output === null ? null : JSON.parse(end.output),
-          end.error === null ? null : JSON.parse(end.error),
-        );
+    // The wait for an end in this process starts before each read of the run: an end written between
+    // the read and the wait would otherwise be seen only at the next read, a poll interval later.
+    const done = new AbortController();
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const wait = Math.min(backoffMs(BACKOFF.resultPoll, attempt), Math.max(0, deadline - Date.now()));
+        const local = this.backend.waitLocal(this.id, wait, done.signal);
+        const r = await this.backend.fetchResult(this.id);
+        if (!r) throw new RunNotFoundError(this.id);
+        if (FINISHED_STATUSES.has(r.status)) return this.settle(r.status, r.output, r.error);
+        if (deadline - Date.now() <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);
+        // A run that ends in this process hands its end over: no read back.
+        const end = await local;
+        if (end)
+          return this.settle(
+            end.status,
+            end.output === null ? null : JSON.parse(end.output),
+            end.error === null ? null : JSON.parse(end.error),
+          );
+      }
+    } finally {
+      done.abort();
     }
   }
 

@@ -7,19 +7,23 @@ export class LocalResults {
 
   /**
    * Resolves when the run finishes here (with its end, when it ended in this process: the handle
-   * need not read it back), or after `ms` — whichever is first.
+   * need not read it back), after `ms`, or when `signal` aborts — whichever is first.
    */
-  wait(id: string, ms: number): Promise<LocalRunEnd | undefined> {
+  wait(id: string, ms: number, signal?: AbortSignal): Promise<LocalRunEnd | undefined> {
     return new Promise((resolve) => {
+      if (signal?.aborted) return resolve(undefined);
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
       const done = (end?: LocalRunEnd) => {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', aborted);
         set!.delete(done);
         if (!set!.size) this.waiters.delete(id);
         resolve(end);
       };
+      const aborted = () => done();
       const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', aborted, { once: true });
       set.add(done);
     });
   }
