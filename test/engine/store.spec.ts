@@ -5,6 +5,7 @@ import { cancelTree } from '../../libs/durable/src/store/control.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { createStore, type Store } from '../../libs/durable/src/store/store.js';
 import { engineStatements } from '../../libs/durable/src/store/statement.js';
+import type { RunEnd } from '../../libs/durable/src/store/rows.js';
 import { EngineHarness, sleep } from '../support/engine-harness.js';
 
 /** The store's statements against real Postgres: claim, fencing, heartbeat, sweeper. */
@@ -257,6 +258,84 @@ describe('store: claim, fencing, sweeper', () => {
     expect(await sweepRetention(sql, 24 * 3600_000, 10)).toBe(1);
     expect(await h.query(`SELECT id FROM durable_runs WHERE id IN ('old', 'recent')`)).toEqual([{ id: 'recent' }]);
     expect(await h.query(`SELECT * FROM durable_steps WHERE run_id = 'old'`)).toEqual([]);
+  });
+
+  it('ends a batch of top-level kept runs with the plain form, and writes what the full form writes', async () => {
+    // The same ends twice: alone (every run top-level and kept: FINISH_PLAIN_RUNS), then with a child's
+    // end in the batch (FINISH_RUNS). Both must leave the same rows: ends, carried checkpoints, history, refusals, fencing.
+    const sent: string[] = [];
+    const client = sql.sql;
+    const recording: Store = {
+      ...sql,
+      sql: { ...client, query: (s, params) => (sent.push(typeof s === 'string' ? s : s.name), client.query(s, params)) },
+    };
+    const endBatch = async (prefix: string, withChild: boolean) => {
+      await h.query(
+        `INSERT INTO durable_runs (id, workflow_name, queue, input, status, lease_owner, lease_epoch, lease_expires_at, parent_id, cancel_requested_at)
+         SELECT $1 || n, 'wf', 'q', '{}', 'RUNNING', 'A', 1, now() + interval '1 minute', CASE WHEN n = 'child' THEN $1 || 'parent' END,
+                CASE WHEN n = 'refused' THEN now() END
+         FROM unnest(ARRAY['ok', 'failed', 'refused', 'zombie', 'parent', 'child']) n`,
+        [prefix],
+      );
+      const end = (n: string, status: 'SUCCEEDED' | 'FAILED', epoch = 1): RunEnd => ({
+        runId: prefix + n,
+        epoch,
+        status,
+        output: status === 'SUCCEEDED' ? '"out"' : null,
+        error: status === 'FAILED' ? '{"message":"x"}' : null,
+        parentId: null,
+        steps: [
+          {
+            runId: prefix + n,
+            epoch,
+            seq: 0,
+            name: 's',
+            status: 'SUCCEEDED' as const,
+            output: '1',
+            error: null,
+            attempts: 1,
+            durationMs: 1,
+          },
+        ],
+      });
+      const ends = [end('ok', 'SUCCEEDED'), end('failed', 'FAILED'), end('refused', 'SUCCEEDED'), end('zombie', 'SUCCEEDED', 7)];
+      if (withChild) ends.push({ ...end('child', 'SUCCEEDED'), parentId: prefix + 'parent' });
+      sent.length = 0;
+      const result = await finishRuns(recording, ends);
+      const rows = await h.query(
+        `SELECT substr(r.id, length($1) + 1) AS run, r.status, r.output, r.error IS NOT NULL AS failed, r.lease_owner, r.finished_at IS NOT NULL AS finished,
+                (SELECT count(*)::int FROM durable_steps s WHERE s.run_id = r.id) AS steps,
+                (SELECT string_agg(e.kind, ',' ORDER BY e.id) FROM durable_run_events e WHERE e.run_id = r.id) AS history
+         FROM durable_runs r WHERE r.id LIKE $1 || '%' AND r.id NOT IN ($1 || 'parent', $1 || 'child') ORDER BY r.id`,
+        [prefix],
+      );
+      return { result: [...result].map(([id, r]) => [id.slice(prefix.length), r]).sort(), rows, sent: [...sent] };
+    };
+    const plain = await endBatch('p-', false);
+    const full = await endBatch('f-', true);
+    expect(plain.sent).toEqual(['durable_finish_plain_runs']);
+    expect(full.sent).toEqual(['durable_finish_runs']);
+    expect(plain.result).toEqual([
+      ['failed', 'ended'],
+      ['ok', 'ended'],
+      ['refused', 'cancelling'],
+    ]);
+    expect(full.result).toEqual([...plain.result, ['child', 'ended']].sort());
+    expect(plain.rows).toEqual([
+      { run: 'failed', status: 'FAILED', output: null, failed: true, lease_owner: null, finished: true, steps: 1, history: 'failed' },
+      { run: 'ok', status: 'SUCCEEDED', output: 'out', failed: false, lease_owner: null, finished: true, steps: 1, history: 'completed' },
+      { run: 'refused', status: 'RUNNING', output: null, failed: false, lease_owner: 'A', finished: false, steps: 1, history: null },
+      { run: 'zombie', status: 'RUNNING', output: null, failed: false, lease_owner: 'A', finished: false, steps: 0, history: null },
+    ]);
+    expect(full.rows).toEqual(plain.rows);
+    // The child's end in the full form signalled its parent (a RUNNING run's available_at moves past its
+    // start: its executor's token); the parent of the plain batch's runs had no child end.
+    expect(
+      await h.query(`SELECT id, available_at > created_at AS signalled FROM durable_runs WHERE id LIKE '%parent' ORDER BY id`),
+    ).toEqual([
+      { id: 'f-parent', signalled: true },
+      { id: 'p-parent', signalled: false },
+    ]);
   });
 
   it("locks a finished child's parent in id order with the child: no deadlock with a heartbeat holding both", async () => {

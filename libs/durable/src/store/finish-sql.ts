@@ -20,17 +20,20 @@ lr AS (
   WHERE lk.status = 'RUNNING' AND (SELECT count(*) FROM lk) >= 0),
 l AS (SELECT lr.*, (lr.del AND lr.status = 'SUCCEEDED' AND NOT lr.refused) AS gone FROM lr)`;
 
+/** ENDED_RUNS' CTE u: the held runs ended (neither refused nor deleted), with what their parents and groups need. */
+export const ENDED_UPDATE = `u AS (
+  UPDATE durable_runs r
+  SET status = l.status, output = l.output::jsonb, error = l.error::jsonb, finished_at = now(), updated_at = now(),
+      lease_owner = NULL, lease_expires_at = NULL
+  FROM l WHERE r.id = l.id AND NOT l.refused AND NOT l.gone
+  RETURNING r.id, r.parent_id, r.status, r.error, r.group_seq, r.group_index)`;
+
 /**
  * FINISH_RUNS' CTEs u, d, p0… and w (checkpoints.ts, which documents them), after HELD_ENDS: the held
  * runs ended (u, with what their parents and groups need), those not kept deleted with their parts (d,
  * p0…), and the waits of the cancelled ones ended with them (w).
  */
-export const ENDED_RUNS = `u AS (
-  UPDATE durable_runs r
-  SET status = l.status, output = l.output::jsonb, error = l.error::jsonb, finished_at = now(), updated_at = now(),
-      lease_owner = NULL, lease_expires_at = NULL
-  FROM l WHERE r.id = l.id AND NOT l.refused AND NOT l.gone
-  RETURNING r.id, r.parent_id, r.status, r.error, r.group_seq, r.group_index),
+export const ENDED_RUNS = `${ENDED_UPDATE},
 d AS (DELETE FROM durable_runs WHERE id = ANY(ARRAY(SELECT id FROM l WHERE gone)) RETURNING id),
 ${deleteRunParts('= ANY(ARRAY(SELECT id FROM l WHERE gone))')},
 ${END_WAITS('w', "SELECT id FROM u WHERE status = 'CANCELLED'")}`;
