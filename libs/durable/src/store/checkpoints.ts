@@ -123,8 +123,8 @@ SELECT id, false, NULL, false FROM l WHERE refused`,
  * CTEs that would find nothing to do for such runs (deleting runs not kept and their parts, ending the
  * waits of cancelled runs, counting group ends, signalling parents). Each of those CTEs is planned and
  * started on every call even when it matches no row, which is most of a small batch's cost: a batch of
- * one end took 0.7–1.0 ms of backend CPU with them and about 0.43 ms without (`npm run drain-costs --
- * --batch 1`). Apps start top-level runs most of the time, so most ends take this form.
+ * one end took 0.49–0.62 ms of backend CPU with them and 0.40–0.41 ms without (`npm run drain-costs --
+ * --batch 1 [--full-end]`, in bench/). Apps start top-level runs most of the time, so most ends take this form.
  */
 const FINISH_PLAIN_RUNS = statement(
   'finish_plain_runs',
