@@ -297,6 +297,10 @@ export class DurableEngine implements HandleBackend {
     return output === undefined ? null : { status: 'SUCCEEDED' as const, output: JSON.parse(output) as unknown, error: null };
   }
 
+  executesHere(id: string): boolean {
+    return this.runtime.worker.executes(id);
+  }
+
   waitLocal(id: string, ms: number, signal?: AbortSignal): Promise<LocalRunEnd | undefined> {
     return this.runtime.local.wait(id, ms, signal);
   }

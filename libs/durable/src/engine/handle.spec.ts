@@ -4,12 +4,13 @@ import { LocalResults } from './local-results.js';
 /** result() and the ends of runs in this process: the hand-over, without a read back or a poll interval. */
 describe('WorkflowHandle.result() with a run that ends in this process', () => {
   /** A backend whose rows say `rows` in turn (the last one from then on), before which `beforeAnswer` runs. */
-  function backend(rows: string[], beforeAnswer: (read: number) => void = () => {}) {
+  function backend(rows: string[], beforeAnswer: (read: number) => void = () => {}, executesHere?: () => boolean) {
     const local = new LocalResults();
     let reads = 0;
     const b: HandleBackend = {
+      executesHere,
       fetchResult: async () => {
-        const status = rows[Math.min(reads, rows.length - 1)] as 'RUNNING' | 'SUCCEEDED';
+        const status = rows[Math.min(reads, rows.length - 1)] as 'RUNNING' | 'SUCCEEDED' | 'CANCELLED';
         beforeAnswer(++reads);
         return { status, output: status === 'SUCCEEDED' ? 'from the row' : null, error: null };
       },
@@ -42,5 +43,48 @@ describe('WorkflowHandle.result() with a run that ends in this process', () => {
     await expect(new WorkflowHandle<string>('r1', 'wf', env.b).result()).resolves.toBe('from the row');
     expect(env.reads()).toBe(2);
     expect(env.waiters()).toBe(0);
+  });
+
+  it('reads nothing while the run executes here: its execution hands the end over', async () => {
+    let executing = true;
+    const env = backend(
+      ['RUNNING'],
+      () => {},
+      () => executing,
+    );
+    const result = new WorkflowHandle<string>('r1', 'wf', env.b).result();
+    await new Promise((r) => setTimeout(r, 30)); // past the first poll intervals (10, 20 ms)
+    executing = false;
+    env.local.resolve('r1', { status: 'SUCCEEDED', output: '"handed over"', error: null });
+    await expect(result).resolves.toBe('handed over');
+    expect(env.reads()).toBe(0);
+    expect(env.waiters()).toBe(0);
+  });
+
+  it('reads the row once the execution here ended without handing an end over (stopped, suspended)', async () => {
+    let executing = true;
+    const env = backend(
+      ['SUCCEEDED'],
+      () => {},
+      () => executing,
+    );
+    const result = new WorkflowHandle<string>('r1', 'wf', env.b).result();
+    executing = false;
+    env.local.resolve('r1'); // what the worker tells when an execution ends without an end of its own
+    await expect(result).resolves.toBe('from the row');
+    expect(env.reads()).toBe(1);
+  });
+
+  it('still reads the row once the longest poll interval has passed while the run executes here', async () => {
+    // Another process cancelled the run and its notice did not arrive: the execution here goes on, the row says so.
+    const env = backend(
+      ['CANCELLED'],
+      () => {},
+      () => true,
+    );
+    const t0 = Date.now();
+    await expect(new WorkflowHandle<string>('r1', 'wf', env.b).result()).rejects.toThrow(/cancel/i);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_000);
+    expect(env.reads()).toBe(1);
   });
 });

@@ -20,9 +20,17 @@ export interface HandleBackend {
    * when `signal` aborts — whichever is first.
    */
   waitLocal(id: string, ms: number, signal?: AbortSignal): Promise<LocalRunEnd | undefined | void>;
+  /**
+   * The run executes in this process and will hand its end over to waitLocal (or wake it when its
+   * execution ends otherwise): reading its row meanwhile tells nothing new.
+   */
+  executesHere?(id: string): boolean;
   /** The chunks of one of the run's streams (see DurableEngine.readStream). */
   readStream?<T>(id: string, stream: string, opts: ReadStreamOptions): AsyncGenerator<StreamChunk<T>, RunStatus | null, undefined>;
 }
+
+/** What result() knows without a read of a run that executes in this process. */
+const RUNNING_HERE = { status: 'RUNNING' as RunStatus, output: null, error: null };
 
 /** A started run. `result()` waits for it to finish; the run goes on whether or not anyone waits. */
 export class WorkflowHandle<TOutput = unknown> {
@@ -68,11 +76,17 @@ export class WorkflowHandle<TOutput = unknown> {
     // The wait for an end in this process starts before each read of the run: an end written between
     // the read and the wait would otherwise be seen only at the next read, a poll interval later.
     const done = new AbortController();
+    // While the run executes here, its end comes to the wait without a read; the row is still read once
+    // a poll interval at its longest, for what reaches the row another way (a cancel whose notice was lost).
+    let readAt = Date.now();
+    const read = () => ((readAt = Date.now()), this.backend.fetchResult(this.id));
     try {
       for (let attempt = 1; ; attempt++) {
         const wait = Math.min(backoffMs(BACKOFF.resultPoll, attempt), Math.max(0, deadline - Date.now()));
         const local = this.backend.waitLocal(this.id, wait, done.signal);
-        const r = await this.backend.fetchResult(this.id);
+        // Checked after the wait started: an execution here that ends from now on wakes it.
+        const here = this.backend.executesHere?.(this.id) === true && Date.now() - readAt < BACKOFF.resultPoll.maxMs;
+        const r = here ? RUNNING_HERE : await read();
         if (!r) throw new RunNotFoundError(this.id);
         if (FINISHED_STATUSES.has(r.status)) return this.settle(r.status, r.output, r.error);
         if (deadline - Date.now() <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);

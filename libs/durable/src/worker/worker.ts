@@ -93,6 +93,15 @@ export class Worker {
     this.leases.start();
   }
 
+  /**
+   * The run executes here and has not been told to stop: its execution hands its end over, or ends
+   * otherwise (suspended, stopped) before anything else can end the run, and tells onRunFinished.
+   */
+  executes(runId: string): boolean {
+    const a = this.active.get(runId);
+    return a !== undefined && a.ctx.stopped === null;
+  }
+
   onRunFinished(listener: (runId: string, outcome: ExecutionOutcome) => void): () => void {
     this.finishedListeners.add(listener);
     return () => this.finishedListeners.delete(listener);
