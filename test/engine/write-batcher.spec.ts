@@ -6,13 +6,18 @@ import { WriteBatcher } from '../../libs/durable/src/worker/write-batcher.js';
  */
 describe('WriteBatcher (group commit)', () => {
   /** A batcher whose statements the test ends one by one; `batches` lists what each one carried. */
-  function controlled(maxInFlight?: number) {
+  function controlled(maxInFlight?: number, stalledMs?: number) {
     const batches: string[][] = [];
     const pending: Array<() => void> = [];
-    const batcher = new WriteBatcher<string, string>((items) => {
-      batches.push(items);
-      return new Promise((resolve) => pending.push(() => resolve(items.map((i) => `${i}!`))));
-    }, maxInFlight);
+    const batcher = new WriteBatcher<string, string>(
+      (items) => {
+        batches.push(items);
+        return new Promise((resolve) => pending.push(() => resolve(items.map((i) => `${i}!`))));
+      },
+      maxInFlight,
+      undefined,
+      stalledMs,
+    );
     const turn = () => new Promise((r) => setImmediate(r));
     /** Ends every statement in flight, turn after turn, until `done` settles. */
     const endAll = async (done: Promise<unknown>) => {
@@ -62,7 +67,7 @@ describe('WriteBatcher (group commit)', () => {
     // Callers that write, await, and write again (an app's requests starting runs one by one, a
     // run's step after step): when their statement returns, the queue waits for them, so callers
     // that wrote together keep writing together instead of splitting into groups of their own.
-    const { batcher, batches, endNext, endAll, turn } = controlled();
+    const { batcher, batches, endNext, endAll, turn } = controlled(2, 0);
     const caller = async (name: string) => {
       await batcher.add(`${name}1`);
       await Promise.resolve(); // the caller's own work between writes (no I/O)
@@ -81,5 +86,33 @@ describe('WriteBatcher (group commit)', () => {
     expect(batches).toEqual([['x1'], ['y1'], ['z', 'x2']]);
     await endAll(Promise.all([x, y]));
     expect(batches.flat().sort()).toEqual(['x1', 'x2', 'y1', 'y2', 'z']);
+  });
+
+  it('a second statement goes out only once the one in flight has stalled (waits on a lock, a slow server)', async () => {
+    const { batcher, batches, endNext, endAll, turn } = controlled(2, 30);
+    const a = batcher.add('a');
+    await turn();
+    const b = batcher.add('b');
+    await turn();
+    await turn();
+    expect(batches).toEqual([['a']]); // b waits behind a statement that has just gone out
+    await new Promise((r) => setTimeout(r, 60));
+    expect(batches).toEqual([['a'], ['b']]); // a is still in flight past 30 ms: b goes without it
+    endNext();
+    endNext();
+    await endAll(Promise.all([a, b]));
+  });
+
+  it('writes behind a statement that returns before it stalls go with the next one', async () => {
+    const { batcher, batches, endNext, endAll, turn } = controlled(2, 10_000);
+    const a = batcher.add('a');
+    await turn();
+    const rest = Promise.all([batcher.add('b'), batcher.add('c')]);
+    await turn();
+    endNext();
+    await turn();
+    await turn();
+    expect(batches).toEqual([['a'], ['b', 'c']]);
+    await endAll(Promise.all([a, rest]));
   });
 });

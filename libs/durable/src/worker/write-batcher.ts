@@ -4,10 +4,14 @@ import type { Store } from '../store/store.js';
 import type { ExecutionWrites } from '../workflow/execution-services.js';
 
 /**
- * Group commit for the writes executions make (step checkpoints, run ends): a write is sent at
- * once when fewer than `maxInFlight` statements are in flight; otherwise it waits for one of
- * them and goes with every other write that queued meanwhile, in one statement (one round
- * trip, one commit). An idle system pays no delay; a busy one sends fewer, larger statements.
+ * Group commit for the writes executions make (step checkpoints, run ends) and for starts: a write
+ * is sent at once when no statement is in flight; otherwise it waits for the one in flight and goes
+ * with every other write that queued meanwhile, in one statement (one round trip, one commit). An
+ * idle system pays no delay; a busy one sends fewer, larger statements, and each statement has a
+ * fixed cost (Postgres plans and starts every part of it) that a busy server pays in CPU.
+ * A second statement (up to `maxInFlight`) goes out only once the one in flight has taken longer
+ * than `stalledMs`: it waits for a row lock, or the server is slow, and the writes behind it do not
+ * wait for it (another run's end is not held back by a lock on this one).
  * When a statement returns, the queue goes out at the end of that turn of the event loop, with
  * the writes its callers make as they resume: sent at once, the queue went without them, and the
  * callers that wrote together split for good into groups that each take their own statement
@@ -15,14 +19,17 @@ import type { ExecutionWrites } from '../workflow/execution-services.js';
  */
 export class WriteBatcher<I, R> {
   private queue: Array<{ item: I; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
-  private inFlight = 0;
+  /** When each statement in flight was sent (performance.now()), oldest first. */
+  private readonly sentAt: number[] = [];
   private scheduled = false;
+  private stallTimer: NodeJS.Timeout | null = null;
 
   constructor(
     /** Writes a batch in one statement; returns one result per item, in order. */
     private readonly flush: (items: I[]) => Promise<R[]>,
     private readonly maxInFlight = 2,
     private readonly maxBatch = 256,
+    private readonly stalledMs = STALLED_MS,
   ) {}
 
   add(item: I): Promise<R> {
@@ -43,24 +50,45 @@ export class WriteBatcher<I, R> {
     }
   }
 
+  /** How long until the oldest statement in flight counts as stalled (0: it does, or none is in flight). */
+  private untilStalled(): number {
+    return this.sentAt.length ? Math.max(0, this.sentAt[0] + this.stalledMs - performance.now()) : 0;
+  }
+
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length) {
+    while (this.queue.length && this.sentAt.length < this.maxInFlight && this.untilStalled() === 0) {
       const batch = this.queue.splice(0, this.maxBatch);
-      this.inFlight++;
+      const sent = performance.now();
+      this.sentAt.push(sent);
       this.flush(batch.map((b) => b.item))
         .then(
           (results) => batch.forEach((b, i) => b.resolve(results[i])),
           (err) => batch.forEach((b) => b.reject(err)),
         )
         .finally(() => {
-          this.inFlight--;
+          this.sentAt.splice(this.sentAt.indexOf(sent), 1);
           // Not at once: the writes this batch's own callers make next (a caller's next start, a run's
           // next checkpoint) come in the microtasks that follow, and go with those that queued meanwhile.
           if (this.queue.length) this.schedule();
         });
     }
+    // Writes wait behind a statement in flight: if it stalls, the next one goes without it.
+    if (this.queue.length && this.sentAt.length < this.maxInFlight && !this.stallTimer) {
+      this.stallTimer = setTimeout(() => {
+        this.stallTimer = null;
+        this.pump();
+      }, this.untilStalled());
+      this.stallTimer.unref?.();
+    }
   }
 }
+
+/**
+ * A statement in flight this long waits for something (a row lock, a slow server) rather than
+ * working: the writes queued behind it go in a statement of their own. Statements of a busy
+ * worker take a few milliseconds; a lock wait takes as long as the transaction holding the lock.
+ */
+const STALLED_MS = 20;
 
 /** Step checkpoints and run ends of concurrent executions, written with group commit. */
 export function groupedWrites(store: Store): ExecutionWrites {
