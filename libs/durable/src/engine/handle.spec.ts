@@ -4,14 +4,14 @@ import { LocalResults } from './local-results.js';
 /** result() and the ends of runs in this process: the hand-over, without a read back or a poll interval. */
 describe('WorkflowHandle.result() with a run that ends in this process', () => {
   /** A backend whose rows say `rows` in turn (the last one from then on), before which `beforeAnswer` runs. */
-  function backend(rows: string[], beforeAnswer: (read: number) => void = () => {}, executesHere?: () => boolean) {
+  function backend(rows: string[], beforeAnswer: (read: number) => void | Promise<void> = () => {}, executesHere?: () => boolean) {
     const local = new LocalResults();
     let reads = 0;
     const b: HandleBackend = {
       executesHere,
       fetchResult: async () => {
         const status = rows[Math.min(reads, rows.length - 1)] as 'RUNNING' | 'SUCCEEDED' | 'CANCELLED';
-        beforeAnswer(++reads);
+        await beforeAnswer(++reads);
         return { status, output: status === 'SUCCEEDED' ? 'from the row' : null, error: null };
       },
       waitLocal: (id, ms, signal) => local.wait(id, ms, signal),
@@ -85,6 +85,31 @@ describe('WorkflowHandle.result() with a run that ends in this process', () => {
     const t0 = Date.now();
     await expect(new WorkflowHandle<string>('r1', 'wf', env.b).result()).rejects.toThrow(/cancel/i);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1_000);
+    expect(env.reads()).toBe(1);
+  });
+
+  it('pauses between reads however long a read takes (the wait started before it)', async () => {
+    // Reads of 40 ms, longer than the first poll intervals (10, 20 ms): a wait timed from before the
+    // read would be over when it returns, and the reads would follow each other without a pause.
+    const started: number[] = [];
+    const env = backend(['RUNNING', 'RUNNING', 'RUNNING', 'SUCCEEDED'], async () => {
+      started.push(Date.now());
+      await new Promise((r) => setTimeout(r, 40));
+    });
+    await expect(new WorkflowHandle<string>('r1', 'wf', env.b).result()).resolves.toBe('from the row');
+    const gaps = started.slice(1).map((t, i) => t - started[i]);
+    // Each gap is the read (40 ms) and then the poll interval (10, 20, 40 ms), less a timer's slack.
+    expect(gaps.map((g, i) => g >= 40 + 10 * 2 ** i - 5)).toEqual([true, true, true]);
+  });
+
+  it('reads the row before it times out a run that executes here', async () => {
+    const env = backend(
+      ['SUCCEEDED'],
+      () => {},
+      () => true,
+    );
+    // This process still executes it, but its end is in the row (its answer not yet back here).
+    await expect(new WorkflowHandle<string>('r1', 'wf', env.b).result({ timeoutMs: 0 })).resolves.toBe('from the row');
     expect(env.reads()).toBe(1);
   });
 });

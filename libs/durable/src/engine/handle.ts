@@ -86,12 +86,18 @@ export class WorkflowHandle<TOutput = unknown> {
         const local = this.backend.waitLocal(this.id, wait, done.signal);
         // Checked after the wait started: an execution here that ends from now on wakes it.
         const here = this.backend.executesHere?.(this.id) === true && Date.now() - readAt < BACKOFF.resultPoll.maxMs;
-        const r = here ? RUNNING_HERE : await read();
+        let r = here ? RUNNING_HERE : await read();
+        // Out of time: what the row says, not what this process believes.
+        if (r === RUNNING_HERE && deadline - Date.now() <= 0) r = await read();
         if (!r) throw new RunNotFoundError(this.id);
         if (FINISHED_STATUSES.has(r.status)) return this.settle(r.status, r.output, r.error);
         if (deadline - Date.now() <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);
         // A run that ends in this process hands its end over: no read back.
-        const end = await local;
+        const readEnded = Date.now();
+        let end = await local;
+        // The wait started before the read; a slow read must not shorten the pause before the next one.
+        const rest = Math.min(wait - (Date.now() - readEnded), deadline - Date.now());
+        if (!end && rest > 0) end = await this.backend.waitLocal(this.id, rest, done.signal);
         if (end)
           return this.settle(
             end.status,
