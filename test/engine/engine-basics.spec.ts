@@ -59,6 +59,12 @@ describe('engine basics (no Nest)', () => {
     expect(await handle.status()).toBe('SUCCEEDED');
   });
 
+  it('runs a workflow whose deadline is further away than a timer can wait (over 24.8 days)', async () => {
+    // Node fires a timer set past 2^31 - 1 ms at once: the worker's deadline timer stopped such a run right after every claim.
+    const handle = await h.engines[0].startRun<{ total: number }>('sum', { n: 2 }, { timeoutMs: 30 * 24 * 3600_000 });
+    expect((await handle.result({ timeoutMs: 10_000 })).total).toBe(3);
+  });
+
   it('stores a failed run with its error and rejects result() with WorkflowFailedError', async () => {
     const handle = await h.engines[0].startRun('failing', null);
     await expect(handle.result({ timeoutMs: 10_000 })).rejects.toThrow(WorkflowFailedError);

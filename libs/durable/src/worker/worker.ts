@@ -178,10 +178,10 @@ export class Worker {
     const entry = { run, ctx, queue: q } as ActiveRun;
     this.active.set(run.id, entry);
     let deadlineTimer: NodeJS.Timeout | undefined;
-    if (run.deadlineAt) {
-      // The sweeper fails the run at its deadline; stop executing it then.
-      deadlineTimer = setTimeout(() => ctx.stop('deadline'), Math.max(0, run.deadlineAt.getTime() - this.services.clock.now()));
-    }
+    const untilDeadline = run.deadlineAt ? Math.max(0, run.deadlineAt.getTime() - this.services.clock.now()) : Infinity;
+    // The sweeper fails the run at its deadline; stop executing it then. A deadline further away than
+    // a timer can wait (about 24.8 days: Node fires a longer one at once) is left to the sweeper alone.
+    if (untilDeadline <= MAX_TIMER_MS) deadlineTimer = setTimeout(() => ctx.stop('deadline'), untilDeadline);
     entry.done = executeRun(run, ctx, this.registry, this.services, q.name).then((outcome) => {
       clearTimeout(deadlineTimer);
       // Only this execution's entry: a stopped execution may still be unwinding (a step's own code
@@ -342,3 +342,6 @@ export class Worker {
     }
   }
 }
+
+/** The longest delay setTimeout keeps (2^31 − 1 ms); Node runs a timer set for longer at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
