@@ -34,8 +34,11 @@ export async function restartPostgres(): Promise<void> {
 /** How far the chaos is (by runs finished or by time) when the kills settings.minKills asks for are all done. */
 const FORCED_KILLS_BY = 0.35;
 
+/** How long past its duration the chaos goes on to make the kills, zombies and outage its settings owe. */
+const OWED_GRACE_MS = 60_000;
+
 /**
- * For settings.durationS at most (or until the workload is done): SIGKILLs a random worker every
+ * For settings.durationS (or until the workload is done; up to OWED_GRACE_MS more for what is still owed): SIGKILLs a random worker every
  * ~killEveryS seconds and starts a replacement; freezes `zombies` workers past their lease and
  * continues them later; restarts Postgres once when about 40 % of the runs are done (after the
  * kills minKills asks for, all made by FORCED_KILLS_BY). One action at a time (a zombie's SIGCONT comes from a timer).
@@ -75,7 +78,10 @@ export class ChaosDriver {
     // Until the workload is done and every action the settings ask for was made (a workload that
     // finished first still has its schedule's runs in flight), or the time is up.
     const owed = () => this.count('kill') < this.s.minKills || !restarted || zombiesDone < this.s.zombies;
-    while (!this.stopped && Date.now() < end && (this.progress().finished < workloadRuns(this.s) || owed())) {
+    // Past the time, only what is still owed, for a while: on a loaded machine a replacement worker
+    // can take as long to boot as the chaos lasts, and the outage would never come.
+    const timeLeft = () => Date.now() < end || (owed() && Date.now() < end + OWED_GRACE_MS);
+    while (!this.stopped && timeLeft() && (this.progress().finished < workloadRuns(this.s) || owed())) {
       const done = this.progress().finished / workloadRuns(this.s);
       // How far the chaos is: by finished runs, or by time when runs finish late (children queue behind the backlog).
       const stage = Math.max(done, (Date.now() - t0) / (end - t0));

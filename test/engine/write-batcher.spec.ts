@@ -89,15 +89,15 @@ describe('WriteBatcher (group commit)', () => {
   });
 
   it('a second statement goes out only once the one in flight has stalled (waits on a lock, a slow server)', async () => {
-    const { batcher, batches, endNext, endAll, turn } = controlled(2, 30);
+    const { batcher, batches, endNext, endAll, turn } = controlled(2, 300);
     const a = batcher.add('a');
     await turn();
     const b = batcher.add('b');
     await turn();
     await turn();
     expect(batches).toEqual([['a']]); // b waits behind a statement that has just gone out
-    await new Promise((r) => setTimeout(r, 60));
-    expect(batches).toEqual([['a'], ['b']]); // a is still in flight past 30 ms: b goes without it
+    await new Promise((r) => setTimeout(r, 500));
+    expect(batches).toEqual([['a'], ['b']]); // a is still in flight past 300 ms: b goes without it
     endNext();
     endNext();
     await endAll(Promise.all([a, b]));
@@ -109,6 +109,7 @@ describe('WriteBatcher (group commit)', () => {
     await turn();
     const rest = Promise.all([batcher.add('b'), batcher.add('c')]);
     await turn();
+    expect(batches).toEqual([['a']]); // not a second statement beside the first
     endNext();
     await turn();
     await turn();

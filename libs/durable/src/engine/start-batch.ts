@@ -8,8 +8,8 @@ import { insertEachPartition } from './start-retry.js';
 /**
  * Group commit for starts made outside a caller's transaction: concurrent start() calls of this
  * process (one per request, say) go to the database together, as one multi-row INSERT — one round
- * trip and one commit for all of them. A start is sent at once when the database is not busy with
- * two others already, so a lone start waits for nothing. Each caller still gets its own answer,
+ * trip and one commit for all of them. A start is sent at once when no other start statement is in
+ * flight (or the one in flight has stalled: see WriteBatcher), so a lone start waits for nothing. Each caller still gets its own answer,
  * and only once the statement has committed: its run is durable when start() returns.
  */
 export interface StartBatcher {
