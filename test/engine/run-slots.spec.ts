@@ -1,6 +1,6 @@
 import { Durable } from 'nestjs-durable';
 import { RunSlot, type SlotCounts } from '../../libs/durable/src/worker/run-slot.js';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 
 describe('run slots: a run whose code is done gives its slot to the next run while its end is written', () => {
   it('counts: ending frees the slot (at most `concurrency` runs ending), resumed takes it back, done releases what is held', () => {
@@ -33,7 +33,7 @@ describe('run slots: a run whose code is done gives its slot to the next run whi
     const gate = new Promise<void>((r) => (openGate = r));
     let firstStepRunning = false;
     beforeAll(async () => {
-      h = await EngineHarness.create('run_slots');
+      h = await EngineHarness.create('run_slots', STEADY);
       await h.engine(
         {
           gated: async () =>
