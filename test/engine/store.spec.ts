@@ -5,7 +5,7 @@ import { cancelTree } from '../../libs/durable/src/store/control.js';
 import { pgSqlClient } from '../../libs/durable/src/store/sql-client.js';
 import { createStore, type Store } from '../../libs/durable/src/store/store.js';
 import { engineStatements } from '../../libs/durable/src/store/statement.js';
-import type { RunEnd } from '../../libs/durable/src/store/rows.js';
+import type { RunEnd, StepCheckpoint } from '../../libs/durable/src/store/rows.js';
 import { EngineHarness, sleep } from '../support/engine-harness.js';
 
 /** The store's statements against real Postgres: claim, fencing, heartbeat, sweeper. */
@@ -18,6 +18,19 @@ describe('store: claim, fencing, sweeper', () => {
   });
   afterAll(() => h.close());
   beforeEach(() => h.query('TRUNCATE durable_runs CASCADE'));
+
+  /** A step `s` of run `runId` that succeeded with output 1, as an execution checkpoints it. */
+  const checkpoint = (runId: string, epoch: number, seq: number): StepCheckpoint => ({
+    runId,
+    epoch,
+    seq,
+    name: 's',
+    status: 'SUCCEEDED',
+    output: '1',
+    error: null,
+    attempts: 1,
+    durationMs: 1,
+  });
 
   const insert = (n: number, extra: string = '') =>
     h.query(
@@ -154,17 +167,7 @@ describe('store: claim, fencing, sweeper', () => {
           sql,
           shuffled()
             .slice(0, 50)
-            .map((r) => ({
-              runId: r.id,
-              epoch: r.epoch,
-              seq: i,
-              name: 's',
-              status: 'SUCCEEDED' as const,
-              output: '1',
-              error: null,
-              attempts: 1,
-              durationMs: 1,
-            })),
+            .map((r) => checkpoint(r.id, r.epoch, i)),
         ),
       );
       work.push(
@@ -284,19 +287,7 @@ describe('store: claim, fencing, sweeper', () => {
         output: status === 'SUCCEEDED' ? '"out"' : null,
         error: status === 'FAILED' ? '{"message":"x"}' : null,
         parentId: null,
-        steps: [
-          {
-            runId: prefix + n,
-            epoch,
-            seq: 0,
-            name: 's',
-            status: 'SUCCEEDED' as const,
-            output: '1',
-            error: null,
-            attempts: 1,
-            durationMs: 1,
-          },
-        ],
+        steps: [checkpoint(prefix + n, epoch, 0)],
       });
       const ends = [end('ok', 'SUCCEEDED'), end('failed', 'FAILED'), end('refused', 'SUCCEEDED'), end('zombie', 'SUCCEEDED', 7)];
       if (withChild) ends.push({ ...end('child', 'SUCCEEDED'), parentId: prefix + 'parent' });

@@ -39,8 +39,10 @@ export function checkMs(api: string, name: string, v: unknown): number {
   return v;
 }
 
-/** Longest @Step({ timeoutMs }): the longest timer Node.js keeps (2^31 - 1 ms, about 24.8 days). */
-export const MAX_STEP_TIMEOUT_MS = 2 ** 31 - 1;
+/** The longest timer Node.js keeps (2^31 - 1 ms, about 24.8 days): it runs one set for longer at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Longest @Step({ timeoutMs }): the longest timer Node.js keeps. */
+export const MAX_STEP_TIMEOUT_MS = MAX_TIMER_MS;
 /** A timed-out step whose code has not settled this long after its timeout is logged (it ignores Durable.signal()). */
 export const TIMED_OUT_STEP_WARN_MS = 5_000;
 /** Durable.progress(): at most one write per run this often (the latest value wins). */

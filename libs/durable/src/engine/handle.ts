@@ -84,11 +84,11 @@ export class WorkflowHandle<TOutput = unknown> {
       for (let attempt = 1; ; attempt++) {
         const wait = Math.min(backoffMs(BACKOFF.resultPoll, attempt), Math.max(0, deadline - Date.now()));
         const local = this.backend.waitLocal(this.id, wait, done.signal);
-        // Checked after the wait started: an execution here that ends from now on wakes it.
-        const here = this.backend.executesHere?.(this.id) === true && Date.now() - readAt < BACKOFF.resultPoll.maxMs;
-        let r = here ? RUNNING_HERE : await read();
-        // Out of time: what the row says, not what this process believes.
-        if (r === RUNNING_HERE && deadline - Date.now() <= 0) r = await read();
+        // Checked after the wait started: an execution here that ends from now on wakes it. Out of
+        // time, the row is read: what it says, not what this process believes, decides.
+        const here =
+          this.backend.executesHere?.(this.id) === true && Date.now() - readAt < BACKOFF.resultPoll.maxMs && deadline > Date.now();
+        const r = here ? RUNNING_HERE : await read();
         if (!r) throw new RunNotFoundError(this.id);
         if (FINISHED_STATUSES.has(r.status)) return this.settle(r.status, r.output, r.error);
         if (deadline - Date.now() <= 0) throw new ResultTimeoutError(this.id, opts.timeoutMs!, r.status);

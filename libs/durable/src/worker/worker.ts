@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
+import { MAX_TIMER_MS } from '../config/limits.js';
 import { errorText } from '../errors/error-text.js';
 import { releaseRuns } from '../store/leases.js';
 import type { ClaimedRun, HeldRun } from '../store/rows.js';
@@ -342,6 +343,3 @@ export class Worker {
     }
   }
 }
-
-/** The longest delay setTimeout keeps (2^31 − 1 ms); Node runs a timer set for longer at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../config/limits.js';
 import { errorText } from '../errors/error-text.js';
 import { resolveWaits, type WaitSpec } from '../store/waits.js';
 import { BACKOFF, backoffMs } from '../retry/backoff.js';
@@ -215,8 +216,8 @@ export class WaitSet {
       at = Math.min(at, w.kind === 'recv' && t <= now ? this.lastFlushAt + RECHECK_AFTER_MS : t);
     }
     if (at === Infinity) return;
-    // setTimeout cannot wait longer than 2^31-1 ms; a later wake-up just looks again then.
-    this.timer = setTimeout(() => void this.pump(), Math.min(2 ** 31 - 1, Math.max(1, at - now + 1)));
+    // setTimeout cannot wait longer than MAX_TIMER_MS; a later wake-up just looks again then.
+    this.timer = setTimeout(() => void this.pump(), Math.min(MAX_TIMER_MS, Math.max(1, at - now + 1)));
     this.timer.unref?.();
   }
 
