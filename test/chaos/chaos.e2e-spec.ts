@@ -5,8 +5,8 @@ import { chaosSettings } from './chaos-config.js';
 import { runChaos } from './chaos-run.js';
 
 /**
- * The chaos run (npm run chaos), CI-sized: 3 worker processes, 150 runs of 5 steps and a child (and 40
- * runs with a concurrency key in a queue with cluster-wide limits, 40 in a rate-limited queue, and 12
+ * The chaos run (npm run chaos), CI-sized: 3 worker processes, 100 runs of 5 steps and a child (and 30
+ * runs with a concurrency key in a queue with cluster-wide limits, 30 in a rate-limited queue, and 6
  * that start singleton and debounced runs from a step), SIGKILLs
  * (at least 3) with replacements, one zombie frozen past its lease, and one database outage.
  *
@@ -16,7 +16,7 @@ import { runChaos } from './chaos-run.js';
  *
  * Every 5th run fails on purpose at its end: its steps' compensations run (newest first) under the
  * same chaos, then it is FAILED.
- * On MariaDB the same run and the same judge, 90 runs (with 30 of each flow-control kind).
+ * On MariaDB the same run and the same judge, 60 runs (with 20 of each flow-control kind).
  * Asserted: the invariants (every run SUCCEEDED or compensated as expected, exactly one ledger row
  * per run and one unledger row per compensated run, every slot of an every-second schedule fired
  * exactly once, re-executed
@@ -35,14 +35,14 @@ describe.each(DATABASES)('chaos (CI-sized) on %s', (kind) => {
 
   it('nothing lost, nothing doubled: SIGKILLs, a zombie and a database outage', async () => {
     const restart = process.env.DURABLE_CHAOS_PG_RESTART === '1';
-    const runs = mariadb ? 90 : 150;
+    const runs = mariadb ? 60 : 100;
     const settings = chaosSettings({
       database: kind,
       workers: 3,
       runs,
-      slotRuns: mariadb ? 30 : 40,
+      slotRuns: mariadb ? 20 : 30,
       concurrency: 5,
-      durationS: 60,
+      durationS: 35,
       // More than 16 slots are checked below, however soon the runs are done.
       scheduleMinS: 22,
       killEveryS: 5,
@@ -72,7 +72,7 @@ describe.each(DATABASES)('chaos (CI-sized) on %s', (kind) => {
     expect(report.figures.scheduleSlots).toBeGreaterThan(16);
     expect(report.figures.scheduleBadSlots).toBe(0);
     // flow control: the limits held across the kills (queue-wide 6, 2 per key), every slot came back
-    const flowRuns = mariadb ? 30 : 40;
+    const flowRuns = mariadb ? 20 : 30;
     expect(report.figures.slotStatuses).toEqual({ SUCCEEDED: flowRuns });
     expect(report.figures.slotOverlap).toBeLessThanOrEqual(6);
     expect(report.figures.slotKeyOverlap).toBeLessThanOrEqual(2);

@@ -40,7 +40,7 @@ describeCitus('chaos (CI-sized) on Citus: SIGKILLs, a zombie and a partition mov
       runs: RUNS,
       slotRuns: FLOW_RUNS,
       concurrency: 5,
-      durationS: 45,
+      durationS: 30,
       killEveryS: 5,
       minKills: 2,
       zombies: 1,

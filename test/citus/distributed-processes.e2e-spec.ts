@@ -47,9 +47,10 @@ describeCitus('distributed mode on Citus: kills, a frozen worker, a partition mo
           ids.push((await client.startRun('counted', input, { tx: tx as never })).id);
         }
         // Each start is a few statements through the caller's transaction, to several nodes: more than
-        // Prisma's 5-s default on a loaded machine.
+        // Prisma's 5-s default on a loaded machine; and its connection may take longer than the 2-s
+        // default to come while the two workers just spawned connect to every node.
       },
-      { timeout: 60_000 },
+      { timeout: 60_000, maxWait: 20_000 },
     );
     const parts = new Set(ids.map((id) => partitionOf(id, PARTITIONS)));
     expect(parts.size).toBeGreaterThan(4);
