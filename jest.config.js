@@ -114,7 +114,10 @@ const withDatabase = {
 /** @type {import('jest').Config} */
 export default {
   testTimeout: 60_000,
-  maxWorkers: 2,
+  // Three test files at once on a two-core machine: the process and browser tiers spend much of their
+  // time waiting (for leases to expire, workers to boot, a frozen worker to wake), which two files
+  // at a time left idle; with three the cores stay busy and the whole run is about a fifth shorter.
+  maxWorkers: 3,
   reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: [LIBRARY_SPECS, ...listed(UNIT)] },

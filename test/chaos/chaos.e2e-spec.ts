@@ -16,7 +16,7 @@ import { runChaos } from './chaos-run.js';
  *
  * Every 5th run fails on purpose at its end: its steps' compensations run (newest first) under the
  * same chaos, then it is FAILED.
- * On MariaDB the same run and the same judge, 60 runs (with 20 of each flow-control kind).
+ * On MariaDB the same run and the same judge, 40 runs (with 15 of each flow-control kind).
  * Asserted: the invariants (every run SUCCEEDED or compensated as expected, exactly one ledger row
  * per run and one unledger row per compensated run, every slot of an every-second schedule fired
  * exactly once, re-executed
@@ -35,12 +35,12 @@ describe.each(DATABASES)('chaos (CI-sized) on %s', (kind) => {
 
   it('nothing lost, nothing doubled: SIGKILLs, a zombie and a database outage', async () => {
     const restart = process.env.DURABLE_CHAOS_PG_RESTART === '1';
-    const runs = mariadb ? 60 : 100;
+    const runs = mariadb ? 40 : 100;
     const settings = chaosSettings({
       database: kind,
       workers: 3,
       runs,
-      slotRuns: mariadb ? 20 : 30,
+      slotRuns: mariadb ? 15 : 30,
       concurrency: 5,
       durationS: 35,
       // More than 16 slots are checked below, however soon the runs are done.
@@ -72,7 +72,7 @@ describe.each(DATABASES)('chaos (CI-sized) on %s', (kind) => {
     expect(report.figures.scheduleSlots).toBeGreaterThan(16);
     expect(report.figures.scheduleBadSlots).toBe(0);
     // flow control: the limits held across the kills (queue-wide 6, 2 per key), every slot came back
-    const flowRuns = mariadb ? 20 : 30;
+    const flowRuns = mariadb ? 15 : 30;
     expect(report.figures.slotStatuses).toEqual({ SUCCEEDED: flowRuns });
     expect(report.figures.slotOverlap).toBeLessThanOrEqual(6);
     expect(report.figures.slotKeyOverlap).toBeLessThanOrEqual(2);

@@ -5,7 +5,7 @@ import { PgCluster } from '../support/pg-cluster.js';
 
 /**
  * The failover chaos run (npm run chaos -- failover), CI-sized: a primary and a synchronous standby
- * of the test's own, 3 worker processes connected with a URL naming both, 300 runs of 5 steps (a
+ * of the test's own, 3 worker processes connected with a URL naming both, 150 runs of 5 steps (a
  * transactional one among them), a durable sleep and a child that answers a message, plus the
  * flow-control runs; mid-run the primary's postmaster is SIGKILLed and the standby promoted a
  * second later. Asserted: every run terminal as expected, one ledger row per transactional step,
@@ -25,10 +25,10 @@ describe('failover chaos (CI-sized)', () => {
   it('the primary dies mid-run, the standby is promoted: every run finishes, nothing doubled or lost, no process exits', async () => {
     const settings = chaosSettings({
       workers: 3,
-      runs: 300,
+      runs: 150,
       slotRuns: 30,
       concurrency: 5,
-      durationS: 40,
+      durationS: 30,
       killEveryS: 0,
       zombies: 0,
       outage: 'failover',

@@ -1,7 +1,8 @@
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readSchemaState, SCHEMA_VERSION, schemaStateError } from '../../libs/durable/src/store/schema-version.js';
 import { scratchDatabase, type ScratchDatabase } from '../schema/support/schema-db.js';
+import { packLibrary } from '../package/matrix.js';
 import { appFiles, cli, migrationsOf, ok, prisma, removeApp, run, tempApp } from './support/temp-app.js';
 
 /**
@@ -469,18 +470,13 @@ datasource db {
   it(
     'runs as the package bin: built by the library build, a shebang, durable.prisma found next to dist/',
     async () => {
-      const pkg = app(tempApp({}));
+      // The published tarball (the consumer matrix's, built once per version of the sources), unpacked.
+      const unpacked = app(tempApp({}));
+      const { tarball } = packLibrary(unpacked);
+      ok(await run('tar', ['xzf', tarball, '-C', unpacked], unpacked));
+      const pkg = join(unpacked, 'package');
       const lib = join(process.cwd(), 'libs/durable');
-      ok(
-        await run(
-          process.execPath,
-          [join(process.cwd(), 'node_modules/typescript/bin/tsc'), '-p', join(lib, 'tsconfig.lib.json'), '--outDir', join(pkg, 'dist')],
-          lib,
-        ),
-      );
-      cpSync(join(lib, 'prisma'), join(pkg, 'prisma'), { recursive: true });
-      cpSync(join(lib, 'package.json'), join(pkg, 'package.json'));
-      const bin = join(pkg, JSON.parse(readFileSync(join(lib, 'package.json'), 'utf8')).bin['nestjs-durable']);
+      const bin = join(pkg, JSON.parse(readFileSync(join(pkg, 'package.json'), 'utf8')).bin['nestjs-durable']);
       expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
 
       const dir = app(singleFileApp());
