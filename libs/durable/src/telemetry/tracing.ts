@@ -93,11 +93,18 @@ export class Tracing {
       [ATTR.worker]: worker,
     };
     if (run.parentId) attributes[ATTR.parentRunId] = run.parentId;
-    return this.tracer.startSpan(
+    const span = this.tracer.startSpan(
       `durable.run ${run.workflowName}`,
       { kind: this.api.SpanKind.CONSUMER, attributes },
       this.storedContext(run.traceparent ?? null),
     );
+    // No SDK and no stored trace: the API's no-op span, with no trace to carry on (an invalid context).
+    // Without it the execution makes no context and none of its steps' or children's spans look at one.
+    if (!this.api.isSpanContextValid(span.spanContext())) {
+      span.end();
+      return null;
+    }
+    return span;
   }
 
   /** Starts the span of one attempt of a step, a child of its run attempt's span (arguments, not an object: nothing is allocated when tracing is off). */
