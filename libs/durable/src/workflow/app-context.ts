@@ -13,11 +13,20 @@ const SETTING_NAME = /^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*$/;
  * Runs one execution of the run inside the option's `restore` (when the run has a context and the
  * option has restore). Rejects when restore throws before calling `execution` or never calls it.
  */
-export async function withinAppContext<T>(ctx: RunContext, execution: () => Promise<T>): Promise<T> {
+export function withinAppContext<T>(ctx: RunContext, execution: () => Promise<T>): Promise<T> {
   const restore = ctx.services.options.context?.restore;
+  // Without a context, the execution as it is (not wrapped in a promise of its own: one per run).
   if (ctx.appContext === undefined || !restore) return execution();
+  return restored(ctx.appContext, restore, execution);
+}
+
+async function restored<T>(
+  appContext: unknown,
+  restore: (context: unknown, run: () => Promise<unknown>) => unknown,
+  execution: () => Promise<T>,
+): Promise<T> {
   let running: Promise<T> | null = null;
-  await restore(ctx.appContext, () => {
+  await restore(appContext, () => {
     if (running) throw new InvalidOptionsError('context.restore called its run() twice; call it once and return what it returns.');
     running = execution();
     return running;

@@ -37,13 +37,9 @@ export class RunContext {
   stopped: StopReason | null = null;
   /** An error that must fail the run even if workflow code catches it (e.g. non-determinism). */
   fatal: Error | null = null;
-  /** Aborted when the execution stops; steps receive it through Durable.signal(). */
-  readonly abort = new AbortController();
-  /**
-   * Aborted when the execution stops, and also when the run is asked to cancel with compensation:
-   * the signal of the workflow's own steps (compensation steps get `abort`, they must finish).
-   */
-  readonly forward = new AbortController();
+  /** abort and forward, made on first use: most executions never look at them (a step without a time-out does not). */
+  private abortController: AbortController | null = null;
+  private forwardController: AbortController | null = null;
   /**
    * cancel(id, { compensate: true }) was asked: every durable operation not done yet throws
    * WorkflowCancelledError into the workflow code, which unwinds; then the compensations run and
@@ -101,6 +97,28 @@ export class RunContext {
     this.replayOnly = opts.replayOnly === true;
   }
 
+  /** Aborted when the execution stops; steps receive it through Durable.signal(). */
+  get abort(): AbortController {
+    if (!this.abortController) {
+      this.abortController = new AbortController();
+      if (this.stopped) this.abortController.abort(new ExecutionStopped(this.stopped));
+    }
+    return this.abortController;
+  }
+
+  /**
+   * Aborted when the execution stops, and also when the run is asked to cancel with compensation:
+   * the signal of the workflow's own steps (compensation steps get `abort`, they must finish).
+   */
+  get forward(): AbortController {
+    if (!this.forwardController) {
+      this.forwardController = new AbortController();
+      if (this.cancelling) this.forwardController.abort(this.cancelledError());
+      else if (this.stopped) this.forwardController.abort(new ExecutionStopped(this.stopped));
+    }
+    return this.forwardController;
+  }
+
   /** Step progress reporter of this execution (created on first Durable.progress(); see progress.ts). */
   progress: { stepEnded(seq: number): void; close(): void } | null = null;
 
@@ -113,7 +131,7 @@ export class RunContext {
    * Writes a history row without holding the execution up (`write` never rejects: recordRunEvent), after
    * the ones this execution wrote before it, so a run's rows are numbered in the order they happened
    * (lifecycle hooks deliver them in that order) even when two are on their way at once (a step
-   * retried at once, on two connections). An end that deletes the run waits for them (historySettled).
+   * retried at once, on two connections). An end that deletes the run waits for them (historyInFlight).
    */
   historyWritten(write: () => Promise<void>): void {
     const previous = this.lastHistoryWrite ?? Promise.resolve();
@@ -123,9 +141,9 @@ export class RunContext {
     this.lastHistoryWrite = next;
   }
 
-  /** Resolves when the history rows on their way are written (or given up). */
-  async historySettled(): Promise<void> {
-    await this.lastHistoryWrite;
+  /** Resolves when the history rows on their way are written (or given up); null when none is. */
+  get historyInFlight(): Promise<void> | null {
+    return this.lastHistoryWrite;
   }
 
   /**
@@ -184,8 +202,8 @@ export class RunContext {
   stop(reason: StopReason): void {
     if (this.stopped) return;
     this.stopped = reason;
-    this.abort.abort(new ExecutionStopped(reason));
-    if (!this.forward.signal.aborted) this.forward.abort(new ExecutionStopped(reason));
+    this.abortController?.abort(new ExecutionStopped(reason));
+    if (this.forwardController && !this.forwardController.signal.aborted) this.forwardController.abort(new ExecutionStopped(reason));
     if (reason === 'lease-lost') {
       recordRunEvent(this.services, this.runId, 'lease_lost', { epoch: this.epoch, worker: this.services.options.workerId });
       this.services.telemetry.metrics.leaseLost(this.workflowName);
@@ -249,7 +267,7 @@ export class RunContext {
   requestCancel(): void {
     if (this.cancelling || this.stopped) return;
     this.cancelling = true;
-    this.forward.abort(this.cancelledError());
+    this.forwardController?.abort(this.cancelledError());
     this.waits?.cancel(this.cancelledError());
   }
 

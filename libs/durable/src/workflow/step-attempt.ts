@@ -30,11 +30,13 @@ export interface StepAttempt {
 /**
  * The attempt's Durable.signal(): the run stopping (and, for the workflow's own steps, a cancel with
  * compensation), plus the step's timeout if it has one. `timedOut` rejects when the time is up.
+ * Without a timeout `signal` is null: the step follows the run's signal (runSignal), looked up only
+ * when its code asks for it (the run makes it on first use).
  */
-export function attemptSignal(a: StepAttempt): { signal: AbortSignal; timedOut: Promise<never> | null; done(): void } {
-  const base = a.compensates === null ? a.ctx.forward.signal : a.ctx.abort.signal;
+export function attemptSignal(a: StepAttempt): { signal: AbortSignal | null; timedOut: Promise<never> | null; done(): void } {
   const timeoutMs = a.def.options.timeoutMs;
-  if (!timeoutMs) return { signal: base, timedOut: null, done: () => {} };
+  if (!timeoutMs) return NO_TIMEOUT;
+  const base = runSignal(a);
   const ac = new AbortController();
   const follow = () => ac.abort(base.reason);
   if (base.aborted) follow();
@@ -56,6 +58,29 @@ export function attemptSignal(a: StepAttempt): { signal: AbortSignal; timedOut: 
       base.removeEventListener('abort', follow);
     },
   };
+}
+
+/** The run's signal a step's attempt follows: the workflow's own steps stop on a cancel with compensation too, compensation steps only when the execution stops. */
+export const runSignal = (a: StepAttempt): AbortSignal => (a.compensates === null ? a.ctx.forward.signal : a.ctx.abort.signal);
+
+const NO_TIMEOUT = { signal: null, timedOut: null, done: () => {} };
+
+/** The step in scope while a plain step's code runs (DurableScope.step). */
+export class StepScope {
+  readonly name: string;
+  readonly seq: number;
+  constructor(
+    private readonly a: StepAttempt,
+    private readonly own: AbortSignal | null,
+  ) {
+    this.name = a.def.name;
+    this.seq = a.seq;
+  }
+
+  /** Durable.signal() inside the step: the attempt's own (with a timeout), else the run's. */
+  get signal(): AbortSignal {
+    return this.own ?? runSignal(this.a);
+  }
 }
 
 /**

@@ -29,7 +29,7 @@ import { currentScope, durableScope, ExecutionStopped, type PendingCompensation,
 import { recordRunEvent } from './run-history.js';
 import { pivotPassed } from './pivot.js';
 import { transactionSettings } from './app-context.js';
-import { attemptSignal, settled, type StepAttempt } from './step-attempt.js';
+import { attemptSignal, settled, StepScope, type StepAttempt } from './step-attempt.js';
 
 /** How a @Step() method was called: its instance and arguments (a compensation named by the step needs them). */
 export interface StepBinding {
@@ -213,9 +213,7 @@ async function executePlain(a: StepAttempt): Promise<{ encoded: string; durable:
   const s = attemptSignal(a);
   // The step's code, started now; a synchronous throw is a rejection like any other.
   const running = (async () =>
-    durableScope.run({ run: ctx, step: { name: a.def.name, seq: a.seq, signal: s.signal } }, () =>
-      ctx.services.telemetry.tracing.within(a.span, a.call),
-    ))();
+    durableScope.run({ run: ctx, step: new StepScope(a, s.signal) }, () => ctx.services.telemetry.tracing.within(a.span, a.call)))();
   running.catch(() => {}); // settled below, or abandoned because the run stopped
   let output: unknown;
   try {
