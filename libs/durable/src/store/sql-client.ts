@@ -1,6 +1,7 @@
 import type { Client, Pool, PoolClient } from 'pg';
 import { dialectOfPrisma, type Dialect } from './dialect.js';
 import type { Statement } from './statement.js';
+import { withArrayLiterals } from './pg-arrays.js';
 
 /**
  * The one thing the store needs from a database connection: run a parameterized statement
@@ -36,7 +37,7 @@ export interface SqlClient {
  */
 export function pgSqlClient(pool: Pool | PoolClient | Client, opts: { prepared: boolean; within?: boolean }): SqlClient {
   const send = (s: Statement | string, params: readonly unknown[]) => {
-    const values = params as unknown[];
+    const values = withArrayLiterals(params);
     return typeof s === 'string'
       ? pool.query(s, values)
       : opts.prepared
