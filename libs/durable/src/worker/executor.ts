@@ -157,10 +157,11 @@ async function finish(
   // The code is done: the next run may have the slot while the end is written.
   ctx.slot?.ending();
   try {
-    await ctx.checkpoints.flush();
+    if (ctx.checkpoints.pending) await ctx.checkpoints.flush();
     // A history row still on its way (a retried step's) is written before the end's: the run's history ends with
     // its end, in the order hooks deliver it, and a row written after an end that deletes the run would outlive it.
-    await ctx.historySettled();
+    const history = ctx.historyInFlight;
+    if (history) await history;
     if (notKept) {
       // This process's handles find the output before the row is gone (the end commits before its answer arrives).
       services.runDeleted?.(run.id, output!);
