@@ -99,8 +99,10 @@ export class Tracing {
       this.storedContext(run.traceparent ?? null),
     );
     // No SDK and no stored trace: the API's no-op span, with no trace to carry on (an invalid context).
-    // Without it the execution makes no context and none of its steps' or children's spans look at one.
-    if (!this.api.isSpanContextValid(span.spanContext())) {
+    // Without it the execution makes no context and none of its steps' or children's spans look at one;
+    // but where a span is active (a claim made inside a request's or another run's context, with a
+    // context manager registered) the no-op span stays, to hide it from the run's code.
+    if (!this.api.isSpanContextValid(span.spanContext()) && !this.api.trace.getSpan(this.api.context.active())) {
       span.end();
       return null;
     }
