@@ -132,7 +132,9 @@ describe.each(DATABASES)('flow control: rate limits, singleton runs, debounce on
     expect(joined).toBeGreaterThan(2);
     const r = await row(first.id);
     expect(r.input).toEqual({ v: 'first' });
-    expect(r.started_at.getTime() - r.created_at.getTime()).toBeLessThan(1_000 + 500);
+    // Without the maximum, the starts of the last 2 s would have pushed it past 2.6 s; a claim on a loaded
+    // machine (MariaDB polls for due runs) may come up to a second after it is due.
+    expect(r.started_at.getTime() - r.created_at.getTime()).toBeLessThan(2_000);
     expect(r.started_at.getTime() - r.created_at.getTime()).toBeGreaterThanOrEqual(990);
     expect(await first.result({ timeoutMs: 10_000 })).toEqual({ v: 'first' });
   });
