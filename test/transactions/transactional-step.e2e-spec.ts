@@ -2,7 +2,7 @@ import { Durable, Step } from 'nestjs-durable';
 import type { DurableEngine } from 'nestjs-durable';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { clientEngine } from '../support/client-engine.js';
-import { EngineHarness, eventually, sleep } from '../support/engine-harness.js';
+import { EngineHarness, eventually, sleep, STEADY } from '../support/engine-harness.js';
 import { WorkerProcess } from '../support/processes.js';
 
 /** @Step({ transactional: true }): the step's writes and its checkpoint commit together, exactly once. */
@@ -33,10 +33,14 @@ describe('transactional steps', () => {
     const payments = new Payments();
     let engine: DurableEngine;
     beforeAll(async () => {
-      engine = await h.engine({
-        book: async () => payments.book(Durable.runId()),
-        slow: async () => payments.tooSlow(Durable.runId()),
-      });
+      // A lease that outlasts a loaded machine's stalls: a lease lost mid-run replays the step from its first attempt.
+      engine = await h.engine(
+        {
+          book: async () => payments.book(Durable.runId()),
+          slow: async () => payments.tooSlow(Durable.runId()),
+        },
+        STEADY,
+      );
     });
 
     it('a retry after the step threw after writing leaves exactly one ledger row', async () => {
