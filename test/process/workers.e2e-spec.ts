@@ -72,14 +72,15 @@ describe('worker processes', () => {
   });
 
   it('SIGKILL mid-step: another process finishes the run; checkpointed steps do not run again', async () => {
-    // A lease that outlasts a busy machine's stalls: a worker that lost it before the kill would
-    // claim the run again and run s0 a second time (at-least-once), which is not what is under test.
-    const a = await spawnWorker({ DURABLE_LEASE_MS: '5000', DURABLE_HEARTBEAT_MS: '1000' });
+    // A lease that outlasts a busy machine's stalls, for both workers: one that lost it would claim
+    // the run again and run a step a second time (at-least-once), which is not what is under test.
+    const patient = { DURABLE_LEASE_MS: '5000', DURABLE_HEARTBEAT_MS: '1000' };
+    const a = await spawnWorker(patient);
     const handle = await client.startRun('counted', { steps: 3, slowStep: 1, slowMs: 60_000, slowPid: a.pid });
     await eventually(async () => (await executions(handle.id)).some((e) => e.step === 's1'), 15_000, 'step s1 to start');
     a.kill('SIGKILL');
     await a.exit();
-    const b = await spawnWorker();
+    const b = await spawnWorker(patient);
     const out = (await client.handle(handle.id).result({ timeoutMs: 30_000 })) as { pids: number[]; finishedBy: number };
     expect(out.pids).toEqual([a.pid, b.pid, b.pid]);
     expect(out.finishedBy).toBe(b.pid);
