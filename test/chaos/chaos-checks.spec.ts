@@ -54,6 +54,16 @@ describe('chaos checks: re-executed steps', () => {
     expect(v.byCause.get(LEASE_LOST_LIVE)).toBe(1);
   });
 
+  it("the worker handed the run back with no 'lease_lost' row of its own (released while it held the run): a timing matter too", () => {
+    const released = [claimed[0], { kind: 'released', worker: null, t: 1_101 }, claimed[1]];
+    const v = judgeDuplicates(facts(released), [], s, 3);
+    expect(v.unexplained).toEqual([]);
+    expect(v.byCause.get(LEASE_LOST_LIVE)).toBe(1);
+    // Released while another worker held the run: not this worker's loss.
+    const other = [{ kind: 'claimed', worker: 'chaos:103', t: 900 }, { kind: 'released', worker: null, t: 1_101 }, claimed[1]];
+    expect(judgeDuplicates(facts(other), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);
+  });
+
   it("another worker's lost lease does not explain this worker's re-execution", () => {
     const other = [claimed[0], { kind: 'lease_lost', worker: 'chaos:103', t: 1_100 }, claimed[1]];
     expect(judgeDuplicates(facts(other), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);

@@ -200,9 +200,18 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       // stopped the run and handed it back (lease_lost by that worker, then released). Its execution
       // may come before the loss or after it (stalled between claim and step, it runs the step late,
       // unaware; the checkpoint is fenced), so any loss of its lease on this run counts.
-      const stalled = facts.history
-        .get(d.run)
-        ?.find((e) => (e.kind === 'lease_expired' || e.kind === 'lease_lost') && e.worker === `chaos:${x.pid}`);
+      // A 'released' row (it names no worker) counts for the worker that held the run then (the last
+      // to claim or wake it): the chaos stops no worker gracefully until every run is done, so a
+      // worker hands a run back only once it finds its lease lost (LeaseKeeper: no renewal within
+      // the lease), also when the run's own 'lease_lost' row was not written (its execution had
+      // already stopped for another reason, or the row's write failed on the starved process).
+      const history = facts.history.get(d.run) ?? [];
+      const holderAt = (i: number) => history.slice(0, i).findLast((e) => e.kind === 'claimed' || e.kind === 'woken')?.worker;
+      const stalled = history.find(
+        (e, i) =>
+          ((e.kind === 'lease_expired' || e.kind === 'lease_lost') && e.worker === `chaos:${x.pid}`) ||
+          (e.kind === 'released' && holderAt(i) === `chaos:${x.pid}`),
+      );
       const cause = kill
         ? `SIGKILL of ${kill.pid}`
         : zombie
