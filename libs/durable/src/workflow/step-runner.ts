@@ -29,7 +29,7 @@ import { currentScope, durableScope, ExecutionStopped, type PendingCompensation,
 import { recordRunEvent } from './run-history.js';
 import { pivotPassed } from './pivot.js';
 import { transactionSettings } from './app-context.js';
-import { attemptSignal, settled, StepScope, type StepAttempt } from './step-attempt.js';
+import { attemptSignal, runSignal, settled, StepScope, type StepAttempt } from './step-attempt.js';
 
 /** How a @Step() method was called: its instance and arguments (a compensation named by the step needs them). */
 export interface StepBinding {
@@ -177,7 +177,7 @@ async function executeStep(
         ctx.historyWritten(() =>
           recordRunEvent(ctx.services, ctx.runId, 'step_retried', { seq, step: def.name, attempt, error: errorText(err) }),
         );
-        const signal = forward ? ctx.forward.signal : ctx.abort.signal;
+        const signal = runSignal(a);
         const backoff = stepRetryDelay(policy, attempt);
         await delay(ctx.services.stepHooks.retryDelayMs?.(backoff) ?? backoff, undefined, { signal }).catch(() => {
           ctx.throwIfStopped();
@@ -238,7 +238,7 @@ async function executeTransactional(a: StepAttempt): Promise<string> {
     throw new InvalidOptionsError(
       `${a.where} is transactional but the engine has no Prisma client; pass one (DurableModule option "prisma").`,
     );
-  const signal = a.compensates === null ? ctx.forward.signal : ctx.abort.signal;
+  const signal = runSignal(a);
   // While the database is unreachable the transaction cannot even begin: that is retried like a
   // checkpoint write (the step's code has not run), not counted as one of the step's attempts.
   let entered = false;
