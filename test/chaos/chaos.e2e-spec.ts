@@ -5,8 +5,8 @@ import { chaosSettings } from './chaos-config.js';
 import { runChaos } from './chaos-run.js';
 
 /**
- * The chaos run (npm run chaos), CI-sized: 3 worker processes, 100 runs of 5 steps and a child (and 30
- * runs with a concurrency key in a queue with cluster-wide limits, 30 in a rate-limited queue, and 6
+ * The chaos run (npm run chaos), CI-sized: 3 worker processes, 60 runs of 5 steps and a child (and 20
+ * runs with a concurrency key in a queue with cluster-wide limits, 20 in a rate-limited queue, and 4
  * that start singleton and debounced runs from a step), SIGKILLs
  * (at least 3) with replacements, one zombie frozen past its lease, and one database outage.
  *
@@ -35,12 +35,14 @@ describe.each(DATABASES)('chaos (CI-sized) on %s', (kind) => {
 
   it('nothing lost, nothing doubled: SIGKILLs, a zombie and a database outage', async () => {
     const restart = process.env.DURABLE_CHAOS_PG_RESTART === '1';
-    const runs = mariadb ? 40 : 100;
+    // Sized for a loaded CI machine: 100 runs on PostgreSQL took 70 s after the chaos to finish there.
+    const runs = mariadb ? 40 : 60;
+    const flowRuns = mariadb ? 15 : 20;
     const settings = chaosSettings({
       database: kind,
       workers: 3,
       runs,
-      slotRuns: mariadb ? 15 : 30,
+      slotRuns: flowRuns,
       concurrency: 5,
       durationS: 35,
       // More than 16 slots are checked below, however soon the runs are done.
@@ -72,7 +74,6 @@ describe.each(DATABASES)('chaos (CI-sized) on %s', (kind) => {
     expect(report.figures.scheduleSlots).toBeGreaterThan(16);
     expect(report.figures.scheduleBadSlots).toBe(0);
     // flow control: the limits held across the kills (queue-wide 6, 2 per key), every slot came back
-    const flowRuns = mariadb ? 15 : 30;
     expect(report.figures.slotStatuses).toEqual({ SUCCEEDED: flowRuns });
     expect(report.figures.slotOverlap).toBeLessThanOrEqual(6);
     expect(report.figures.slotKeyOverlap).toBeLessThanOrEqual(2);
