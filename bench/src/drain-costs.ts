@@ -1,5 +1,5 @@
 /**
- * npm run drain-costs [-- --runs 20000 --batch 200 --without-indexes NAME,… --full-end --pg-url URL --db-prefix P]
+ * npm run drain-costs [-- --runs 20000 --batch 200 --without-indexes NAME,… --full-end --not-kept --pg-url URL --db-prefix P]
  * What a drain of 1-step workflows costs Postgres per run, statement by statement, with nothing else
  * on the machine's cores: `runs` runs are started (startMany, history on) and analyzed, then one
  * connection claims them in batches of `batch` (CLAIM) and ends each batch with its step checkpoint
@@ -14,7 +14,9 @@
  * views read costs the hot path (every claim and end writes an entry in every index whose
  * predicate the new row version meets). The runs are top-level and kept, so the engine ends them
  * with FINISH_PLAIN_RUNS; --full-end sends FINISH_RUNS instead (its form for batches with children,
- * runs not kept or cancelled ones), to see what the CTEs those need cost.
+ * runs not kept or cancelled ones), to see what the CTEs those need cost. --not-kept ends them as runs
+ * not kept (@Workflow({ deleteOnSuccess })), as the engine does: FINISH_RUNS deleting them, then
+ * DELETE_LEFTOVERS (counted in the end's figures).
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -31,13 +33,15 @@ const { values: a } = parseArgs({
     batch: { type: 'string', default: '200' },
     'without-indexes': { type: 'string', default: '' },
     'full-end': { type: 'boolean', default: false },
+    'not-kept': { type: 'boolean', default: false },
   },
 });
 const url = benchDbUrl(a['pg-url']!, 'drain_costs');
 const runs = Number(a.runs);
 const batch = Number(a.batch);
 const dropped = a['without-indexes']!.split(',').filter(Boolean);
-const END = a['full-end'] ? 'FINISH_RUNS' : 'FINISH_PLAIN_RUNS';
+const notKept = a['not-kept']!;
+const END = a['full-end'] || notKept ? 'FINISH_RUNS' : 'FINISH_PLAIN_RUNS';
 for (const name of dropped) {
   if (!/^durable_[a-z_]+_idx$/.test(name))
     throw new Error(`--without-indexes: "${name}" is not one of the schema's index names (durable_…_idx)`);
@@ -95,7 +99,10 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
       // The end (both forms take the same parameters): the ends ($1..$5), each with its step's checkpoint ($6..$16), history, the rows to lock, deleteOnSuccess ($19).
       const values = [ids, epochs, all('SUCCEEDED'), all('0'), all(null)];
       values.push(ids, epochs, all(0), all('benchStep'), all('SUCCEEDED'), all('0'), all(null), all(1), all(0.1), all(null), all(null));
-      await timed(end, () => c.query({ name: 'end', text: SQL[END], values: [...values, true, ids, all(false)] }));
+      await timed(end, async () => {
+        await c.query({ name: 'end', text: SQL[END], values: [...values, true, ids, all(notKept)] });
+        if (notKept) await c.query({ name: 'leftovers', text: SQL.DELETE_LEFTOVERS, values: [ids] });
+      });
       ended += rows.length;
       // Statistics as a server keeps them (see autoanalyze.ts), outside the timings: a plan made when
       // durable_steps was empty would look each claimed run's steps up with a sequential scan.
@@ -123,9 +130,9 @@ for (const plans of ['auto', 'generic'] as const) {
 await dropDatabase(url);
 process.stdout.write(
   [
-    `Drain of ${runs} 1-step runs on one connection, batches of ${batch}: µs per run (wall; CPU of the backend)` +
+    `Drain of ${runs} 1-step runs${notKept ? ' not kept' : ''} on one connection, batches of ${batch}: µs per run (wall; CPU of the backend)` +
       (dropped.length ? `, without the indexes ${dropped.join(', ')}` : ''),
-    row(['plans', 'CLAIM', 'its CPU', END, 'its CPU', 'total']),
+    row(['plans', 'CLAIM', 'its CPU', notKept ? `${END} + DELETE_LEFTOVERS` : END, 'its CPU', 'total']),
     ...lines,
   ].join('\n') + '\n',
 );
