@@ -14,6 +14,8 @@ describeCitus('distributed mode on Citus: runs', () => {
   let h: EngineHarness;
   let engine: DurableEngine;
   const ledger = (runId: string) => h.query<{ step: string }>('SELECT step FROM test_ledger WHERE run_id = $1 ORDER BY step', [runId]);
+  /** Executions of the order workflow's first step, by run id (a fork replays it from its copy, never runs it again). */
+  const reserved = new Map<string, number>();
 
   beforeAll(async () => {
     cluster = await CitusCluster.start();
@@ -22,7 +24,10 @@ describeCitus('distributed mode on Citus: runs', () => {
     engine = await h.engine(
       {
         order: async (input: { n: number }) => {
-          const a = await Durable.step('reserve', async () => input.n * 2);
+          const a = await Durable.step(
+            'reserve',
+            async () => (reserved.set(Durable.runId(), (reserved.get(Durable.runId()) ?? 0) + 1), input.n * 2),
+          );
           await Durable.step(
             'charge',
             async () => {
@@ -221,6 +226,7 @@ describeCitus('distributed mode on Citus: runs', () => {
     expect(forked.copiedSteps).toBe(1);
     expect(await engine.handle(forked.id).result({ timeoutMs: 30_000 })).toEqual({ a: 10, child: 'label-5' });
     expect(await ledger(forked.id)).toEqual([{ step: 'charge' }]);
+    expect([reserved.get(source.id), reserved.get(forked.id)]).toEqual([1, undefined]); // its first claim found the copied step
   }, 60_000);
 
   it("sends with Durable.send to a run in another partition: the message once, the sender's step once", async () => {

@@ -50,6 +50,8 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
   const engines: DurableEngine[] = [];
   const ledger = new Ledger(() => db);
   let failNext = true;
+  /** Executions of forkable's first step: a fork from step 1 replays it from the copy, never runs it again. */
+  let forkableA = 0;
 
   const workflows: Record<string, Fn | [Fn, WorkflowOptions]> = {
     three: async (input: { x: number }) => {
@@ -101,7 +103,7 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
       return 'unreachable';
     },
     forkable: async () => {
-      const a = await Durable.step('a', async () => Math.random());
+      const a = await Durable.step('a', async () => (forkableA++, Math.random()));
       const b = await Durable.step('b', async () => a + 1);
       return { a, b };
     },
@@ -321,9 +323,11 @@ describe.each(DATABASES)('the engine core on %s', (kind) => {
 
     const src = await e.startRun<{ a: number; b: number }>('forkable', {});
     const first = await src.result({ timeoutMs: 10_000 });
+    expect(forkableA).toBe(1);
     const fork = await e.fork(src.id, 1);
     const again = await e.handle<{ a: number; b: number }>(fork.id).result({ timeoutMs: 10_000 });
-    expect(again.a).toBe(first.a); // step 0 replayed from the copy
+    expect(again.a).toBe(first.a); // step 0 replayed from the copy…
+    expect(forkableA).toBe(1); // …and not executed again (its first claim found the copied steps)
     expect(again.b).toBe(first.a + 1);
     expect((await e.getRunEvents(fork.id)).map((x) => x.kind)[0]).toBe('forked');
   });
