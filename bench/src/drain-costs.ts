@@ -19,11 +19,10 @@
  * DELETE_LEFTOVERS (counted in the end's figures).
  */
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
+import { benchDbUrl, dropDatabase, takeDbPrefix } from './db.js';
+import { endValues, filledQueue } from './drain-queue.js';
 import { processCpuSeconds } from './pg-cpu.js';
-import { enqueueBulk } from './peers/ours.js';
-import { createSchema, OursHost, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
+import { QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 
 takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
@@ -59,14 +58,7 @@ interface Cost {
 
 /** Fills the queue, then drains it on one connection; the cost of each statement, summed. */
 async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cost; ended: number }> {
-  await recreateDatabase(url);
-  await createSchema(url);
-  const host = new OursHost({ url, steps: 1, concurrency: 10, dbWrite: false, worker: false, history: true, poolSize: 4 });
-  await host.start();
-  await enqueueBulk(host, 'r', runs, '');
-  await host.stop();
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
+  const c = await filledQueue(url, runs);
   try {
     for (const name of dropped) await c.query(`DROP INDEX ${name}`);
     await c.query('ANALYZE');
@@ -93,15 +85,9 @@ async function drain(plans: 'auto' | 'generic'): Promise<{ claim: Cost; end: Cos
         }),
       );
       if (!rows.length) break;
-      const ids = rows.map((r) => r.id);
-      const epochs = rows.map((r) => r.lease_epoch);
-      const all = <T>(v: T) => rows.map(() => v);
-      // The end (both forms take the same parameters): the ends ($1..$5), each with its step's checkpoint ($6..$16), history, the rows to lock, deleteOnSuccess ($19).
-      const values = [ids, epochs, all('SUCCEEDED'), all('0'), all(null)];
-      values.push(ids, epochs, all(0), all('benchStep'), all('SUCCEEDED'), all('0'), all(null), all(1), all(0.1), all(null), all(null));
       await timed(end, async () => {
-        await c.query({ name: 'end', text: SQL[END], values: [...values, true, ids, all(notKept)] });
-        if (notKept) await c.query({ name: 'leftovers', text: SQL.DELETE_LEFTOVERS, values: [ids] });
+        await c.query({ name: 'end', text: SQL[END], values: endValues(rows, true, notKept) });
+        if (notKept) await c.query({ name: 'leftovers', text: SQL.DELETE_LEFTOVERS, values: [rows.map((r) => r.id)] });
       });
       ended += rows.length;
       // Statistics as a server keeps them (see autoanalyze.ts), outside the timings: a plan made when

@@ -14,10 +14,9 @@
  * figures of drain-costs: compare the lines of one run. Uses the database <prefix>_drain_parts.
  */
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
-import { enqueueBulk } from './peers/ours.js';
-import { createSchema, OursHost, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
+import { benchDbUrl, dropDatabase, takeDbPrefix } from './db.js';
+import { endValues, filledQueue } from './drain-queue.js';
+import { QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 
 takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
@@ -75,14 +74,7 @@ const executionMs = (plan: Array<Record<string, string>>): number => {
 
 /** Claim and end `rounds` batches on a fresh database in `v`'s form; µs per run of each statement. */
 async function measure(v: Variant): Promise<{ claim: number; end: number }> {
-  await recreateDatabase(url);
-  await createSchema(url);
-  const host = new OursHost({ url, steps: 1, concurrency: 10, dbWrite: false, worker: false, history: true, poolSize: 4 });
-  await host.start();
-  await enqueueBulk(host, 'r', runs, '');
-  await host.stop();
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
+  const c = await filledQueue(url, runs);
   try {
     for (const s of v.setup) await c.query(s);
     await c.query('ANALYZE');
@@ -95,14 +87,8 @@ async function measure(v: Variant): Promise<{ claim: number; end: number }> {
       await c.query('ROLLBACK');
       const { rows } = await c.query<{ id: string; lease_epoch: number }>({ text: SQL.CLAIM, values: claimValues });
       if (rows.length !== batch) throw new Error(`a claim took ${rows.length} runs, not ${batch}`);
-      const ids = rows.map((r) => r.id);
-      const epochs = rows.map((r) => r.lease_epoch);
-      const all = <T>(x: T) => rows.map(() => x);
-      // FINISH_PLAIN_RUNS: the ends ($1..$5), each with its step's checkpoint ($6..$16), history ($17), the rows to lock ($18), not kept ($19).
-      const endValues = [ids, epochs, all('SUCCEEDED'), all('0'), all(null)];
-      endValues.push(ids, epochs, all(0), all('benchStep'), all('SUCCEEDED'), all('0'), all(null), all(1), all(0.1), all(null), all(null));
       const endPlan = (
-        await c.query({ text: `EXPLAIN (ANALYZE, COSTS off) ${SQL.FINISH_PLAIN_RUNS}`, values: [...endValues, v.history, ids, all(false)] })
+        await c.query({ text: `EXPLAIN (ANALYZE, COSTS off) ${SQL.FINISH_PLAIN_RUNS}`, values: endValues(rows, v.history, false) })
       ).rows;
       if (i < 2) continue; // warm-up: caches, and the plans' first executions
       claimMs += executionMs(claimPlan);
