@@ -1,5 +1,5 @@
 /** The statements' parts both claims share (leases.ts, flow-claim.ts and their distributed forms), and a claimed row read back. */
-import { CLAIM_HISTORY_AT, DUE_BY, history, STEPS_OF_CLAIMED } from './sql-fragments.js';
+import { CLAIM_HISTORY_AT, DUE_BY, history, STEPS_OF_R } from './sql-fragments.js';
 import { HAS_LIMIT } from './flow-limits.js';
 import { parsed, toDate } from './store.js';
 import type { ClaimedRun, RecordedStep, RunFailure } from './rows.js';
@@ -13,7 +13,7 @@ import type { ClaimedRun, RecordedStep, RunFailure } from './rows.js';
  * for a table of a few ten thousand rows hashed the whole table (a sequential scan, most of the claim's
  * time), where the array reads only the rows it claims.
  */
-export const claimUpdate = () => `${claimedRows(`${CLAIM_RETURNING}, ${STEPS_OF_CLAIMED} AS steps`)},
+export const claimUpdate = () => `${claimedRows(`${CLAIM_RETURNING}, ${STEPS_OF_R} AS steps`)},
 hist AS (${history(
   '$6',
   `SELECT id, CASE WHEN prev = 'WAITING' THEN 'woken' ELSE 'claimed' END,
@@ -77,7 +77,7 @@ const UNLIMITED_INLINE = `NOT EXISTS (SELECT 1 FROM durable_queue_limits WHERE q
  * caller inserts (store/partitioned-leases.ts).
  */
 export const PARTITION_CLAIM_END = `${claimedRows(CLAIM_RETURNING)}
-SELECT ${CLAIMED}, prev, ${STEPS_OF_CLAIMED} AS steps FROM u r`;
+SELECT ${CLAIMED}, prev, ${STEPS_OF_R} AS steps FROM u r`;
 
 /**
  * Claim up to $2 due runs of queue $1 for worker $3 with a lease of $4 ms, highest priority

@@ -1,16 +1,7 @@
 /** Control of runs from outside: cancel (with its children), resume, fork from a step. */
 import * as mysql from './mysql/control.js';
 import { statement } from './statement.js';
-import {
-  actorDetail,
-  groupEnds,
-  history,
-  signalRuns,
-  WAKEUP_CHANNEL,
-  CANCEL_CHANNEL,
-  COMPENSATE_CHANNEL,
-  FIRST_CLAIM_EPOCH,
-} from './sql-fragments.js';
+import { actorDetail, groupEnds, history, signalRuns, WAKEUP_CHANNEL, CANCEL_CHANNEL, COMPENSATE_CHANNEL } from './sql-fragments.js';
 import { END_WAITS } from './end-waits.js';
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import { forkInPartition } from './partitioned-fork.js';
@@ -236,7 +227,6 @@ FROM durable_runs r WHERE r.id = $1`,
  * The history of the new run records where it came from and $6, the actor (unless $5, history, is false); a
  * wake-up goes to its queue.
  * (The steps' foreign key is checked at the end of the statement, after the run row exists.)
- * The new run starts at epoch FIRST_CLAIM_EPOCH: it has steps before its first claim, which looks for them only past that epoch.
  */
 const FORK_RUN = statement(
   'fork_run',
@@ -245,9 +235,9 @@ WITH src0 AS (SELECT * FROM durable_runs WHERE id = $1),
 src AS (SELECT * FROM src0 WHERE ${NOTHING_UNDONE_BEFORE}),
 ins AS (
   INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version,
-                            concurrency_key, context, lease_epoch)
+                            concurrency_key, context)
   SELECT $2, src.workflow_name, src.queue, 'PENDING', src.input, src.priority, now(),
-         now() + (src.deadline_at - src.created_at), $4, src.concurrency_key, src.context, ${FIRST_CLAIM_EPOCH}
+         now() + (src.deadline_at - src.created_at), $4, src.concurrency_key, src.context
   FROM src
   RETURNING id, queue),
 copied AS (

@@ -9,7 +9,7 @@
  */
 import { NOTHING_UNDONE_BEFORE } from './fork-plan.js';
 import { statement } from './statement.js';
-import { FIRST_CLAIM_EPOCH, WAKEUP_CHANNEL } from './sql-fragments.js';
+import { WAKEUP_CHANNEL } from './sql-fragments.js';
 import { runStore, type Store } from './store.js';
 
 /** Run $1 to fork from step $3 into run $2 (returned as id), if nothing before $3 was undone. */
@@ -22,12 +22,12 @@ FROM durable_runs src0 WHERE id = $1 AND ${NOTHING_UNDONE_BEFORE}
 FOR SHARE`,
 );
 
-/** The copy, PENDING and due now, its deadline as long as its source's ($6 ms, null = none); $7 this app's version; at epoch FIRST_CLAIM_EPOCH (as FORK_RUN). */
+/** The copy, PENDING and due now, its deadline as long as its source's ($6 ms, null = none); $7 this app's version. */
 const INSERT_FORKED_RUN = statement(
   'insert_forked_run',
   `
-INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, concurrency_key, context, lease_epoch)
-VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, now(), now() + $6::float8 * interval '1 millisecond', $7, $8, $9::jsonb, ${FIRST_CLAIM_EPOCH})
+INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, deadline_at, app_version, concurrency_key, context)
+VALUES ($1, $2, $3, 'PENDING', $4::jsonb, $5, now(), now() + $6::float8 * interval '1 millisecond', $7, $8, $9::jsonb)
 RETURNING id`,
 );
 

@@ -10,17 +10,6 @@ export const STEPS_OF_R = `(SELECT coalesce(json_agg(json_build_object('seq', s.
     'output', s.output, 'error', s.error, 'compensation', s.compensation, 'compensates', s.compensates) ORDER BY s.seq), '[]'::json)
   FROM durable_steps s WHERE s.run_id = r.id)`;
 
-/**
- * The lease epoch a run has after its first claim. Such a run has recorded no step: steps are
- * written only under a lease, except the copies a fork starts with, and a fork is inserted with
- * this epoch already (its first claim gives it the next one). So a claim need not look for the
- * steps of a run it gives this epoch.
- */
-export const FIRST_CLAIM_EPOCH = 1;
-
-/** STEPS_OF_R for a run `r` a claim has just updated: without reading durable_steps on a run's first claim (FIRST_CLAIM_EPOCH). */
-export const STEPS_OF_CLAIMED = `CASE WHEN r.lease_epoch = ${FIRST_CLAIM_EPOCH} THEN '[]'::json ELSE ${STEPS_OF_R} END`;
-
 /** Channel of wake-up hints; the payload is the queue name. Polling remains the truth. */
 export const WAKEUP_CHANNEL = 'durable_wakeup';
 /** Channel telling the executing worker that a run was cancelled; the payload is the run id. */

@@ -7,7 +7,7 @@
 import type { CompensatingCancel } from '../rows.js';
 import type { SqlClient } from '../sql-client.js';
 import type { Store } from '../store.js';
-import { CANCEL_CHANNEL, COMPENSATE_CHANNEL, FIRST_CLAIM_EPOCH } from '../sql-fragments.js';
+import { CANCEL_CHANNEL, COMPENSATE_CHANNEL } from '../sql-fragments.js';
 import { countGroupEnds } from './child-groups.js';
 import { signalRuns, wakeQueues } from './checkpoints.js';
 import { bool, date, insertHistory, jsonText, marks, NOW, runsWithUndo } from './sql.js';
@@ -275,10 +275,9 @@ export async function forkRun(
     const deadline = date(src.deadline_at);
     const timeoutMs = deadline ? deadline.getTime() - date(src.created_at)!.getTime() : null;
     await sql.execute(
-      // At epoch FIRST_CLAIM_EPOCH: the copy has steps before its first claim, which looks for them only past that epoch.
       `INSERT INTO durable_runs (id, workflow_name, queue, status, input, priority, available_at, order_at, deadline_at, app_version,
-                                 concurrency_key, context, created_at, updated_at, lease_epoch)
-       VALUES (?, ?, ?, 'PENDING', ?, ?, ${NOW}, ${NOW}, ${timeoutMs === null ? 'NULL' : `${NOW} + INTERVAL ? MICROSECOND`}, ?, ?, ?, ${NOW}, ${NOW}, ${FIRST_CLAIM_EPOCH})`,
+                                 concurrency_key, context, created_at, updated_at)
+       VALUES (?, ?, ?, 'PENDING', ?, ?, ${NOW}, ${NOW}, ${timeoutMs === null ? 'NULL' : `${NOW} + INTERVAL ? MICROSECOND`}, ?, ?, ?, ${NOW}, ${NOW})`,
       [
         newId,
         src.workflow_name,

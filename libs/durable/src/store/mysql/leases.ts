@@ -12,7 +12,6 @@ import type { ClaimRequest } from '../rows.js';
 import type { ClaimedRun, HeldRun, RecordedStep, RunFailure } from '../rows.js';
 import { wakeQueues } from './checkpoints.js';
 import { anyRow, bool, date, DUE_BY, insertHistory, json, marks, NOW, NOW_PLUS_MS } from './sql.js';
-import { FIRST_CLAIM_EPOCH } from '../sql-fragments.js';
 
 interface Due {
   id: string;
@@ -84,11 +83,7 @@ export async function leaseChosen(
      FROM durable_runs WHERE id IN (${marks(ids.length)}) AND status = 'RUNNING' AND lease_owner = ?`,
     [...ids, owner],
   );
-  // A run on its first claim (FIRST_CLAIM_EPOCH) has no steps to read: when every run is, no query.
-  const steps = await recordedSteps(
-    sql,
-    rows.filter((r) => Number(r.lease_epoch) !== FIRST_CLAIM_EPOCH).map((r) => r.id as string),
-  );
+  const steps = await recordedSteps(sql, ids);
   const prev = new Map(chosen.map((c) => [c.id, c.status]));
   const byId = new Map(
     rows.map((r): [string, ClaimedRun] => [
