@@ -64,6 +64,16 @@ describe('chaos checks: re-executed steps', () => {
     expect(judgeDuplicates(facts(other), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);
   });
 
+  it('a loss in an earlier holding of the run does not explain a later execution by the same worker', () => {
+    const history = [
+      claimed[0],
+      { kind: 'released', worker: null, t: 950 },
+      { kind: 'claimed', worker: 'chaos:101', t: 990 }, // the execution at 1,000 runs in this holding, which nothing ended
+      claimed[1],
+    ];
+    expect(judgeDuplicates(facts(history), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);
+  });
+
   it("another worker's lost lease does not explain this worker's re-execution", () => {
     const other = [claimed[0], { kind: 'lease_lost', worker: 'chaos:103', t: 1_100 }, claimed[1]];
     expect(judgeDuplicates(facts(other), [], s, 3).unexplained).toEqual([{ run: 'r', step: 's1', pid: 101 }]);

@@ -200,17 +200,21 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       // stopped the run and handed it back (lease_lost by that worker, then released). Its execution
       // may come before the loss or after it (stalled between claim and step, it runs the step late,
       // unaware; the checkpoint is fenced), so any loss of its lease on this run counts.
-      // A 'released' row (it names no worker) counts for the worker that held the run then (the last
-      // to claim or wake it): the chaos stops no worker gracefully until every run is done, so a
-      // worker hands a run back only once it finds its lease lost (LeaseKeeper: no renewal within
-      // the lease), also when the run's own 'lease_lost' row was not written (its execution had
-      // already stopped for another reason, or the row's write failed on the starved process).
+      // Only a loss that ends the holding in which this execution ran: from this worker's last claim
+      // (or wake-up) of the run before the execution to the next claim by anyone. A 'released' row
+      // names no worker: within that holding it is this worker's own. The chaos stops no worker
+      // gracefully until every run is done, so a worker hands a run back only once it finds its lease
+      // lost (LeaseKeeper: no renewal within the lease), also when the run's own 'lease_lost' row was
+      // not written (its execution had stopped for another reason, or the row's write failed on the
+      // starved process).
       const history = facts.history.get(d.run) ?? [];
-      const holderAt = (i: number) => history.slice(0, i).findLast((e) => e.kind === 'claimed' || e.kind === 'woken')?.worker;
-      const stalled = history.find(
-        (e, i) =>
-          ((e.kind === 'lease_expired' || e.kind === 'lease_lost') && e.worker === `chaos:${x.pid}`) ||
-          (e.kind === 'released' && holderAt(i) === `chaos:${x.pid}`),
+      const mine = `chaos:${x.pid}`;
+      const takes = (e: { kind: string }) => e.kind === 'claimed' || e.kind === 'woken';
+      const from = history.findLastIndex((e) => takes(e) && e.worker === mine && e.t <= x.t);
+      const until = from < 0 ? -1 : history.findIndex((e, i) => i > from && takes(e));
+      const holding = from < 0 ? [] : history.slice(from + 1, until < 0 ? history.length : until);
+      const stalled = holding.find(
+        (e) => ((e.kind === 'lease_expired' || e.kind === 'lease_lost') && e.worker === mine) || e.kind === 'released',
       );
       const cause = kill
         ? `SIGKILL of ${kill.pid}`
