@@ -163,7 +163,8 @@ export interface DuplicateVerdict {
  * by its process being killed or frozen, or by the Postgres restart; each such event can explain
  * at most what one process holds unwritten (inFlightBudget), the restart that per live worker. A
  * live process that lost its lease (swept, or given up by the process itself, both recorded in the
- * run's history) explains its own executions of that run: a timing matter, reported by the caller.
+ * run's history) explains its own executions of the run in the holding that loss ended: a timing
+ * matter, reported by the caller.
  */
 /**
  * Step executions one worker process can hold whose checkpoints are not written yet: the steps of the
@@ -197,16 +198,14 @@ export function judgeDuplicates(facts: ChaosFacts, events: ChaosEvent[], s: Chao
       // A live worker that failed to heartbeat (a starved event loop on a loaded machine) loses its
       // lease like a frozen one, and the run moves on without its checkpoint: the sweeper recorded it
       // (lease_expired), or the worker saw first that its last renewal was older than the lease,
-      // stopped the run and handed it back (lease_lost by that worker, then released). Its execution
-      // may come before the loss or after it (stalled between claim and step, it runs the step late,
-      // unaware; the checkpoint is fenced), so any loss of its lease on this run counts.
-      // Only a loss that ends the holding in which this execution ran: from this worker's last claim
-      // (or wake-up) of the run before the execution to the next claim by anyone. A 'released' row
-      // names no worker: within that holding it is this worker's own. The chaos stops no worker
-      // gracefully until every run is done, so a worker hands a run back only once it finds its lease
-      // lost (LeaseKeeper: no renewal within the lease), also when the run's own 'lease_lost' row was
-      // not written (its execution had stopped for another reason, or the row's write failed on the
-      // starved process).
+      // stopped the run and handed it back (lease_lost by that worker, then released). That loss
+      // explains the executions of the holding it ended: from this worker's last claim (or wake-up) of
+      // the run before the execution to the next claim by anyone. The execution may come before the
+      // loss or after it (stalled between claim and step, it runs the step late, unaware; the
+      // checkpoint is fenced). A 'released' row names no worker: within that holding it is this
+      // worker's own, and the chaos stops no worker gracefully until every run is done, so it counts
+      // as a loss also when the worker's own 'lease_lost' row was not written (its execution had
+      // stopped for another reason, or the row's write failed on the starved process).
       const history = facts.history.get(d.run) ?? [];
       const mine = `chaos:${x.pid}`;
       const takes = (e: { kind: string }) => e.kind === 'claimed' || e.kind === 'woken';

@@ -9,8 +9,10 @@ describe('engine: replay, determinism, retries, shutdown', () => {
   });
   afterAll(() => h.close());
 
-  /** A run with recorded steps, inserted in ONE statement so no worker can claim it in between. */
-  /** A run whose execution recorded `steps` and died (attempt and lease epoch `attempt`: steps are written only under a lease, so at least 1). */
+  /**
+   * A run whose execution recorded `steps` and died, inserted in ONE statement so no worker can claim
+   * it in between; attempt and lease epoch `attempt` (steps are written only under a lease, so at least 1).
+   */
   const seedRun = (id: string, workflow: string, steps: Array<[number, string, unknown]>, attempt = 1) =>
     h.query(
       `WITH r AS (INSERT INTO durable_runs (id, workflow_name, attempt, lease_epoch) VALUES ($1, $2, $4, $4) RETURNING id)
