@@ -138,6 +138,7 @@ describe('slot plan of a due schedule', () => {
       const r = plan(p, T, T + 500);
       expect(r.slots).toEqual([T]);
       expect(r.nextFireAt).toBe(T + 1_000);
+      expect(r.leftOut).toBeNull();
     }
   });
 
@@ -147,6 +148,17 @@ describe('slot plan of a due schedule', () => {
     expect(plan('latest', T, now).slots).toEqual([T + 9_000, T + 10_000]);
     expect(plan('all', T, now).slots).toEqual([6_000, 7_000, 8_000, 9_000, 10_000].map((d) => T + d)); // window 5 s: from T + 5.4 s
     for (const p of ['skip', 'latest', 'all']) expect(plan(p, T, now).nextFireAt).toBe(T + 11_000);
+    // what each leaves out (the scheduler logs it once the plan applies): the slots from T up to the first it runs
+    expect(plan('skip', T, now).leftOut).toEqual({ from: T, before: T + 10_000 });
+    expect(plan('latest', T, now).leftOut).toEqual({ from: T, before: T + 9_000 });
+    expect(plan('all', T, now).leftOut).toEqual({ from: T, before: T + 6_000 });
+  });
+
+  it('a round that comes late by less than a slot leaves out the one slot it missed under skip, and none under latest', () => {
+    const now = T + 1_600; // T was missed (1.6 s late), T + 1 s is on time
+    expect(plan('skip', T, now)).toEqual({ slots: [T + 1_000], nextFireAt: T + 2_000, leftOut: { from: T, before: T + 1_000 } });
+    expect(plan('latest', T, now)).toEqual({ slots: [T, T + 1_000], nextFireAt: T + 2_000, leftOut: null });
+    expect(plan('all', T, now)).toEqual({ slots: [T, T + 1_000], nextFireAt: T + 2_000, leftOut: null });
   });
 
   it('is bounded per round: the next fire stored is the first slot left', () => {

@@ -30,6 +30,8 @@ export class Scheduler {
   /** Database clock minus local clock, from the last read. */
   private offsetMs = 0;
   private readonly badRows = new Set<string>();
+  /** Of each schedule planned this round: the missed slots its plan leaves out (reportLeftOut logs them once the plan applies). */
+  private readonly leftOut = new Map<string, { from: number; before: number; catchUp: string }>();
   private woken = false;
 
   constructor(
@@ -130,7 +132,7 @@ export class Scheduler {
     const releaseOnly = row.nextFireAt > dbNow + SCHEDULE_LOOKAHEAD_MS;
     const at = Math.max(dbNow, row.nextFireAt);
     const slots = releaseOnly
-      ? { slots: [], nextFireAt: row.nextFireAt }
+      ? { slots: [], nextFireAt: row.nextFireAt, leftOut: null }
       : planSlots(
           clock,
           row.nextFireAt,
@@ -139,6 +141,8 @@ export class Scheduler {
           this.options.scheduleMisfireMs,
           Math.min(SCHEDULE_SLOTS_PER_ROUND, this.options.scheduleBatchSize),
         );
+    if (slots.leftOut) this.leftOut.set(row.id, { ...slots.leftOut, catchUp: row.catchUp });
+    else this.leftOut.delete(row.id);
     const candidates = slots.slots.map((slot) => ({ slot, runId: scheduleRunId(row.id, slot), manual: false }));
     if (row.bufferedSlot !== null)
       candidates.unshift({ slot: row.bufferedSlot, runId: scheduleRunId(row.id, row.bufferedSlot), manual: false });
@@ -194,11 +198,24 @@ export class Scheduler {
       for (let b = queue.shift(); b; b = queue.shift()) {
         const result = await fireSchedules(this.store, b, this.options.appVersion);
         applied += result.size;
+        for (const p of b) if (result.has(p.id)) this.reportLeftOut(p.id);
         this.onFired(result.size);
       }
     });
     await Promise.all(workers);
     return applied;
+  }
+
+  /** The missed slots an applied plan left out (its catch-up policy), logged: the schedule's runs have a gap there. */
+  private reportLeftOut(id: string): void {
+    const l = this.leftOut.get(id);
+    if (!l) return;
+    this.leftOut.delete(id);
+    const iso = (ms: number) => new Date(ms).toISOString();
+    this.options.logger.warn(
+      `scheduler: schedule "${id}" missed its slots from ${iso(l.from)} to before ${iso(l.before)} (no scheduler reached them within ` +
+        `the misfire tolerance, ${this.options.scheduleMisfireMs} ms); catchUp "${l.catchUp}" leaves them out`,
+    );
   }
 
   private dbNow(): number {
