@@ -90,7 +90,17 @@ export interface ClaimStats {
   ms: number;
 }
 
-function countedPool(url: string, max: number, counts: StatementCounts, claims: ClaimStats, prepared = false): pg.Pool {
+/** One statement the engine sent: its name (statementName), when it was sent and answered (performance.now()), the rows it returned. */
+export type StatementSpan = (name: string, sentMs: number, doneMs: number, rows: number) => void;
+
+function countedPool(
+  url: string,
+  max: number,
+  counts: StatementCounts,
+  claims: ClaimStats,
+  prepared = false,
+  onStatement?: StatementSpan,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     application_name: 'nestjs-durable',
@@ -108,6 +118,13 @@ function countedPool(url: string, max: number, counts: StatementCounts, claims: 
       prepared && typeof text === 'string' && NAMES.has(sql) && Array.isArray(rest[0])
         ? query({ name: `bench_${name}`, text: sql, values: rest[0] }, ...rest.slice(1))
         : query(text, ...rest);
+    if (onStatement && sent instanceof Promise) {
+      const t0 = performance.now();
+      sent.then(
+        (r: pg.QueryResult) => onStatement(name, t0, performance.now(), r.rowCount ?? 0),
+        () => {},
+      );
+    }
     if (name === 'CLAIM' && sent instanceof Promise) {
       const t0 = performance.now();
       sent.then(
@@ -147,10 +164,12 @@ export class OursHost {
     onDone?: (id: string) => void,
     /** Called when an execution of a run begins (the jobs comparison's start latency). */
     onStart?: (id: string) => void,
+    /** Called for every statement the engine's pool answered (drain-timeline). */
+    onStatement?: StatementSpan,
   ) {
     const mysql = isMysqlUrl(cfg.url);
     if (mysql && (cfg.dbWrite || cfg.prepared)) throw new Error('--db-write and prepared are Postgres-only in the bench');
-    if (!mysql) this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, this.claims, cfg.prepared);
+    if (!mysql) this.pool = countedPool(cfg.url, cfg.poolSize, this.counts, this.claims, cfg.prepared, onStatement);
     if (cfg.dbWrite && cfg.worker) this.writePool = new pg.Pool({ connectionString: cfg.url, max: writePoolSize(cfg.concurrency) });
     const registry = new WorkflowRegistry();
     const writePool = this.writePool;
