@@ -161,6 +161,12 @@ describe('slot plan of a due schedule', () => {
     expect(plan('all', T, now)).toEqual({ slots: [T, T + 1_000], nextFireAt: T + 2_000, leftOut: null });
   });
 
+  it('all with a window shorter than the misfire tolerance still runs the slots that are on time', () => {
+    const r = plan('all', T, T + 5_000, 3_000, 100, 500); // T+2 s … T+5 s are within the 3 s tolerance
+    expect(r.slots).toEqual([2_000, 3_000, 4_000, 5_000].map((d) => T + d));
+    expect(r.leftOut).toEqual({ from: T, before: T + 2_000 });
+  });
+
   it('is bounded per round: the next fire stored is the first slot left', () => {
     const r = plan('all', T, T + 10_400, 1_000, 3, 60_000);
     expect(r.slots).toEqual([T, T + 1_000, T + 2_000]);

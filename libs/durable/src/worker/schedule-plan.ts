@@ -33,7 +33,8 @@ export function planSlots(
   const boundary = now - misfireMs;
   if (next < boundary) {
     if (policy.catchUp === 'all') {
-      const start = now - policy.windowMs;
+      // On-time slots run whatever the window (a window shorter than the misfire tolerance must not drop them).
+      const start = Math.min(now - policy.windowMs, boundary);
       let cur = next;
       if (next < start) {
         cur = clock.atOrAfter(start);
