@@ -8,6 +8,8 @@ import { fireSchedules, selectDueSchedules, type DueSchedule, type FirePlan } fr
 import type { Store } from '../store/store.js';
 import { planSlots } from './schedule-plan.js';
 
+/** Of each schedule planned in a round, the missed slots its plan leaves out (logged once a fire statement applies the plan). */
+type LeftOut = Map<string, { from: number; before: number; catchUp: string }>;
 /** How long to wait before reading again when some plans were not applied (another instance holds them, or a clock estimate was early). */
 const RETRY_MS = 20;
 
@@ -30,8 +32,6 @@ export class Scheduler {
   /** Database clock minus local clock, from the last read. */
   private offsetMs = 0;
   private readonly badRows = new Set<string>();
-  /** Of each schedule planned this round: the missed slots its plan leaves out (reportLeftOut logs them once the plan applies). */
-  private readonly leftOut = new Map<string, { from: number; before: number; catchUp: string }>();
   private woken = false;
 
   constructor(
@@ -83,6 +83,7 @@ export class Scheduler {
     const names = this.registry.names();
     if (!names.length) return pollIntervalMs;
     const plans: FirePlan[] = [];
+    const leftOut: LeftOut = new Map();
     let after: { nextFireAt: number; id: string } | null = null;
     let earliest: number | null = null;
     let more = false;
@@ -93,7 +94,7 @@ export class Scheduler {
       if (after === null) earliest = page.earliest;
       const due = page.rows.filter((r) => r.nextFireAt <= page.dbNow + SCHEDULE_LOOKAHEAD_MS);
       for (const row of page.rows) {
-        const plan = this.plan(row, page.dbNow);
+        const plan = this.plan(row, page.dbNow, leftOut);
         if (plan) plans.push(plan);
       }
       if (due.length < batch) break;
@@ -110,12 +111,12 @@ export class Scheduler {
       const until = earliest === null ? pollIntervalMs : earliest - SCHEDULE_LOOKAHEAD_MS - this.dbNow();
       return until <= 0 ? pollIntervalMs : Math.min(pollIntervalMs, until);
     }
-    const { applied, later } = await this.fire(plans);
+    const { applied, later } = await this.fire(plans, leftOut);
     return more || later > 0 || applied === plans.length - later ? 0 : RETRY_MS;
   }
 
   /** The plan of one row, or null if this process cannot compute it (logged once). */
-  private plan(row: DueSchedule, dbNow: number): FirePlan | null {
+  private plan(row: DueSchedule, dbNow: number, leftOut: LeftOut): FirePlan | null {
     let clock: CronClock;
     try {
       clock = CronClock.of(row.cron, row.timeZone);
@@ -141,8 +142,7 @@ export class Scheduler {
           this.options.scheduleMisfireMs,
           Math.min(SCHEDULE_SLOTS_PER_ROUND, this.options.scheduleBatchSize),
         );
-    if (slots.leftOut) this.leftOut.set(row.id, { ...slots.leftOut, catchUp: row.catchUp });
-    else this.leftOut.delete(row.id);
+    if (slots.leftOut) leftOut.set(row.id, { ...slots.leftOut, catchUp: row.catchUp });
     const candidates = slots.slots.map((slot) => ({ slot, runId: scheduleRunId(row.id, slot), manual: false }));
     if (row.bufferedSlot !== null)
       candidates.unshift({ slot: row.bufferedSlot, runId: scheduleRunId(row.id, row.bufferedSlot), manual: false });
@@ -164,7 +164,7 @@ export class Scheduler {
    * next slot rather than waiting behind a later group. Returns how many plans were applied, and how
    * many were left for later.
    */
-  private async fire(plans: FirePlan[]): Promise<{ applied: number; later: number }> {
+  private async fire(plans: FirePlan[], leftOut: LeftOut): Promise<{ applied: number; later: number }> {
     plans.sort((a, b) => a.fireAt - b.fireAt);
     const wait = plans[0].fireAt - this.dbNow();
     if (wait > 0) await this.sleep(wait + 1, false);
@@ -172,11 +172,11 @@ export class Scheduler {
     const now = this.dbNow();
     let j = 1;
     while (j < plans.length && plans[j].fireAt <= now) j++;
-    return { applied: await this.fireGroup(plans.slice(0, j)), later: plans.length - j };
+    return { applied: await this.fireGroup(plans.slice(0, j), leftOut), later: plans.length - j };
   }
 
   /** Batches of at most scheduleBatchSize candidates, SCHEDULE_FIRE_CONCURRENCY statements at once, starting at a random batch (instances spread out). */
-  private async fireGroup(plans: FirePlan[]): Promise<number> {
+  private async fireGroup(plans: FirePlan[], leftOut: LeftOut): Promise<number> {
     const batches: FirePlan[][] = [];
     let cur: FirePlan[] = [];
     let size = 0;
@@ -198,7 +198,7 @@ export class Scheduler {
       for (let b = queue.shift(); b; b = queue.shift()) {
         const result = await fireSchedules(this.store, b, this.options.appVersion);
         applied += result.size;
-        for (const p of b) if (result.has(p.id)) this.reportLeftOut(p.id);
+        for (const p of b) if (result.has(p.id)) this.reportLeftOut(p.id, leftOut.get(p.id));
         this.onFired(result.size);
       }
     });
@@ -207,10 +207,8 @@ export class Scheduler {
   }
 
   /** The missed slots an applied plan left out (its catch-up policy), logged: the schedule's runs have a gap there. */
-  private reportLeftOut(id: string): void {
-    const l = this.leftOut.get(id);
+  private reportLeftOut(id: string, l: { from: number; before: number; catchUp: string } | undefined): void {
     if (!l) return;
-    this.leftOut.delete(id);
     const iso = (ms: number) => new Date(ms).toISOString();
     this.options.logger.warn(
       `scheduler: schedule "${id}" missed its slots from ${iso(l.from)} to before ${iso(l.before)} (no scheduler reached them within ` +
