@@ -3,9 +3,9 @@
  * Where a drain's wall time goes between the worker and Postgres: `runs` runs of `steps` steps are
  * started (startMany, history on) and analyzed, then a worker in this process (pool 25, as in the
  * jobs comparison) drains them while every statement its pool sends is timed. Prints the drain's
- * runs/s; per statement: how many, rows per statement, and its round trip when it was the only
- * statement in flight and when others were (two statements at once on a 2-core server slow each
- * other); the share of the drain with no statement in flight (the worker's own turn: executing the
+ * runs/s (first run started → none unfinished); per statement: how many, rows per statement, and its
+ * round trip (timed in the worker's event loop) when it was the only statement in flight and when
+ * others were; the share of the drain with no statement in flight (the worker's own turn: executing the
  * claimed runs, building the next statements — Postgres idles), one, and two or more; and the time
  * from a claim's answer to the next claim (a claim asks only for free slots, so it waits for the
  * runs it brought to execute and give their slots back). Uses the database <prefix>_drain_timeline.
@@ -92,6 +92,7 @@ const alone = (s: Span) => !drain.some((o) => o !== s && o.sent < s.done && o.do
 
 const names = [...new Set(drain.map((s) => s.name))].filter((n) => drain.filter((s) => s.name === n).length >= 5);
 const mean = (xs: number[]) => (xs.length ? xs.reduce((p, x) => p + x, 0) / xs.length : NaN);
+const median = (xs: number[]) => (xs.length ? [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] : NaN);
 const ms = (x: number) => (Number.isNaN(x) ? '–' : x.toFixed(1));
 const rows = names.map((n) => {
   const of = drain.filter((s) => s.name === n);
@@ -118,6 +119,6 @@ process.stdout.write(
     ...rows.map(line),
     `Share of the drain (${(wall / 1000).toFixed(2)} s from the first claim) with no statement in flight: ${pct(byDepth[0])}, ` +
       `one: ${pct(byDepth[1])}, two or more: ${pct(byDepth[2])}`,
-    `From a claim's answer to the next claim: ${ms(mean(claimGaps))} ms on average`,
+    `From a claim's answer to the next claim: ${ms(mean(claimGaps))} ms on average, median ${ms(median(claimGaps))}`,
   ].join('\n') + '\n',
 );
