@@ -10,6 +10,7 @@ import { oneByOne } from './callers.js';
 import { benchDbUrl, databaseName, dropDatabase, recreateDatabase } from './db.js';
 import { pgCpuAvailable, pgCpuDelta, snapshotPgCpu } from './pg-cpu.js';
 import { createSchema, OursHost, WORKFLOW } from './peers/ours-lib.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 export async function runAwaitedBench(argv: string[]): Promise<void> {
   const { values: a } = parseArgs({
@@ -19,14 +20,10 @@ export async function runAwaitedBench(argv: string[]): Promise<void> {
       callers: { type: 'string', default: '10' },
       steps: { type: 'string', default: '3' },
       rounds: { type: 'string', default: '3' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
-  const [runs, callers, steps, rounds] = [a.runs, a.callers, a.steps, a.rounds].map((v, i) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${['runs', 'callers', 'steps', 'rounds'][i]} must be an integer ≥ 1, got ${v}`);
-    return n;
-  });
+  const [runs, callers, steps, rounds] = (['runs', 'callers', 'steps', 'rounds'] as const).map((k) => positiveInt(k, a[k]));
   const url = benchDbUrl(a['pg-url']!, 'awaited');
   const dbName = databaseName(url);
   process.stdout.write(`Runs of ${steps} steps started and awaited in the worker's process, ${callers} callers, ${runs} per round\n`);

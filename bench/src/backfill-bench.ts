@@ -14,6 +14,7 @@ import pg from 'pg';
 import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable/engine';
 import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema } from './peers/ours-lib.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 type Tx = {
   $queryRawUnsafe<T>(sql: string, ...v: unknown[]): Promise<T>;
@@ -58,7 +59,7 @@ export async function runBackfillBench(argv: string[]): Promise<void> {
       rows: { type: 'string', default: '1000000' },
       batch: { type: 'string', default: '1000' },
       ranges: { type: 'string', default: '2' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
   const rows = Number(a.rows);

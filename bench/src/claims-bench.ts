@@ -21,6 +21,7 @@ import { createStore, type Store } from '../../libs/durable/src/store/store.js';
 import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 const WORKFLOW = 'claimed';
 type Mode = 'plain' | 'limited';
@@ -46,7 +47,7 @@ export async function runClaimsBench(argv: string[]): Promise<void> {
       seconds: { type: 'string', default: '10' },
       global: { type: 'string', default: '30' },
       'key-limit': { type: 'string', default: '1' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
   const n = (k: keyof typeof a) => Number(a[k]);

@@ -56,6 +56,7 @@ import {
 } from './databases-model.js';
 import { mariadbSide, postgresSide, type Side } from './databases-sides.js';
 import { COLUMNS, renderShape, summarize, type Summary } from './databases-report.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 // ---- one database, one shape, one round -------------------------------------------------------
 
@@ -197,7 +198,7 @@ export async function runDatabasesBench(argv: string[]): Promise<void> {
       rounds: { type: 'string', default: '2' },
       'latency-runs': { type: 'string', default: '100' },
       'idle-seconds': { type: 'string', default: '10' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
       'mariadb-url': { type: 'string', default: process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306' },
       out: { type: 'string', default: fileURLToPath(new URL('../results/databases-latest.json', import.meta.url)) },
       help: { type: 'boolean', short: 'h', default: false },

@@ -23,11 +23,12 @@ import { benchDbUrl, dropDatabase, takeDbPrefix } from './db.js';
 import { endValues, filledQueue } from './drain-queue.js';
 import { processCpuSeconds } from './pg-cpu.js';
 import { QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
   options: {
-    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'pg-url': PG_URL_OPTION,
     runs: { type: 'string', default: '20000' },
     batch: { type: 'string', default: '200' },
     'without-indexes': { type: 'string', default: '' },
@@ -36,8 +37,8 @@ const { values: a } = parseArgs({
   },
 });
 const url = benchDbUrl(a['pg-url']!, 'drain_costs');
-const runs = Number(a.runs);
-const batch = Number(a.batch);
+const runs = positiveInt('runs', a.runs);
+const batch = positiveInt('batch', a.batch);
 const dropped = a['without-indexes']!.split(',').filter(Boolean);
 const notKept = a['not-kept']!;
 const END = a['full-end'] || notKept ? 'FINISH_RUNS' : 'FINISH_PLAIN_RUNS';
@@ -45,11 +46,6 @@ for (const name of dropped) {
   if (!/^durable_[a-z_]+_idx$/.test(name))
     throw new Error(`--without-indexes: "${name}" is not one of the schema's index names (durable_…_idx)`);
 }
-for (const [name, n] of [
-  ['runs', runs],
-  ['batch', batch],
-] as const)
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1`);
 
 interface Cost {
   wallMs: number;

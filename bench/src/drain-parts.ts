@@ -17,26 +17,21 @@ import { parseArgs } from 'node:util';
 import { benchDbUrl, dropDatabase, takeDbPrefix } from './db.js';
 import { endValues, filledQueue } from './drain-queue.js';
 import { QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
   options: {
-    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'pg-url': PG_URL_OPTION,
     runs: { type: 'string', default: '20000' },
     batch: { type: 'string', default: '200' },
     rounds: { type: 'string', default: '10' },
   },
 });
 const url = benchDbUrl(a['pg-url']!, 'drain_parts');
-const runs = Number(a.runs);
-const batch = Number(a.batch);
-const rounds = Number(a.rounds);
-for (const [name, n] of [
-  ['runs', runs],
-  ['batch', batch],
-  ['rounds', rounds],
-] as const)
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1`);
+const runs = positiveInt('runs', a.runs);
+const batch = positiveInt('batch', a.batch);
+const rounds = positiveInt('rounds', a.rounds);
 if (runs < batch * (rounds + 2)) throw new Error(`--runs must be at least --batch × (--rounds + 2) = ${batch * (rounds + 2)}`);
 
 /** The indexes of durable_runs that serve only the admin views (lists by creation or update, status, workflow and id-prefix filters). */

@@ -13,20 +13,19 @@
 import { parseArgs } from 'node:util';
 import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
 import { createSchema, OursHost, WORKFLOW } from './peers/ours-lib.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
   options: {
-    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'pg-url': PG_URL_OPTION,
     runs: { type: 'string', default: '20000' },
     steps: { type: 'string', default: '1' },
     concurrency: { type: 'string', default: '200' },
   },
 });
 const url = benchDbUrl(a['pg-url']!, 'drain_timeline');
-const [runs, steps, concurrency] = [Number(a.runs), Number(a.steps), Number(a.concurrency)];
-for (const [name, n] of Object.entries({ runs, steps, concurrency }))
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1`);
+const [runs, steps, concurrency] = (['runs', 'steps', 'concurrency'] as const).map((k) => positiveInt(k, a[k]));
 
 interface Span {
   name: string;

@@ -18,6 +18,7 @@ import { benchDbUrl, dropDatabase, recreateDatabase } from './db.js';
 import { createSchema } from './peers/ours-lib.js';
 import { withStatistics } from './autoanalyze.js';
 import { dbosVersion } from './peers/dbos.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 interface SideFigures {
   side: string;
@@ -192,15 +193,10 @@ export async function runFanoutBench(argv: string[]): Promise<void> {
       'dbos-children': { type: 'string', default: '10000' },
       concurrency: { type: 'string', default: '50' },
       'skip-dbos': { type: 'boolean', default: false },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
-  const [children, dbosChildren, concurrency] = [a.children, a['dbos-children'], a.concurrency].map((v, i) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1)
-      throw new Error(`--${['children', 'dbos-children', 'concurrency'][i]} must be an integer ≥ 1, got ${v}`);
-    return n;
-  });
+  const [children, dbosChildren, concurrency] = (['children', 'dbos-children', 'concurrency'] as const).map((k) => positiveInt(k, a[k]));
   const common = ['--concurrency', String(concurrency), '--pg-url', a['pg-url']!];
   process.stdout.write(
     `One workflow starts N children (1 step each) and joins them; workers in the same process, concurrency ${concurrency}\n`,

@@ -17,6 +17,7 @@ import { pgCpuDelta, snapshotPgCpu } from './pg-cpu.js';
 import { createSchema, OursHost, type HostConfig } from './peers/ours-lib.js';
 import { enqueueBulk, readTimings, untilDone } from './peers/ours.js';
 import { startChildWorkers } from './peers/ours-workers.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 interface InstancesRow {
   processes: number;
@@ -71,27 +72,22 @@ export async function runInstancesBench(argv: string[]): Promise<void> {
       steps: { type: 'string', default: '3' },
       concurrency: { type: 'string', default: '10' },
       pool: { type: 'string', default: '10' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
-  const int = (name: string, v: string | undefined) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1, got ${v}`);
-    return n;
-  };
-  const counts = a.processes!.split(',').map((x) => int('processes', x.trim()));
-  const N = int('workflows', a.workflows);
+  const counts = a.processes!.split(',').map((x) => positiveInt('processes', x.trim()));
+  const N = positiveInt('workflows', a.workflows);
   const log = (m: string) => process.stderr.write(`[instances] ${m}\n`);
   const url = benchDbUrl(a['pg-url']!, 'instances');
   const db = databaseName(url);
   const cfg: HostConfig = {
     url,
-    steps: int('steps', a.steps),
-    concurrency: int('concurrency', a.concurrency),
+    steps: positiveInt('steps', a.steps),
+    concurrency: positiveInt('concurrency', a.concurrency),
     dbWrite: false,
     worker: true,
     history: true,
-    poolSize: int('pool', a.pool),
+    poolSize: positiveInt('pool', a.pool),
   };
   const rows: InstancesRow[] = [];
   const load0 = loadavg()[0];

@@ -28,6 +28,7 @@ import { runInstancesBench } from './instances.js';
 import { runClaimsBench } from './claims-bench.js';
 import { runDatabasesBench } from './databases.js';
 import { runSearchBench } from './search.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 takeDbPrefix(process.argv);
 // `npm run bench -- schedules …`: the schedules benchmark (its own flags; see schedules.ts).
@@ -127,7 +128,7 @@ const { values: a } = parseArgs({
     'scale-waiting': { type: 'string', default: '100000' },
     'idle-runs': { type: 'string', default: '50' },
     'dbos-poll-ms': { type: 'string', default: String(DBOS_DEFAULT_POLL_MS) },
-    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'pg-url': PG_URL_OPTION,
     'limit-clients': { type: 'string', default: '16' },
     'limit-seconds': { type: 'string', default: '3' },
     'skip-limit': { type: 'boolean', default: false },

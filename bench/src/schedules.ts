@@ -20,6 +20,7 @@ import { benchDbUrl, databaseName, dropDatabase, readDbStats, recreateDatabase, 
 import { createSchema, statementName } from './peers/ours-lib.js';
 import { pgCpuAvailable, pgCpuDelta, snapshotPgCpu } from './pg-cpu.js';
 import { percentile } from './stats.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 interface StatementStat {
   count: number;
@@ -42,7 +43,7 @@ export async function runSchedulesBench(argv: string[]): Promise<void> {
       instances: { type: 'string', default: '1' },
       batch: { type: 'string', default: '500' },
       execute: { type: 'boolean', default: false },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
       out: { type: 'string', default: fileURLToPath(new URL('../results/schedules.json', import.meta.url)) },
       help: { type: 'boolean', short: 'h', default: false },
     },

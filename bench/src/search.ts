@@ -21,6 +21,7 @@ import { mariadbSide, postgresSide, type Side } from './databases-sides.js';
 import { withMaria } from './mariadb.js';
 import { OursHost } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 const QUERIES: Array<[label: string, query: Record<string, string>]> = [
   ['newest 50, no filter', {}],
@@ -73,7 +74,7 @@ export async function runSearchBench(argv: string[]): Promise<void> {
     options: {
       runs: { type: 'string', default: '200000' },
       reps: { type: 'string', default: '5' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
       'mariadb-url': { type: 'string', default: process.env.BENCH_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306' },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -86,9 +87,8 @@ export async function runSearchBench(argv: string[]): Promise<void> {
     return;
   }
   const runs = Number(a.runs);
-  const reps = Number(a.reps);
+  const reps = positiveInt('reps', a.reps);
   if (!Number.isInteger(runs) || runs < 10_000) throw new Error(`--runs must be an integer ≥ 10000, got ${a.runs}`);
-  if (!Number.isInteger(reps) || reps < 1) throw new Error(`--reps must be an integer ≥ 1, got ${a.reps}`);
   const log = (m: string) => process.stderr.write(`${m}\n`);
   const sides = [postgresSide(benchDbUrl(a['pg-url']!, 'search')), mariadbSide(benchDbUrl(a['mariadb-url']!, 'search'))];
   const medians = new Map<string, Map<string, number>>();

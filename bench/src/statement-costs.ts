@@ -11,11 +11,12 @@ import pg from 'pg';
 import { benchDbUrl, dropDatabase, recreateDatabase, takeDbPrefix } from './db.js';
 import { createSchema, QUEUE, SQL, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 takeDbPrefix(process.argv);
 const { values: a } = parseArgs({
   options: {
-    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+    'pg-url': PG_URL_OPTION,
     reps: { type: 'string', default: '200' },
     history: { type: 'string', default: 'on' },
   },

@@ -18,6 +18,7 @@ import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable/engine'
 import { benchDbUrl, dropDatabase, recreateDatabase } from './db.js';
 import { createSchema } from './peers/ours-lib.js';
 import { p50p90p99 } from './stats.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 type Chunk = { i: number; at: number };
 interface ReaderReport {
@@ -111,7 +112,7 @@ export async function runStreamsBench(argv: string[]): Promise<void> {
       chunks: { type: 'string', default: '5000' },
       paced: { type: 'string', default: '1000' },
       'every-ms': { type: 'string', default: '5' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
   const chunks = Number(a.chunks);

@@ -44,6 +44,7 @@ import {
 import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema, OursHost, UNSERVED_QUEUE, WORKFLOW } from './peers/ours-lib.js';
 import { percentile } from './stats.js';
+import { PG_URL_OPTION, positiveInt } from './cli-args.js';
 
 type Mode = 'off' | 'app' | 'on';
 type Parts = 'traces' | 'metrics' | 'both';
@@ -122,7 +123,7 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
       sample: { type: 'string', default: '1' },
       'step-query': { type: 'boolean', default: false },
       modes: { type: 'string', default: 'off,on' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
       out: { type: 'string', default: fileURLToPath(new URL('../results/telemetry.json', import.meta.url)) },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -134,18 +135,13 @@ export async function runTelemetryBench(argv: string[]): Promise<void> {
     );
     return;
   }
-  const int = (name: string, v: string | undefined) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1, got ${v}`);
-    return n;
-  };
   const o = {
-    workflows: int('workflows', a.workflows),
-    steps: int('steps', a.steps),
-    callers: int('callers', a.callers),
-    concurrency: int('concurrency', a.concurrency),
-    rounds: int('rounds', a.rounds),
-    starts: int('starts', a.starts),
+    workflows: positiveInt('workflows', a.workflows),
+    steps: positiveInt('steps', a.steps),
+    callers: positiveInt('callers', a.callers),
+    concurrency: positiveInt('concurrency', a.concurrency),
+    rounds: positiveInt('rounds', a.rounds),
+    starts: positiveInt('starts', a.starts),
     sdk: a.sdk as Parts,
     sample: Number(a.sample),
     stepQuery: a['step-query']!,

@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { Durable, verifyRuns, WorkflowRegistry } from 'nestjs-durable/engine';
 import { benchDbUrl, dropDatabase, recreateDatabase, withClient } from './db.js';
 import { createSchema } from './peers/ours-lib.js';
+import { PG_URL_OPTION } from './cli-args.js';
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
 
@@ -22,7 +23,7 @@ export async function runVerifyBench(argv: string[]): Promise<void> {
       steps: { type: 'string', default: '5' },
       broken: { type: 'string', default: '100' },
       'page-size': { type: 'string', default: '500' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
   const runs = Number(a.runs);

@@ -13,6 +13,7 @@ import { PgBossPeer } from './pgboss.js';
 import { withStatistics } from '../autoanalyze.js';
 import { runJobPeer, type JobPeerFigures, type JobsOpts } from './phases.js';
 import type { JobHooks, JobPeer } from './peer.js';
+import { PG_URL_OPTION, positiveInt } from '../cli-args.js';
 
 export interface JobsReport {
   loadAverage: number[];
@@ -141,21 +142,16 @@ export async function runJobsBench(argv: string[]): Promise<JobsReport> {
       'idle-jobs': { type: 'string', default: '50' },
       'ours-concurrency': { type: 'string', default: String(OURS_JOB_CONCURRENCY) },
       peers: { type: 'string' },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
     },
   });
-  const int = (name: string, v: string | undefined) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be an integer ≥ 1, got ${v}`);
-    return n;
-  };
   const r = await runJobs({
     pgUrl: a['pg-url']!,
-    drain: int('jobs', a.jobs),
-    oneByOne: int('one-by-one', a['one-by-one']),
-    callers: int('callers', a.callers),
-    idleJobs: int('idle-jobs', a['idle-jobs']),
-    oursConcurrency: int('ours-concurrency', a['ours-concurrency']),
+    drain: positiveInt('jobs', a.jobs),
+    oneByOne: positiveInt('one-by-one', a['one-by-one']),
+    callers: positiveInt('callers', a.callers),
+    idleJobs: positiveInt('idle-jobs', a['idle-jobs']),
+    oursConcurrency: positiveInt('ours-concurrency', a['ours-concurrency']),
     only: a.peers?.split(','),
     log: (m) => process.stderr.write(`${m}\n`),
   });

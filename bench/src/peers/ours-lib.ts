@@ -118,19 +118,15 @@ function countedPool(
       prepared && typeof text === 'string' && NAMES.has(sql) && Array.isArray(rest[0])
         ? query({ name: `bench_${name}`, text: sql, values: rest[0] }, ...rest.slice(1))
         : query(text, ...rest);
-    if (onStatement && sent instanceof Promise) {
-      const t0 = performance.now();
-      sent.then(
-        (r: pg.QueryResult) => onStatement(name, t0, performance.now(), r.rowCount ?? 0),
-        () => {},
-      );
-    }
-    if (name === 'CLAIM' && sent instanceof Promise) {
+    if ((onStatement || name === 'CLAIM') && sent instanceof Promise) {
       const t0 = performance.now();
       sent.then(
         (r: pg.QueryResult) => {
+          const t1 = performance.now();
+          onStatement?.(name, t0, t1, r.rowCount ?? 0);
+          if (name !== 'CLAIM') return;
           claims.n++;
-          claims.ms += performance.now() - t0;
+          claims.ms += t1 - t0;
           if (!r.rowCount) claims.empty++;
         },
         () => {},

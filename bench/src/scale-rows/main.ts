@@ -19,6 +19,7 @@ import { createSchema, OursHost, type HostConfig } from '../peers/ours-lib.js';
 import { dropIndexes, fillRuns, rebuildIndexes, tableBytes, type TableBytes } from './fill.js';
 import { adminQueries, claimFigures, retention, type ClaimFigures, type QueryTiming, type RetentionFigures } from './measure.js';
 import { renderScaleRows } from './render.js';
+import { PG_URL_OPTION } from '../cli-args.js';
 
 export interface Checkpoint {
   runs: number;
@@ -66,7 +67,7 @@ export async function runScaleRowsBench(argv: string[]): Promise<void> {
       reps: { type: 'string', default: '5' },
       'retention-runs': { type: 'string', default: '50000' },
       keep: { type: 'boolean', default: false },
-      'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432' },
+      'pg-url': PG_URL_OPTION,
       out: { type: 'string', default: fileURLToPath(new URL('../../results/scale-rows.json', import.meta.url)) },
       help: { type: 'boolean', short: 'h', default: false },
     },
