@@ -10,8 +10,11 @@ const PARTITIONS = 6;
  * A partition's hook lease is renewed when the consumer reads it, once per round over every
  * partition: 15 s, so a slow round on a loaded machine does not hand a partition over (and deliver
  * again, at least once, as documented); 2 s where a stopped engine's partitions must pass over.
+ * settleMs is the default (1 s): a history row commits on a worker node through the coordinator's
+ * two-phase commit, which a loaded machine can stretch past a shorter window, and a row that commits
+ * after the cursor passed its id is never delivered.
  */
-const HOOKS = { pollIntervalMs: 50, settleMs: 50, leaseMs: 15_000 };
+const HOOKS = { pollIntervalMs: 50, settleMs: 1_000, leaseMs: 15_000 };
 const HANDOVER_HOOKS = { ...HOOKS, leaseMs: 2_000 };
 const KINDS = ['run.succeeded', 'step.retried'] as const;
 
