@@ -207,7 +207,8 @@ describeBrowser('dashboard operations in headless Chromium', () => {
     expect(await row.locator('td[data-done]').innerText()).toMatch(/ \/ 100,000 \(\d+ %\)/);
     await row.locator('button[data-action="pause"]').click();
     await row.locator('td[data-status="PAUSED"]').waitFor({ timeout: 20_000 });
-    expect((await client.getRun(run.id))?.status).toBe('WAITING');
+    // The backfill reports itself paused, then suspends: its run is WAITING a moment later (a loaded machine stretches it).
+    await eventually(async () => (await client.getRun(run.id))?.status === 'WAITING' || undefined, 20_000, 'the paused backfill to wait');
     await row.locator('button[data-action="resume"]').click();
     await row.locator('td[data-status="RUNNING"], td[data-status="WAITING"]').first().waitFor({ timeout: 20_000 });
     await eventually(
