@@ -118,6 +118,11 @@ export default {
   // shorter, but the timing of the process tests (leases of a second or two, a worker's claim lag)
   // then failed one test in three runs out of four.
   maxWorkers: 2,
+  // A worker keeps every test file's modules it has loaded (native ESM in jest): without a limit the
+  // two grew to about 3 GB each over a run, and their garbage collection took a large share of the
+  // CPU. Past 1 GB after a file, a worker is replaced by a fresh one (about a second). On the CI
+  // machine the whole suite took about a fifth less time with it.
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.js'],
   projects: [
     { ...common, displayName: 'unit', testMatch: [LIBRARY_SPECS, ...listed(UNIT)] },
