@@ -8,12 +8,12 @@ export const EXIT_WITH_PARENT = join(process.cwd(), 'test/support/exit-with-pare
 const bundles = new Map<string, Promise<string>>();
 
 /**
- * How a child runs `script`: its bundle (test/support/child-bundle.mjs, built once per script and
+ * The node arguments that run `script` in a child: its bundle (test/support/child-bundle.mjs, built once per script and
  * test file) with plain node. DURABLE_TEST_CHILD_TSX=1 runs the TypeScript through tsx instead
  * (`--import tsx` runs it in this one process: the tsx CLI would fork a grandchild that signals sent
  * to the child would not reach), with stack traces that point into the sources.
  */
-async function childArgs(script: string): Promise<string[]> {
+export async function childArgs(script: string): Promise<string[]> {
   if (process.env.DURABLE_TEST_CHILD_TSX === '1') return ['--import', 'tsx', '--import', EXIT_WITH_PARENT, join(process.cwd(), script)];
   let bundle = bundles.get(script);
   if (!bundle) {

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { EXIT_WITH_PARENT } from '../../support/processes.js';
+import { childArgs } from '../../support/processes.js';
 
 /**
- * The example app as a child process: `node --import tsx src/main.ts` (no build step; the example injects
- * everything with explicit @Inject(), so it runs without decorator metadata). Collects the
- * output and finds the URL the app prints once it listens.
+ * The example app as a child process: src/main.ts bundled as the tests' other children are
+ * (test/support/processes.ts; no build step: the example injects everything with explicit @Inject(),
+ * so it runs without decorator metadata). Collects the output and finds the URL the app prints once
+ * it listens.
  */
 export class AppProcess {
   output = '';
@@ -20,9 +21,8 @@ export class AppProcess {
 
   static async start(env: Record<string, string>, timeoutMs = 60_000): Promise<AppProcess> {
     const childEnv: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', ...env };
-    // `node --import tsx` runs the app in this very process (the tsx CLI would start a second
-    // one, and a SIGKILL of the CLI would leave the app running).
-    const child = spawn(process.execPath, ['--import', 'tsx', '--import', EXIT_WITH_PARENT, 'src/main.ts'], {
+    // node itself runs the app (no launcher in between that a SIGKILL would hit instead of the app).
+    const child = spawn(process.execPath, await childArgs('src/main.ts'), {
       cwd: process.cwd(),
       env: childEnv,
       stdio: ['ignore', 'pipe', 'pipe'],
