@@ -1,6 +1,6 @@
 // A process with the Prisma client docs/databases.md recommends on MariaDB (adapter-mariadb with an
 // initSql statement), whose connections a proxy drops while that statement runs and cuts every
-// half second: `node --import tsx test/hardening/init-sql-drop-main.ts` with DATABASE_URL set to a
+// half second: its bundle (test/support/processes.ts) with DATABASE_URL set to a
 // mysql:// URL. It prints how many queries succeeded and how many connections were dropped, and
 // exits 0; an unhandled rejection from the driver would end it with code 1.
 import { createServer, connect, type Socket } from 'node:net';

@@ -1,5 +1,5 @@
 // A process that runs workflows throwing values String() cannot convert, with OpenTelemetry tracing
-// registered: `node --import tsx test/hardening/thrown-value-main.ts` with DATABASE_URL set. It prints
+// registered: its bundle (test/support/processes.ts) with DATABASE_URL set. It prints
 // each run's stored error and exits 0; an uncaught exception would end it with code 1.
 import { Durable, DurableEngine, WorkflowRegistry } from 'nestjs-durable';
 import { OtelTestSdk } from '../support/otel.js';

@@ -3,6 +3,7 @@ import { Durable, type DurableEngine } from 'nestjs-durable';
 import { createTestDatabase } from '../support/db.js';
 import { EngineHarness } from '../support/engine-harness.js';
 import { OtelTestSdk } from '../support/otel.js';
+import { childArgs } from '../support/processes.js';
 
 /** Values no code should throw, and some code does: each must fail its run, readably, and nothing else. */
 function hostileValues(): Record<string, () => unknown> {
@@ -116,7 +117,7 @@ describe('a process whose workflows throw unconvertible values (tracing on)', ()
   it('keeps running: the runs fail, the process exits 0 when it is done', async () => {
     const db = await createTestDatabase('thrown_process');
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'test/hardening/thrown-value-main.ts'], {
+      const r = spawnSync(process.execPath, await childArgs('test/hardening/thrown-value-main.ts'), {
         env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: db.url },
         encoding: 'utf8',
         timeout: 60_000,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 /** Preload that makes a child exit when the test process that started it is gone. */
-export const EXIT_WITH_PARENT = join(process.cwd(), 'test/support/exit-with-parent.ts');
+const EXIT_WITH_PARENT = join(process.cwd(), 'test/support/exit-with-parent.ts');
 
 const bundles = new Map<string, Promise<string>>();
 
